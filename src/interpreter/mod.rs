@@ -1,0 +1,1 @@
+//! The reference interpreter: runs a pipeline pair on seeded inputs and compares pipelines.

@@ -1,0 +1,16 @@
+//! varysat optimizes the values passed between two linked GPU shader stages (the
+//! *varyings*) by equality saturation: dead-output removal, constant and uniform
+//! propagation, deduplication and cross-stage code motion are rewrite rules over one
+//! e-graph holding both stages; extraction minimizes an AMD-weighted varying cost and a
+//! packer assigns the survivors to vec4 slots.
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod ir;
+
+pub use error::{Diagnostic, Error};
+pub use ir::{Pipeline, Shader, Stage};
+pub mod interpreter;
+pub mod pack;
+pub mod text;
+pub mod validate;

@@ -1,0 +1,1 @@
+//! The compaction packer: assigns surviving scalar varyings to vec4 slots.

@@ -1,0 +1,1 @@
+//! The `.pair` text format: scanner with positions, parser and canonical printer.
