@@ -14,3 +14,5 @@ pub mod interpreter;
 pub mod pack;
 pub mod text;
 pub mod validate;
+pub mod egraph;
+pub mod extract;
