@@ -4,4 +4,4 @@ pub mod cost;
 pub mod dag;
 
 pub use cost::{Cost, CostModel};
-
+pub use dag::{Ctx, DagCost, DagExtractor, Extractor, Problem, Selection, VaryingKey, VaryingKind};
