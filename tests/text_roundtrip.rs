@@ -36,13 +36,15 @@ fn examples_round_trip() {
             continue;
         }
         let p = varysat::text::parse_file(&path).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(p.source.as_deref(), Some(path.display().to_string().as_str()));
+        assert_eq!(
+            p.source.as_deref(),
+            Some(path.display().to_string().as_str())
+        );
         assert_round_trips(&p);
         n += 1;
     }
     assert!(n > 0, "examples/pairs exists but holds no .pair file");
 }
-
 
 /// VS → FS using every FS-side intrinsic, interpolation form, constant spelling, UBOs,
 /// xfb, indirect indexing, `exact`, texture and SSBO access.
@@ -253,7 +255,14 @@ const CONTROL_FLOW: &str = r#"
 
 #[test]
 fn hand_written_pairs_round_trip() {
-    for src in [VS_FS_EVERYTHING, VS_TCS, TCS_TES, TES_GS, GS_FS, CONTROL_FLOW] {
+    for src in [
+        VS_FS_EVERYTHING,
+        VS_TCS,
+        TCS_TES,
+        TES_GS,
+        GS_FS,
+        CONTROL_FLOW,
+    ] {
         let p = parsed(src);
         assert_round_trips(&p);
     }
@@ -291,8 +300,8 @@ fn canonical_text_is_exactly_as_documented() {
 mod built {
     use super::*;
     use varysat::ir::{
-        AluOp, BitSize, Half, Indirect, InterpLoc, InterpMode, IoSlot, ShaderBuilder, Slot,
-        Stage, StageInfo, SystemValue, Xfb,
+        AluOp, BitSize, Half, Indirect, InterpLoc, InterpMode, IoSlot, ShaderBuilder, Slot, Stage,
+        StageInfo, SystemValue, Xfb,
     };
 
     /// A VS → FS pipeline built in code, touching control flow, xfb, indirect
@@ -314,16 +323,23 @@ mod built {
         let looped = vs.loop_(&[merged[0]], |b, phis| {
             // header phi %6
             let d = b.alu_ex(AluOp::FAdd, true, &[phis[0], k]); // %7
-            b.if_else(c, |b| {
-                b.break_();
-                vec![]
-            }, |_| vec![]);
+            b.if_else(
+                c,
+                |b| {
+                    b.break_();
+                    vec![]
+                },
+                |_| vec![],
+            );
             b.continue_(&[d]);
         });
         let idx = vs.system_value(SystemValue::VertexId); // %8
         vs.store(IoSlot::new(Slot::Pos, 0), p0);
         let ind = Indirect { index: idx, len: 2 };
-        let xfb = Xfb { buffer: 1, offset: 8 };
+        let xfb = Xfb {
+            buffer: 1,
+            offset: 8,
+        };
         vs.store_ex(IoSlot::var(0, 0), looped[0], Some(ind), Some(xfb));
         let h = vs.constant(BitSize::B16, 0x3c00); // %9
         vs.store(IoSlot::half(Slot::Var(1), 0, Half::Lo), h);
@@ -416,9 +432,13 @@ mod positions {
         assert_eq!(p.producer.loc, at(3, 3));
         assert_eq!(p.consumer.loc, at(6, 3));
         assert_eq!(p.producer.values[0].loc, at(4, 6));
-        let Stmt::Inst(load) = &p.producer.body[0] else { panic!() };
+        let Stmt::Inst(load) = &p.producer.body[0] else {
+            panic!()
+        };
         assert_eq!(load.loc, at(4, 5));
-        let Stmt::Inst(store) = &p.producer.body[1] else { panic!() };
+        let Stmt::Inst(store) = &p.producer.body[1] else {
+            panic!()
+        };
         assert_eq!(store.loc, at(5, 5));
         // Line 7 starts with a tab, which is one column.
         let fs = &p.consumer;
@@ -428,12 +448,43 @@ mod positions {
             names,
             vec![("t", at(7, 3)), ("p", at(7, 41)), ("i", at(8, 12))]
         );
-        let Stmt::If { loc, .. } = &fs.body[1] else { panic!() };
+        let Stmt::If { loc, .. } = &fs.body[1] else {
+            panic!()
+        };
         assert_eq!(*loc, at(7, 19));
-        let Stmt::Loop { loc, body, .. } = &fs.body[2] else { panic!() };
+        let Stmt::Loop { loc, body, .. } = &fs.body[2] else {
+            panic!()
+        };
         assert_eq!(*loc, at(8, 5));
         assert_eq!(body[0], Stmt::Break { loc: at(8, 25) });
-        let Stmt::Continue { loc, .. } = &body[1] else { panic!() };
+        let Stmt::Continue { loc, .. } = &body[1] else {
+            panic!()
+        };
         assert_eq!(*loc, at(8, 33));
     }
+}
+
+#[test]
+fn deep_nesting_within_the_limit_round_trips() {
+    // 60 nested ifs put 2 * 60 + 3 lists around the innermost statement, just under
+    // the reader's nesting limit.
+    let depth = 60;
+    let mut body = "(discard)".to_owned();
+    for _ in 0..depth {
+        body = format!("(if %t (then {body}) (else))");
+    }
+    let src = format!("(pair (producer vs) (consumer fs (%t = const 1 1) {body}))");
+    let p = parsed(&src);
+    let text = assert_round_trips(&p);
+    assert_eq!(text.matches("(if %t").count(), depth);
+}
+
+#[test]
+fn nesting_beyond_the_limit_is_an_error_not_a_crash() {
+    let src = format!("(pair {}", "(".repeat(100_000));
+    let e = parse(&src, None).err().map(|e| e.to_string());
+    assert_eq!(
+        e.as_deref(),
+        Some("<input>:1:134: error: lists are nested more than 128 deep")
+    );
 }

@@ -13,7 +13,9 @@ pub(crate) fn parse_const(text: &str, bits: BitSize) -> Result<u32, String> {
         return match text {
             "0" => Ok(0),
             "1" => Ok(1),
-            _ => Err(format!("expected a 1-bit constant (0 or 1), found `{text}`")),
+            _ => Err(format!(
+                "expected a 1-bit constant (0 or 1), found `{text}`"
+            )),
         };
     }
     if let Some(hex) = text.strip_prefix("0x") {
@@ -179,7 +181,16 @@ mod tests {
         // A stride coprime with 2^32 visits patterns from every exponent range,
         // plus the edges of the integer window and the special values.
         let mut p: u32 = 0;
-        let edges = [0, 1, 65536, 65537, 0x7f7f_ffff, 0x7f80_0000, 0x7fc0_0001, 0xffff_0000];
+        let edges = [
+            0,
+            1,
+            65536,
+            65537,
+            0x7f7f_ffff,
+            0x7f80_0000,
+            0x7fc0_0001,
+            0xffff_0000,
+        ];
         let mut samples: Vec<u32> = edges.to_vec();
         for _ in 0..200_000 {
             p = p.wrapping_add(0x9e37_79b9);

@@ -63,7 +63,10 @@ pub(crate) fn pipeline(tree: &Node) -> PResult<Pipeline> {
     let mut cur = Cursor::of(tree, "`(pair ...)`")?;
     let (head, loc) = cur.atom("`pair`")?;
     if head != "pair" {
-        return Err(ParseError::new(loc, format!("expected `pair`, found `{head}`")));
+        return Err(ParseError::new(
+            loc,
+            format!("expected `pair`, found `{head}`"),
+        ));
     }
     let mut parts = Parts::default();
     while let Some(node) = cur.peek() {
@@ -116,7 +119,9 @@ fn top_item(node: &Node, parts: &mut Parts) -> PResult<()> {
 }
 
 fn twice(node: &Node, what: &str, first: Option<SrcLoc>) -> ParseError {
-    let first = first.map(|l| format!(" (first at {l})")).unwrap_or_default();
+    let first = first
+        .map(|l| format!(" (first at {l})"))
+        .unwrap_or_default();
     ParseError::new(node.loc, format!("{what} appears twice{first}"))
 }
 
@@ -140,7 +145,10 @@ fn ubo(node: &Node, parts: &mut Parts) -> PResult<()> {
     let size = cur.number("a UBO size in bytes")?;
     cur.finish("(ubo BLOCK SIZE)")?;
     if let Some(first) = parts.ubos.iter().find(|u| u.block == block) {
-        let at = first.loc.map(|l| format!(" (first at {l})")).unwrap_or_default();
+        let at = first
+            .loc
+            .map(|l| format!(" (first at {l})"))
+            .unwrap_or_default();
         let msg = format!("UBO block {block} is declared twice{at}");
         return Err(ParseError::new(loc, msg));
     }
@@ -178,7 +186,8 @@ fn stage_params(cur: &mut Cursor<'_>, info: &mut StageInfo) -> PResult<()> {
         let (_, head_loc) = param.atom("a stage parameter")?;
         if !params_of(stage).contains(&head) {
             let takes = one_of(params_of(stage));
-            let msg = format!("`{head}` is not a parameter of a `{stage}` shader (it takes {takes})");
+            let msg =
+                format!("`{head}` is not a parameter of a `{stage}` shader (it takes {takes})");
             return Err(ParseError::new(head_loc, msg));
         }
         if let Some(first) = seen.insert(head, node.loc) {
@@ -197,9 +206,12 @@ fn set_param(info: &mut StageInfo, head: &str, cur: &mut Cursor<'_>) -> PResult<
         | (StageInfo::TessEval { input_vertices, .. }, "input_vertices") => {
             *input_vertices = count(cur, head, "a vertex count")?
         }
-        (StageInfo::TessCtrl {
-            output_vertices, ..
-        }, "output_vertices") => *output_vertices = count(cur, head, "a vertex count")?,
+        (
+            StageInfo::TessCtrl {
+                output_vertices, ..
+            },
+            "output_vertices",
+        ) => *output_vertices = count(cur, head, "a vertex count")?,
         (StageInfo::TessEval { domain, .. }, "domain") => *domain = primitive(cur, head)?,
         (StageInfo::TessEval { point_mode, .. }, "point_mode") => {
             cur.finish("(point_mode)")?;

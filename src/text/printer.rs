@@ -69,9 +69,12 @@ fn stage_params(info: &StageInfo) -> Vec<Doc> {
             | (StageInfo::TessEval { input_vertices, .. }, "input_vertices") => {
                 input_vertices.to_string()
             }
-            (StageInfo::TessCtrl {
-                output_vertices, ..
-            }, "output_vertices") => output_vertices.to_string(),
+            (
+                StageInfo::TessCtrl {
+                    output_vertices, ..
+                },
+                "output_vertices",
+            ) => output_vertices.to_string(),
             (StageInfo::TessEval { domain, .. }, "domain") => domain.to_string(),
             (StageInfo::TessEval { point_mode, .. }, "point_mode") => {
                 return point_mode.then(String::new)

@@ -135,7 +135,10 @@ pub(crate) fn scan(src: &str) -> Result<Vec<Token<'_>>, ParseError> {
         return Err(ParseError::new(chars.loc, msg));
     }
     if tokens.is_empty() {
-        return Err(ParseError::new(chars.loc, "empty input: expected `(pair ...)`"));
+        return Err(ParseError::new(
+            chars.loc,
+            "empty input: expected `(pair ...)`",
+        ));
     }
     Ok(tokens)
 }

@@ -17,7 +17,8 @@ use super::tree::{Node, NodeKind};
 use super::ParseError;
 
 /// Interpolation keywords.
-pub(crate) const INTERPS: &[(Interp, &str)] = &[(Interp::Persp, "persp"), (Interp::Linear, "linear")];
+pub(crate) const INTERPS: &[(Interp, &str)] =
+    &[(Interp::Persp, "persp"), (Interp::Linear, "linear")];
 
 /// Interpolation-location keywords.
 pub(crate) const INTERP_LOCS: &[(InterpLoc, &str)] = &[
@@ -47,7 +48,8 @@ const VALUE_INTRINSICS: &[&str] = &[
 ];
 
 const VALUE: &str = "a value (`%name`)";
-const PHI_PLACE: &str = "`phi` is only allowed after the branches of an `if` or at the start of a `loop`";
+const PHI_PLACE: &str =
+    "`phi` is only allowed after the branches of an `if` or at the start of a `loop`";
 
 /// Parses a shader body, adding its values to `shader`.
 pub(crate) fn body(shader: &mut Shader, items: &[Node]) -> PResult<Block> {
@@ -259,7 +261,11 @@ impl StmtParser<'_> {
                     vertex,
                     indirect,
                 };
-                (kind, slot_bits(slot), "(%v = load_output SLOT [%vertex] [IND])")
+                (
+                    kind,
+                    slot_bits(slot),
+                    "(%v = load_output SLOT [%vertex] [IND])",
+                )
             }
             "load_uniform" => {
                 let index = cur.number("a uniform word index")?;
@@ -342,11 +348,7 @@ impl StmtParser<'_> {
         let srcs = self.operands(cur.rest())?;
         if srcs.len() != op.arity() {
             let plural = if op.arity() == 1 { "source" } else { "sources" };
-            let msg = format!(
-                "`{kw}` takes {} {plural}, found {}",
-                op.arity(),
-                srcs.len()
-            );
+            let msg = format!("`{kw}` takes {} {plural}, found {}", op.arity(), srcs.len());
             return Err(ParseError::new(kw_loc, msg));
         }
         let sizes: Vec<BitSize> = srcs.iter().map(|v| self.bits_of(*v)).collect();

@@ -135,7 +135,10 @@ mod tests {
         assert_eq!(*close, at(3, 4));
         assert_eq!(items.len(), 3);
         assert_eq!((items[0].atom(), items[0].loc), (Some("pair"), at(2, 2)));
-        assert_eq!((items[1].head(), items[1].loc), (Some("uniforms"), at(2, 7)));
+        assert_eq!(
+            (items[1].head(), items[1].loc),
+            (Some("uniforms"), at(2, 7))
+        );
         assert_eq!((items[2].atom(), items[2].loc), (Some("x"), at(3, 3)));
         let NodeKind::List { items: inner, .. } = &items[1].kind else {
             panic!("not a list");
