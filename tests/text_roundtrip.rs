@@ -488,3 +488,91 @@ fn nesting_beyond_the_limit_is_an_error_not_a_crash() {
         Some("<input>:1:134: error: lists are nested more than 128 deep")
     );
 }
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+    use varysat::ir::{AluOp, BitSize, IoSlot, ShaderBuilder, Slot, Stage, Value};
+
+    /// One step of a random shader: a constant, an ALU op over earlier values, or a
+    /// branch / loop wrapping a constant and an op.
+    #[derive(Clone, Debug)]
+    enum Step {
+        Const(u8, u32),
+        Alu(usize, prop::sample::Index, prop::sample::Index),
+        If(prop::sample::Index, u32),
+        Loop(u32),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (0u8..3, any::<u32>()).prop_map(|(b, p)| Step::Const(b, p)),
+            (
+                0..AluOp::ALL.len(),
+                any::<prop::sample::Index>(),
+                any::<prop::sample::Index>()
+            )
+                .prop_map(|(o, a, b)| Step::Alu(o, a, b)),
+            (any::<prop::sample::Index>(), any::<u32>()).prop_map(|(c, p)| Step::If(c, p)),
+            any::<u32>().prop_map(Step::Loop),
+        ]
+    }
+
+    fn build(steps: &[Step]) -> Pipeline {
+        let mut b = ShaderBuilder::new(Stage::Vertex);
+        let mut vals: Vec<Value> = vec![b.load_input(IoSlot::new(Slot::Attr(0), 0))];
+        for s in steps {
+            let pick = |i: &prop::sample::Index| vals[i.index(vals.len())];
+            let v = match s {
+                Step::Const(bits, p) => {
+                    let bits = [BitSize::B1, BitSize::B16, BitSize::B32][*bits as usize];
+                    b.constant(bits, *p)
+                }
+                Step::Alu(op, x, y) => {
+                    let op = AluOp::ALL[*op];
+                    let srcs: Vec<Value> = [pick(x), pick(y), pick(x)][..op.arity()].to_vec();
+                    b.alu(op, &srcs)
+                }
+                Step::If(c, p) => {
+                    let c = pick(c);
+                    let phis = b.if_else(
+                        c,
+                        |t| vec![t.constant(BitSize::B32, *p)],
+                        |e| vec![e.f32(1.5)],
+                    );
+                    phis[0]
+                }
+                Step::Loop(p) => {
+                    let init = b.constant(BitSize::B32, *p);
+                    let out = b.loop_(&[init], |l, phis| {
+                        let n = l.alu(AluOp::IAdd, &[phis[0], phis[0]]);
+                        let done = l.alu(AluOp::IEq, &[n, phis[0]]);
+                        l.if_else(
+                            done,
+                            |t| {
+                                t.break_();
+                                vec![]
+                            },
+                            |_| vec![],
+                        );
+                        l.continue_(&[n]);
+                    });
+                    out[0]
+                }
+            };
+            vals.push(v);
+        }
+        let last = vals[vals.len() - 1];
+        b.store(IoSlot::var(0, 0), last);
+        Pipeline::new(b.finish(), ShaderBuilder::new(Stage::Fragment).finish())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn random_built_pipelines_round_trip(steps in prop::collection::vec(step(), 0..25)) {
+            assert_round_trips(&build(&steps));
+        }
+    }
+}
