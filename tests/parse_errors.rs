@@ -300,7 +300,7 @@ fn bad_stage_parameters() {
         "(pair (producer gs\n(max_vertices 70000)) (consumer fs))",
         2,
         15,
-        "a vertex count `70000` is out of range",
+        "`70000` is out of range for a vertex count",
     );
 }
 

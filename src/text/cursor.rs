@@ -139,7 +139,7 @@ pub(crate) fn number<T: TryFrom<u64>>(text: &str, loc: SrcLoc, what: &str) -> PR
     text.parse::<u64>()
         .ok()
         .and_then(|v| T::try_from(v).ok())
-        .ok_or_else(|| ParseError::new(loc, format!("{what} `{text}` is out of range")))
+        .ok_or_else(|| ParseError::new(loc, format!("`{text}` is out of range for {what}")))
 }
 
 /// `a, b or c`.

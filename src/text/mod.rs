@@ -10,6 +10,7 @@
 //! ```
 
 mod cursor;
+mod inst;
 mod literal;
 mod parser;
 mod printer;
