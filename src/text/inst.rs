@@ -2,16 +2,32 @@
 //! with their operands, optional indirect indexing and transform feedback.
 
 use crate::ir::{
-    AluOp, BitSize, Half, Indirect, InstKind, InterpLoc, InterpMode, IoSlot, SrcLoc, SystemValue,
-    Xfb,
+    AluOp, BitSize, Half, Indirect, InstKind, Interp, InterpLoc, InterpMode, IoSlot, SrcLoc,
+    SystemValue, Xfb,
 };
 
 use super::cursor::{one_of, Cursor, PResult};
 use super::literal::parse_const;
 use super::parser::INFO_KEYWORDS;
-use super::stmt::{StmtParser, COMPONENTS, INTERPS, INTERP_LOCS, PHI_PLACE};
+use super::stmt::{StmtParser, PHI_PLACE};
 use super::tree::Node;
 use super::ParseError;
+
+/// Interpolation keywords.
+pub(crate) const INTERPS: &[(Interp, &str)] =
+    &[(Interp::Persp, "persp"), (Interp::Linear, "linear")];
+
+/// Interpolation-location keywords.
+pub(crate) const INTERP_LOCS: &[(InterpLoc, &str)] = &[
+    (InterpLoc::Center, "center"),
+    (InterpLoc::Centroid, "centroid"),
+    (InterpLoc::Sample, "sample"),
+    (InterpLoc::AtOffset, "at_offset"),
+    (InterpLoc::AtSample, "at_sample"),
+];
+
+/// Component letters.
+pub(crate) const COMPONENTS: &[&str] = &["x", "y", "z", "w"];
 
 /// Intrinsics written `(%v = KEYWORD ...)`.
 const VALUE_INTRINSICS: &[&str] = &[

@@ -6,9 +6,9 @@ use crate::ir::{
     Indirect, Inst, InstKind, InterpMode, Pipeline, Shader, Stage, StageInfo, Stmt, Value,
 };
 
+use super::inst::{COMPONENTS, INTERPS, INTERP_LOCS};
 use super::literal::print_const;
 use super::parser::params_of;
-use super::stmt::{COMPONENTS, INTERPS, INTERP_LOCS};
 
 /// A printed form: one line, or a list whose items go on their own lines.
 enum Doc {

@@ -5,29 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::ir::{
-    BitSize, Block, Inst, Interp, InterpLoc, LoopPhi, Phi, Shader, SrcLoc, Stmt, Value,
-};
+use crate::ir::{BitSize, Block, Inst, LoopPhi, Phi, Shader, SrcLoc, Stmt, Value};
 
 use super::cursor::{found, Cursor, PResult};
 use super::tree::{Node, NodeKind};
 use super::ParseError;
-
-/// Interpolation keywords.
-pub(crate) const INTERPS: &[(Interp, &str)] =
-    &[(Interp::Persp, "persp"), (Interp::Linear, "linear")];
-
-/// Interpolation-location keywords.
-pub(crate) const INTERP_LOCS: &[(InterpLoc, &str)] = &[
-    (InterpLoc::Center, "center"),
-    (InterpLoc::Centroid, "centroid"),
-    (InterpLoc::Sample, "sample"),
-    (InterpLoc::AtOffset, "at_offset"),
-    (InterpLoc::AtSample, "at_sample"),
-];
-
-/// Component letters.
-pub(crate) const COMPONENTS: &[&str] = &["x", "y", "z", "w"];
 
 pub(super) const VALUE: &str = "a value (`%name`)";
 pub(super) const PHI_PLACE: &str =
