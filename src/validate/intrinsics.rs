@@ -136,7 +136,8 @@ fn check_vertex(
     array: &str,
     loc: Option<SrcLoc>,
 ) {
-    let Some(k) = ctx.constant(vertex) else {
+    // An empty array is already reported with the stage parameters.
+    let Some(k) = ctx.constant(vertex).filter(|_| n > 0) else {
         return;
     };
     // Patterns are read as signed so that `-1` prints as written.
