@@ -2,7 +2,20 @@
 //! control flow, bit sizes, and the stage legality of intrinsics and slots.
 //!
 //! [`validate`] reports every problem it finds, in source order, so a user fixes a
-//! file in one round trip instead of one error at a time.
+//! file in one round trip instead of one error at a time. The checks, by file:
+//!
+//! - `stages`: the link is legal (`Stage::can_feed`), stage parameters are in range
+//!   and fit the role, a TES patch has the TCS output size, UBO declarations are sane;
+//! - `names`: value names are non-empty, printable and unique;
+//! - `flow`: single definitions, dominance under structured control flow, phis,
+//!   `break`/`continue` placement and arity, loops with phis never fall through;
+//! - `bits`: ALU typing, recorded sizes, 1-bit conditions, phi operands, slot halves,
+//!   32-bit indices and addresses, constants that fit;
+//! - `intrinsics`: stage legality, system values, interpolation operands, uniform and
+//!   UBO ranges, constant vertex indices, transform feedback;
+//! - `slots`: slot roles per stage (attributes, fragment results, patch and
+//!   per-vertex varyings), component ranges, indirect arrays;
+//! - `gs_emit`: a GS never emits more than `max_vertices` on a path outside loops.
 
 mod bits;
 mod context;
