@@ -7,6 +7,7 @@ mod flow;
 mod intrinsics;
 mod locations;
 mod names;
+mod robust;
 mod slots;
 mod stages;
 
