@@ -8,31 +8,35 @@ use crate::error::Error;
 use crate::extract::{VaryingKey, VaryingKind};
 use crate::ir::{BitSize, Half, IoSlot, Slot};
 
-/// Which vec4s can hold the same varyings together.
-fn group(k: &VaryingKey) -> (u8, String, bool) {
+/// Which varyings may share a vec4: flat apart from interpolated, fp16 interpolation
+/// apart from fp32; qualifiers may mix (AMD flexible interpolation).
+fn group(k: &VaryingKey) -> (u8, bool) {
     match k.kind {
-        VaryingKind::Flat => (0, String::new(), false),
-        VaryingKind::Interp(m) => (1, format!("{m:?}"), k.bits == BitSize::B16),
-        VaryingKind::PerVertex => (2, String::new(), false),
-        VaryingKind::Patch => (3, String::new(), false),
+        VaryingKind::Flat => (0, false),
+        VaryingKind::Interp(_) => (1, k.bits == BitSize::B16),
+        VaryingKind::PerVertex => (2, false),
+        VaryingKind::Patch => (3, false),
     }
 }
 
 /// Gives each varying a slot, skipping vec4 slots in `occupied` (pinned or kept
-/// stores). Fails when a family (VAR0-31, PATCH0-31) runs out.
+/// stores). Within a group varyings keep the order of `hints` (an original slot each
+/// came from), so an unchanged varying keeps its place. Fails when a family (VAR0-31,
+/// PATCH0-31) runs out.
 pub fn assign_slots(
     varyings: &[VaryingKey],
     occupied: &BTreeSet<Slot>,
+    hints: &BTreeMap<VaryingKey, IoSlot>,
 ) -> Result<BTreeMap<VaryingKey, IoSlot>, Error> {
-    let mut groups: BTreeMap<(u8, String, bool), Vec<VaryingKey>> = BTreeMap::new();
+    let mut groups: BTreeMap<(u8, bool), Vec<VaryingKey>> = BTreeMap::new();
     for k in varyings {
         groups.entry(group(k)).or_default().push(*k);
     }
     let mut out = BTreeMap::new();
     let (mut next_var, mut next_patch) = (0u32, 0u32);
-    for ((family, _, _), mut list) in groups {
+    for ((family, _), mut list) in groups {
         // 32-bit first so 16-bit halves pair up at the end of the group.
-        list.sort_by_key(|k| (k.bits == BitSize::B16, *k));
+        list.sort_by_key(|k| (k.bits == BitSize::B16, hints.get(k).copied(), *k));
         let patch = family == 3;
         let (base, next) = if patch {
             (Slot::Patch(0), &mut next_patch)
@@ -103,7 +107,7 @@ mod tests {
             key(VaryingKind::Flat, 5, BitSize::B16),
         ];
         let occupied: BTreeSet<Slot> = [Slot::Var(1)].into();
-        let a = assign_slots(&vars, &occupied).unwrap();
+        let a = assign_slots(&vars, &occupied, &BTreeMap::new()).unwrap();
         assert_eq!(a[&vars[0]], IoSlot::var(0, 0));
         assert_eq!(a[&vars[4]], IoSlot::half(Slot::Var(0), 1, Half::Lo));
         assert_eq!(a[&vars[5]], IoSlot::half(Slot::Var(0), 1, Half::Hi));
@@ -118,6 +122,20 @@ mod tests {
         let vars: Vec<VaryingKey> = (0..33 * 4)
             .map(|i| key(VaryingKind::Flat, i, BitSize::B32))
             .collect();
-        assert!(matches!(assign_slots(&vars, &BTreeSet::new()), Err(Error::Limit(_))));
+        assert!(matches!(
+            assign_slots(&vars, &BTreeSet::new(), &BTreeMap::new()),
+            Err(Error::Limit(_))
+        ));
+    }
+
+    #[test]
+    fn hints_keep_the_original_order() {
+        let pc = VaryingKind::Interp(InterpMode::PERSP_CENTER);
+        let vars = [key(pc, 1, BitSize::B32), key(pc, 2, BitSize::B32)];
+        let hints: BTreeMap<VaryingKey, IoSlot> =
+            [(vars[0], IoSlot::var(3, 1)), (vars[1], IoSlot::var(3, 0))].into();
+        let a = assign_slots(&vars, &BTreeSet::new(), &hints).unwrap();
+        assert_eq!(a[&vars[1]], IoSlot::var(0, 0));
+        assert_eq!(a[&vars[0]], IoSlot::var(0, 1));
     }
 }

@@ -16,3 +16,7 @@ pub mod text;
 pub mod validate;
 pub mod egraph;
 pub mod extract;
+pub mod assign;
+pub mod emit;
+pub mod optimize;
+pub use optimize::{optimize, Options, Outcome, Report};

@@ -111,10 +111,14 @@ pub fn child_ctx(node: &VNode, ctx: Ctx, index: usize) -> Ctx {
     }
 }
 
-/// Whether `node` can run in `ctx` (its children then must be computable there too).
-pub fn valid(g: &VGraph, node: &VNode, ctx: Ctx) -> bool {
+/// Whether `node` of class `class` can run in `ctx` (its children then must be
+/// computable there too). An `xfer` in a class that also holds a free value is not a
+/// choice: propagation within the stage's limit is mandatory, as in Mesa, and the limit
+/// (checked when the propagation rule fired) is what governs it.
+pub fn valid(g: &VGraph, class: Id, node: &VNode, ctx: Ctx) -> bool {
     let kind_ok = match node {
-        VNode::Xfer(_) | VNode::Mode(..) => ctx == Ctx::C,
+        VNode::Xfer(_) => ctx == Ctx::C && !g[class].data.is_free(),
+        VNode::Mode(..) => ctx == Ctx::C,
         VNode::SysVal(side, _) => (*side == crate::egraph::Side::Producer) == (ctx == Ctx::P),
         VNode::Input(_) | VNode::Opaque { .. } | VNode::Emits(_) => ctx == Ctx::P,
         _ => true,
@@ -187,17 +191,23 @@ fn units(bits: BitSize) -> u64 {
 }
 
 /// Estimated packed vec4 slots and their cost: flat and interpolated components never
-/// share a vec4, each qualifier packs apart, two 16-bit values share a component.
+/// share a vec4, nor do fp16 and fp32 interpolated ones; different qualifiers may
+/// (AMD flexible interpolation) but each barycentric set beyond the first is charged;
+/// two 16-bit values share a component.
 pub fn varying_cost(model: &CostModel, consumer: &StageInfo, vars: &[VaryingKey]) -> (Cost, u64) {
-    let mut groups: BTreeMap<(u8, Option<crate::ir::InterpMode>, bool), u64> = BTreeMap::new();
+    let mut groups: BTreeMap<(u8, bool), u64> = BTreeMap::new();
+    let mut interp_sets = BTreeSet::new();
     let mut cost = Cost(0);
     let fs = consumer.stage() == Stage::Fragment;
     for v in vars {
         let group = match v.kind {
-            VaryingKind::Flat => (0, None, false),
-            VaryingKind::Interp(m) => (1, Some(m), v.bits == BitSize::B16),
-            VaryingKind::PerVertex => (2, None, false),
-            VaryingKind::Patch => (3, None, false),
+            VaryingKind::Flat => (0, false),
+            VaryingKind::Interp(m) => {
+                interp_sets.insert(m);
+                (1, v.bits == BitSize::B16)
+            }
+            VaryingKind::PerVertex => (2, false),
+            VaryingKind::Patch => (3, false),
         };
         *groups.entry(group).or_default() += units(v.bits);
         if fs {
@@ -208,8 +218,7 @@ pub fn varying_cost(model: &CostModel, consumer: &StageInfo, vars: &[VaryingKey]
         }
     }
     let mut slots = 0;
-    let mut interp_sets = BTreeSet::new();
-    for ((kind, mode, _), u) in &groups {
+    for ((kind, _), u) in &groups {
         let s = u.div_ceil(8);
         slots += s;
         let per_slot = match (fs, kind) {
@@ -218,9 +227,6 @@ pub fn varying_cost(model: &CostModel, consumer: &StageInfo, vars: &[VaryingKey]
             (false, _) => model.stage_slot_per_vertex.saturating_mul(vertices(consumer)),
         };
         cost += Cost(s) * per_slot;
-        if let Some(m) = mode {
-            interp_sets.insert(*m);
-        }
     }
     let extra = (interp_sets.len() as u64).saturating_sub(1);
     cost += Cost(extra) * model.extra_barycentric;
@@ -341,7 +347,7 @@ fn greedy(p: &Problem<'_>) -> Selection {
         for &id in &classes {
             for ctx in [Ctx::P, Ctx::C] {
                 for node in &g[id].nodes {
-                    if !valid(g, node, ctx) {
+                    if !valid(g, id, node, ctx) {
                         continue;
                     }
                     let own = alu_cost(p.model, p.consumer.stage(), node, ctx) + xfer_estimate(p, node);
@@ -385,7 +391,7 @@ impl DagExtractor {
                 let alternatives: Vec<VNode> = p.egraph[key.0]
                     .nodes
                     .iter()
-                    .filter(|n| valid(p.egraph, n, key.1) && cur.choice.get(&key) != Some(n))
+                    .filter(|n| valid(p.egraph, key.0, n, key.1) && cur.choice.get(&key) != Some(n))
                     .cloned()
                     .collect();
                 for alt in alternatives {
@@ -433,7 +439,7 @@ pub fn seed_from(g: &VGraph, original: &[(VNode, Id)]) -> Selection {
         let canon = node.clone().map_children(|c| g.find(c));
         let class = g.find(*id);
         for ctx in [Ctx::P, Ctx::C] {
-            if valid(g, &canon, ctx) {
+            if valid(g, class, &canon, ctx) {
                 sel.choice.entry((class, ctx)).or_insert_with(|| canon.clone());
             }
         }

@@ -3,6 +3,7 @@
 
 mod check;
 mod fmt;
+mod opt;
 
 use std::process::ExitCode;
 
@@ -22,6 +23,8 @@ enum Command {
     Check(check::Args),
     /// Print a pair file in canonical form.
     Fmt(fmt::Args),
+    /// Optimize the varyings of a pair file.
+    Opt(opt::Args),
 }
 
 fn main() -> ExitCode {
@@ -29,6 +32,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
+        Command::Opt(a) => opt::run(a),
     };
     match result {
         Ok(code) => code,
