@@ -706,16 +706,43 @@ pub fn lower(p: &Pipeline, analysis: VAnalysis) -> Lowered {
     }
 }
 
-fn pin_tcs_patch_outputs(p: &Pipeline, prod: &ProducerModel, g: &Graph, pins: &mut Pins) {
+/// A TCS patch output is one value for the whole patch, so it may enter the graph
+/// only when every invocation that stores it stores the same free value; a store
+/// gated by a condition (typically `invocation_id == 0`) with nothing stored on the
+/// other path counts as storing its value. Anything else is pinned.
+fn pin_tcs_patch_outputs(p: &Pipeline, prod: &mut ProducerModel, g: &Graph, pins: &mut Pins) {
     if p.producer.stage() != Stage::TessCtrl {
         return;
     }
-    for (io, t) in &prod.outputs {
-        let free = t.is_some_and(|t| g.egraph[t].data.is_free());
-        if io.slot.is_patch() && !free {
+    for (io, t) in prod.outputs.iter_mut() {
+        if !io.slot.is_patch() {
+            continue;
+        }
+        *t = t.and_then(|id| ungated_free(g, id));
+        if t.is_none() {
             pins.pin(*io, "TCS patch output that may differ between invocations");
         }
     }
+}
+
+fn ungated_free(g: &Graph, id: Id) -> Option<Id> {
+    let eg = &g.egraph;
+    if eg[id].data.is_free() {
+        return Some(id);
+    }
+    let is_undef = |c: Id| eg[c].nodes.iter().any(|n| matches!(n, VNode::Undef(_)));
+    eg[id].nodes.iter().find_map(|n| match n {
+        VNode::Alu {
+            op: crate::ir::AluOp::BCsel,
+            children,
+            ..
+        } => match children.as_slice() {
+            [_, a, b] if is_undef(*b) && eg[*a].data.is_free() => Some(*a),
+            [_, a, b] if is_undef(*a) && eg[*b].data.is_free() => Some(*b),
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 fn lower_once(p: &Pipeline, analysis: VAnalysis, mut pins: Pins) -> (Lowered, Vec<IoSlot>) {
@@ -723,8 +750,8 @@ fn lower_once(p: &Pipeline, analysis: VAnalysis, mut pins: Pins) -> (Lowered, Ve
         egraph: VGraph::new(analysis),
         original: vec![],
     };
-    let prod = lower_producer(&p.producer, &mut g, &mut pins);
-    pin_tcs_patch_outputs(p, &prod, &g, &mut pins);
+    let mut prod = lower_producer(&p.producer, &mut g, &mut pins);
+    pin_tcs_patch_outputs(p, &mut prod, &g, &mut pins);
     let read = consumer_pins(p, &prod, &g, &mut pins);
     let mut cw = ConsumerWalk {
         p,
