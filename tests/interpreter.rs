@@ -3,8 +3,8 @@
 //! tests from the seeded inputs and the documented formulas.
 
 use varysat::interpreter::{
-    check_equivalent, run, EquivConfig, Inequivalence, Inputs, Item, Observation, RunConfig,
-    Scalar, Unit, OFFSET_SCALE, SAMPLE_OFFSETS,
+    check_equivalent, run, EquivConfig, FragmentInfo, Inequivalence, Inputs, Item, Observation,
+    RunConfig, Scalar, Unit, OFFSET_SCALE, SAMPLE_OFFSETS,
 };
 use varysat::ir::{
     AluOp, BitSize, Half, InstKind, Interp, InterpLoc, InterpMode, IoSlot, Pipeline, Primitive,
@@ -74,71 +74,113 @@ fn linear(vals: &[f32], l: &[f32]) -> f32 {
         .sum::<f64>() as f32
 }
 
+/// The barycentrics a location evaluates at, from the fragment record and the
+/// documented offset map (`OFFSET_SCALE · (dx, dy, -dx-dy)`).
+fn weights_at(info: &FragmentInfo, loc: InterpLoc, offset: [f32; 2]) -> Vec<f32> {
+    let c = &info.center;
+    let [dx, dy] = offset;
+    match loc {
+        InterpLoc::Center => c.clone(),
+        InterpLoc::Centroid => info.centroid.clone(),
+        InterpLoc::Sample => info.sample.clone(),
+        InterpLoc::AtOffset | InterpLoc::AtSample => match c.len() {
+            3 => vec![
+                c[0] + OFFSET_SCALE * dx,
+                c[1] + OFFSET_SCALE * dy,
+                c[2] - OFFSET_SCALE * dx - OFFSET_SCALE * dy,
+            ],
+            2 => vec![c[0] + OFFSET_SCALE * dx, c[1] - OFFSET_SCALE * dx],
+            _ => c.clone(),
+        },
+    }
+}
+
 #[test]
 fn vs_fs_every_interpolation_mode() {
-    let vs = passthrough_vs(Primitive::Triangles);
-    let mut fs = ShaderBuilder::new(Stage::Fragment);
-    let modes = [
-        (data(0, 0), mode(Interp::Persp, InterpLoc::Center)),
-        (data(0, 1), mode(Interp::Linear, InterpLoc::Center)),
-        (data(0, 2), mode(Interp::Persp, InterpLoc::Centroid)),
-        (data(0, 3), mode(Interp::Linear, InterpLoc::Sample)),
+    let locs = [
+        InterpLoc::Center,
+        InterpLoc::Centroid,
+        InterpLoc::Sample,
+        InterpLoc::AtOffset,
+        InterpLoc::AtSample,
     ];
-    for (out, m) in modes {
-        let v = fs.load_interpolated(var(0), m);
-        fs.store(out, v);
-    }
-    let flat = fs.load_input(var(0));
-    fs.store(data(1, 0), flat);
-    let (dx, dy) = (fs.f32(0.5), fs.f32(-0.25));
-    let off = fs.load_interpolated_at(var(0), mode(Interp::Persp, InterpLoc::AtOffset), &[dx, dy]);
-    fs.store(data(1, 1), off);
-    let two = fs.constant(BitSize::B32, 2);
-    let at = fs.load_interpolated_at(var(0), mode(Interp::Linear, InterpLoc::AtSample), &[two]);
-    fs.store(data(1, 2), at);
-    let p = Pipeline::new(vs, fs.finish());
+    let (off, sample) = ([0.5, -0.25], 2u32);
+    for topology in [Primitive::Triangles, Primitive::Lines, Primitive::Points] {
+        let n = topology.vertex_count() as u32;
+        let vs = passthrough_vs(topology);
+        let mut fs = ShaderBuilder::new(Stage::Fragment);
+        let (dx, dy) = (fs.f32(off[0]), fs.f32(off[1]));
+        let si = fs.constant(BitSize::B32, sample);
+        let mut outs = vec![];
+        for (i, interp) in [Interp::Persp, Interp::Linear].into_iter().enumerate() {
+            for (j, loc) in locs.into_iter().enumerate() {
+                let ops = match loc {
+                    InterpLoc::AtOffset => vec![dx, dy],
+                    InterpLoc::AtSample => vec![si],
+                    _ => vec![],
+                };
+                let v = fs.load_interpolated_at(var(0), mode(interp, loc), &ops);
+                let out = data(i as u8 * 2 + j as u8 / 4, j as u8 % 4);
+                fs.store(out, v);
+                outs.push((out, interp, loc));
+            }
+        }
+        let flat = fs.load_input(var(0));
+        fs.store(data(7, 0), flat);
+        let p = Pipeline::new(vs, fs.finish());
 
-    for seed in [1, 2] {
-        let o = run(&p, &cfg(seed)).expect("runs");
-        let inputs = Inputs::new(seed);
-        for prim in 0..2u32 {
-            let vals: Vec<f32> = (0..3)
-                .map(|k| {
-                    inputs
-                        .attribute(attr(0), prim * 3 + k, BitSize::B32)
-                        .as_f32()
-                })
-                .collect();
-            for f in 0..4 {
-                let info = &o.fragments[&(prim, f)];
-                let w = &info.clip_w;
-                assert_eq!(w.len(), 3);
-                let got = |slot| fs_out(&o, prim, f, slot).as_f32();
-                assert!(approx(got(data(0, 0)), persp(&vals, &info.center, w)));
-                assert!(approx(got(data(0, 1)), linear(&vals, &info.center)));
-                assert!(approx(got(data(0, 2)), persp(&vals, &info.centroid, w)));
-                assert!(approx(got(data(0, 3)), linear(&vals, &info.sample)));
-                assert_eq!(got(data(1, 0)), vals[0], "flat reads the first vertex");
-                let c = &info.center;
-                let moved = [
-                    c[0] + OFFSET_SCALE * 0.5,
-                    c[1] - OFFSET_SCALE * 0.25,
-                    c[2] - OFFSET_SCALE * 0.25,
-                ];
-                assert!(approx(got(data(1, 1)), persp(&vals, &moved, w)));
-                let [sx, sy] = SAMPLE_OFFSETS[2];
-                let at = [
-                    c[0] + OFFSET_SCALE * sx,
-                    c[1] + OFFSET_SCALE * sy,
-                    c[2] - OFFSET_SCALE * (sx + sy),
-                ];
-                assert!(approx(got(data(1, 2)), linear(&vals, &at)));
-                // The three locations really are different positions.
-                assert_ne!(info.center, info.centroid);
-                assert_ne!(info.center, info.sample);
+        for seed in [1, 2] {
+            let o = run(&p, &cfg(seed)).expect("runs");
+            let inputs = Inputs::new(seed);
+            for prim in 0..2u32 {
+                let vals: Vec<f32> = (0..n)
+                    .map(|k| {
+                        let v = prim * n + k;
+                        inputs.attribute(attr(0), v, BitSize::B32).as_f32()
+                    })
+                    .collect();
+                for f in 0..4 {
+                    let info = &o.fragments[&(prim, f)];
+                    let w = &info.clip_w;
+                    assert_eq!((w.len(), info.center.len()), (n as usize, n as usize));
+                    let got = |slot| fs_out(&o, prim, f, slot).as_f32();
+                    for (out, interp, loc) in &outs {
+                        let offset = match loc {
+                            InterpLoc::AtSample => SAMPLE_OFFSETS[sample as usize],
+                            _ => off,
+                        };
+                        let l = weights_at(info, *loc, offset);
+                        let want = match interp {
+                            Interp::Persp => persp(&vals, &l, w),
+                            Interp::Linear => linear(&vals, &l),
+                        };
+                        assert!(
+                            approx(got(*out), want),
+                            "{topology} {interp:?} {loc:?}: {} vs {want}",
+                            got(*out)
+                        );
+                    }
+                    assert_eq!(got(data(7, 0)), vals[0], "flat reads the first vertex");
+                    if n > 1 {
+                        // The three locations really are different positions.
+                        assert_ne!(info.center, info.centroid);
+                        assert_ne!(info.center, info.sample);
+                    }
+                }
             }
         }
     }
+}
+
+#[test]
+fn at_sample_outside_the_table_is_undefined() {
+    let mut fs = ShaderBuilder::new(Stage::Fragment);
+    let si = fs.constant(BitSize::B32, SAMPLE_OFFSETS.len() as u32);
+    let v = fs.load_interpolated_at(var(0), mode(Interp::Persp, InterpLoc::AtSample), &[si]);
+    fs.store(data(0, 0), v);
+    let p = Pipeline::new(passthrough_vs(Primitive::Triangles), fs.finish());
+    let o = run(&p, &cfg(0)).expect("runs");
+    assert!(!fs_out(&o, 0, 0, data(0, 0)).defined);
 }
 
 #[test]
