@@ -909,3 +909,174 @@ fn equivalence_reports_run_failures() {
         "{err}"
     );
 }
+
+#[test]
+fn fragment_system_values() {
+    let mut fs = ShaderBuilder::new(Stage::Fragment);
+    let w = fs.system_value(SystemValue::FragCoordW);
+    fs.store(data(0, 0), w);
+    let ff = fs.system_value(SystemValue::FrontFace);
+    let ffi = fs.alu(AluOp::B2I32, &[ff]);
+    fs.store(data(0, 1), ffi);
+    let pid = fs.system_value(SystemValue::PrimitiveId);
+    fs.store(data(0, 2), pid);
+    let p = Pipeline::new(passthrough_vs(Primitive::Triangles), fs.finish());
+    let o = run(&p, &cfg(21)).expect("runs");
+    let inputs = Inputs::new(21);
+    for prim in 0..2 {
+        let info = &o.fragments[&(prim, 3)];
+        let inv_w: f32 = (0..3).map(|k| info.center[k] / info.clip_w[k]).sum();
+        assert!(approx(fs_out(&o, prim, 3, data(0, 0)).as_f32(), inv_w));
+        let face = inputs.front_face(prim) as u32;
+        assert_eq!(fs_out(&o, prim, 3, data(0, 1)).bits, face);
+        assert_eq!(fs_out(&o, prim, 3, data(0, 2)).bits, prim);
+    }
+}
+
+#[test]
+fn uniforms_and_ubos_are_bounded_by_their_declarations() {
+    let mut vs = ShaderBuilder::new(Stage::Vertex);
+    let u1 = vs.uniform(1);
+    let u2 = vs.uniform(2);
+    let b8 = vs.ubo(3, 8);
+    let b16 = vs.ubo(3, 16);
+    let b6 = vs.ubo(3, 6);
+    let clip = |c| IoSlot::new(Slot::ClipDist(false), c);
+    vs.store(clip(0), u1);
+    vs.store(clip(1), u2);
+    vs.store(clip(2), b8);
+    vs.store(clip(3), b16);
+    vs.store(IoSlot::new(Slot::Psiz, 0), b6);
+    let fs = ShaderBuilder::new(Stage::Fragment).finish();
+    let p = Pipeline::new(vs.finish(), fs)
+        .with_uniforms(2)
+        .with_ubo(3, 16);
+    let o = run(&p, &cfg(4)).expect("runs");
+    let inputs = Inputs::new(4);
+    let get = |s| {
+        o.output(Stage::Vertex, &[Unit::Vertex(2)], s)
+            .expect("stored")
+    };
+    assert_eq!(get(clip(0)), inputs.uniform(1));
+    assert!(!get(clip(1)).defined, "uniform word 2 of 2 is out of range");
+    assert_eq!(get(clip(2)), inputs.ubo(3, 8));
+    assert!(!get(clip(3)).defined, "byte 16 of a 16-byte block");
+    assert!(!get(IoSlot::new(Slot::Psiz, 0)).defined, "unaligned offset");
+}
+
+#[test]
+fn indirect_slots_reach_the_indexed_array() {
+    let mut vs = ShaderBuilder::new(Stage::Vertex);
+    let a = vs.load_input(attr(0));
+    let two = vs.constant(BitSize::B32, 2);
+    let five = vs.constant(BitSize::B32, 5);
+    let ind = |index| Some(varysat::ir::Indirect { index, len: 4 });
+    vs.store_ex(var(1), a, ind(two), None); // VAR3.x
+    let b = vs.load_input(attr(1));
+    vs.store_ex(var(1), b, ind(five), None); // outside VAR1..VAR4: dropped
+    let mut fs = ShaderBuilder::new(Stage::Fragment);
+    let direct = fs.load_input(var(3));
+    fs.store(data(0, 0), direct);
+    let six = fs.constant(BitSize::B32, 5);
+    let v = fs.inst(
+        InstKind::LoadInput {
+            slot: var(1),
+            indirect: Some(varysat::ir::Indirect { index: six, len: 4 }),
+        },
+        BitSize::B32,
+    );
+    fs.store(data(0, 1), v);
+    let varying6 = fs.load_input(var(6));
+    fs.store(data(0, 2), varying6);
+    let o = run(&Pipeline::new(vs.finish(), fs.finish()), &cfg(0)).expect("runs");
+    let want = Inputs::new(0).attribute(attr(0), 0, BitSize::B32);
+    assert_eq!(fs_out(&o, 0, 0, data(0, 0)), want);
+    assert!(!fs_out(&o, 0, 0, data(0, 1)).defined);
+    assert!(!fs_out(&o, 0, 0, data(0, 2)).defined);
+}
+
+#[test]
+fn undefined_conditions_taint_stores_and_loop_exits() {
+    let mut vs = ShaderBuilder::new(Stage::Vertex);
+    let a = vs.load_input(attr(0));
+    let ub = vs.undef(BitSize::B1);
+    let psiz = IoSlot::new(Slot::Psiz, 0);
+    let pos = |c| IoSlot::new(Slot::Pos, c);
+    vs.if_else(
+        ub,
+        |_| vec![],
+        |b| {
+            b.store(psiz, a);
+            vec![]
+        },
+    );
+    let zero = vs.constant(BitSize::B32, 0);
+    let one = vs.constant(BitSize::B32, 1);
+    // Leaves on an undefined condition in the first iteration: i is undefined after.
+    let out = vs.loop_(&[zero], |b, phis| {
+        b.if_else(
+            ub,
+            |b| {
+                let n = b.alu(AluOp::IAdd, &[phis[0], one]);
+                b.continue_(&[n]);
+                vec![]
+            },
+            |b| {
+                b.break_();
+                vec![]
+            },
+        );
+        b.break_();
+    });
+    vs.store(pos(0), out[0]);
+    vs.store(pos(1), a);
+    let fs = ShaderBuilder::new(Stage::Fragment).finish();
+    let o = run(&Pipeline::new(vs.finish(), fs), &cfg(0)).expect("runs");
+    let get = |s| {
+        o.output(Stage::Vertex, &[Unit::Vertex(1)], s)
+            .expect("stored")
+    };
+    assert!(!get(psiz).defined, "a store under an undefined condition");
+    assert!(
+        !get(pos(0)).defined,
+        "a loop left under an undefined condition"
+    );
+    let want = Inputs::new(0).attribute(attr(0), 1, BitSize::B32);
+    assert_eq!(get(pos(1)), want, "code after the branch is defined again");
+}
+
+/// VS → FS computing `interp(a) + interp(b)` (split) or `interp(a + b)` (merged).
+fn sum_pair(merged: bool) -> Pipeline {
+    let mut vs = ShaderBuilder::new(Stage::Vertex);
+    let a = vs.load_input(attr(0));
+    let b = vs.load_input(attr(1));
+    let mut fs = ShaderBuilder::new(Stage::Fragment);
+    let r = if merged {
+        let s = vs.alu(AluOp::FAdd, &[a, b]);
+        vs.store(var(4), s);
+        fs.load_interpolated(var(4), InterpMode::PERSP_CENTER)
+    } else {
+        vs.store(var(0), a);
+        vs.store(var(1), b);
+        let x = fs.load_interpolated(var(0), InterpMode::PERSP_CENTER);
+        let y = fs.load_interpolated(var(1), InterpMode::PERSP_CENTER);
+        fs.alu(AluOp::FAdd, &[x, y])
+    };
+    fs.store(data(0, 0), r);
+    Pipeline::new(vs.finish(), fs.finish())
+}
+
+#[test]
+fn equivalence_tolerates_reassociated_interpolation() {
+    let cfg = EquivConfig {
+        runs: 16,
+        ..EquivConfig::default()
+    };
+    check_equivalent(&sum_pair(false), &sum_pair(true), &cfg).expect("within tolerance");
+    let strict = EquivConfig {
+        rel_tol: 0.0,
+        ..cfg
+    };
+    let err = check_equivalent(&sum_pair(false), &sum_pair(true), &strict).unwrap_err();
+    assert!(matches!(err, Inequivalence::Mismatch(_)), "{err}");
+}
