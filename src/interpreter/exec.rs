@@ -314,19 +314,36 @@ impl<'s> Invocation<'s> {
         world: &mut World,
         io: &mut dyn StageIo,
     ) -> Result<Flow, Error> {
-        let size = inst.result.map_or(BitSize::B32, |r| self.size(r));
-        let tainted = self.taint > 0;
-        let result = match &inst.kind {
+        match inst.result {
+            Some(r) => {
+                let v = self.value_of(&inst.kind, self.size(r), inst.loc, world, io)?;
+                self.set(r, v);
+                Ok(Flow::Next)
+            }
+            None => self.effect(&inst.kind, world, io),
+        }
+    }
+
+    /// The result of a value-producing instruction.
+    fn value_of(
+        &self,
+        kind: &InstKind,
+        size: BitSize,
+        loc: Option<SrcLoc>,
+        world: &mut World,
+        io: &mut dyn StageIo,
+    ) -> Result<Scalar, Error> {
+        let undef = Scalar::undef(size);
+        Ok(match kind {
             InstKind::Const(c) => Scalar::new(*c, size),
-            InstKind::Undef => Scalar::undef(size),
             InstKind::Alu { op, srcs, .. } => {
                 let vals = self.operands(srcs, world)?;
-                self.alu(*op, &vals, inst.loc, world)?
+                self.alu(*op, &vals, loc, world)?
             }
             InstKind::LoadInput { slot, indirect } => {
                 match self.effective_slot(*slot, indirect, world)? {
                     Some(s) => io.load_input(s, size),
-                    None => Scalar::undef(size),
+                    None => undef,
                 }
             }
             InstKind::LoadInterpolatedInput {
@@ -338,7 +355,7 @@ impl<'s> Invocation<'s> {
                 let ops = self.operands(operands, world)?;
                 match self.effective_slot(*slot, indirect, world)? {
                     Some(s) => io.load_interpolated(s, *mode, &ops, size),
-                    None => Scalar::undef(size),
+                    None => undef,
                 }
             }
             InstKind::LoadPerVertexInput {
@@ -349,7 +366,7 @@ impl<'s> Invocation<'s> {
                 let vertex = self.get(*vertex, world)?;
                 match self.effective_slot(*slot, indirect, world)? {
                     Some(s) => io.load_per_vertex(s, vertex, size),
-                    None => Scalar::undef(size),
+                    None => undef,
                 }
             }
             InstKind::LoadOutput {
@@ -360,9 +377,47 @@ impl<'s> Invocation<'s> {
                 let vertex = vertex.map(|v| self.get(v, world)).transpose()?;
                 match self.effective_slot(*slot, indirect, world)? {
                     Some(s) => io.load_output(s, vertex, size),
-                    None => Scalar::undef(size),
+                    None => undef,
                 }
             }
+            InstKind::LoadUniform { index } => world.uniform(*index),
+            InstKind::LoadUbo { block, offset } => world.ubo(*block, self.get(*offset, world)?),
+            InstKind::LoadSystemValue(sv) => io.system_value(*sv, size),
+            InstKind::Texture {
+                sampler,
+                comp,
+                coords,
+            } => {
+                let c = self.operands(coords, world)?;
+                if c.iter().all(|s| s.defined) {
+                    let bits: Vec<u32> = c.iter().map(|s| s.bits).collect();
+                    world.inputs.texture(*sampler, *comp, &bits, size)
+                } else {
+                    undef
+                }
+            }
+            InstKind::SsboLoad { buffer, addr } => {
+                let a = self.get(*addr, world)?;
+                if a.defined {
+                    world.ssbo_load(*buffer, a.bits).resized(size)
+                } else {
+                    undef
+                }
+            }
+            // `undef`, and effects given a result by a malformed pair.
+            _ => undef,
+        })
+    }
+
+    /// Performs an instruction without a result (stores, emits, discard…).
+    fn effect(
+        &mut self,
+        kind: &InstKind,
+        world: &mut World,
+        io: &mut dyn StageIo,
+    ) -> Result<Flow, Error> {
+        let tainted = self.taint > 0;
+        match kind {
             InstKind::StoreOutput {
                 slot,
                 value,
@@ -378,7 +433,6 @@ impl<'s> Invocation<'s> {
                 if let Some(s) = self.effective_slot(*slot, indirect, world)? {
                     io.store(s, v, None, how);
                 }
-                return Ok(Flow::Next);
             }
             InstKind::StorePerVertexOutput {
                 slot,
@@ -395,49 +449,6 @@ impl<'s> Invocation<'s> {
                 if let Some(s) = self.effective_slot(*slot, indirect, world)? {
                     io.store(s, v, Some(vertex), how);
                 }
-                return Ok(Flow::Next);
-            }
-            InstKind::LoadUniform { index } => world.uniform(*index),
-            InstKind::LoadUbo { block, offset } => {
-                let offset = self.get(*offset, world)?;
-                world.ubo(*block, offset)
-            }
-            InstKind::LoadSystemValue(sv) => io.system_value(*sv, size),
-            InstKind::EmitVertex => {
-                io.emit_vertex(!tainted);
-                return Ok(Flow::Next);
-            }
-            InstKind::EndPrimitive => {
-                io.end_primitive();
-                return Ok(Flow::Next);
-            }
-            // Barriers split a TCS into phases before execution starts; elsewhere
-            // there is nothing to wait for.
-            InstKind::Barrier => return Ok(Flow::Next),
-            InstKind::Discard => {
-                io.discard(!tainted);
-                return Ok(if tainted { Flow::Next } else { Flow::Halt });
-            }
-            InstKind::Texture {
-                sampler,
-                comp,
-                coords,
-            } => {
-                let c = self.operands(coords, world)?;
-                if c.iter().all(|s| s.defined) {
-                    let bits: Vec<u32> = c.iter().map(|s| s.bits).collect();
-                    world.inputs.texture(*sampler, *comp, &bits, size)
-                } else {
-                    Scalar::undef(size)
-                }
-            }
-            InstKind::SsboLoad { buffer, addr } => {
-                let a = self.get(*addr, world)?;
-                if a.defined {
-                    world.ssbo_load(*buffer, a.bits).resized(size)
-                } else {
-                    Scalar::undef(size)
-                }
             }
             InstKind::SsboStore {
                 buffer,
@@ -449,11 +460,19 @@ impl<'s> Invocation<'s> {
                 if a.defined {
                     world.ssbo.insert((*buffer, a.bits), v);
                 }
-                return Ok(Flow::Next);
             }
-        };
-        if let Some(r) = inst.result {
-            self.set(r, result);
+            InstKind::EmitVertex => io.emit_vertex(!tainted),
+            InstKind::EndPrimitive => io.end_primitive(),
+            InstKind::Discard => {
+                io.discard(!tainted);
+                if !tainted {
+                    return Ok(Flow::Halt);
+                }
+            }
+            // Barriers split a TCS into phases before execution starts; elsewhere
+            // there is nothing to wait for. Value instructions without a result
+            // have nothing to do.
+            _ => {}
         }
         Ok(Flow::Next)
     }

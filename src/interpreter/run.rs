@@ -12,13 +12,13 @@
 use std::collections::BTreeMap;
 
 use crate::error::Error;
-use crate::ir::{Pipeline, Primitive, Shader, Stage, StageInfo};
+use crate::ir::{BitSize, Pipeline, Primitive, Shader, Stage, StageInfo};
 
 use super::exec::World;
 use super::observe::{Item, Observation, Unit};
 use super::raster::{rasterize, RasterConfig};
 use super::stages::{assemble_strips, run_gs, run_tcs, run_tes, run_vs, Group, Source};
-use super::{Inputs, RunConfig};
+use super::{Inputs, RunConfig, Scalar};
 
 /// Runs `p` once with the inputs of `cfg.seed`.
 pub(crate) fn run_pair(p: &Pipeline, cfg: &RunConfig) -> Result<Observation, Error> {
@@ -79,6 +79,8 @@ fn seeded(inputs: Inputs, g: u32, n: usize) -> Source<'static> {
     }
 }
 
+/// Runs the producer for `max_primitives` groups and records its fixed-function
+/// outputs; returns what each group hands to the consumer.
 fn produce(
     p: &Pipeline,
     world: &mut World,
@@ -86,84 +88,118 @@ fn produce(
     cfg: &RunConfig,
 ) -> Result<Vec<Group>, Error> {
     let prod = &p.producer;
-    let stage = prod.stage();
     let groups = cfg.max_primitives as u32;
-    let n = vertices_per_group(prod, &p.consumer);
-    let inputs = world.inputs;
+    let n = vertices_per_group(prod, &p.consumer) as u32;
     let mut out = vec![];
-    match prod.info {
-        StageInfo::Vertex { .. } => {
-            for g in 0..groups {
-                let mut group = Group::default();
-                for k in 0..n as u32 {
-                    let v = g * n as u32 + k;
-                    let o = run_vs(prod, world, v)?;
-                    o.observe_fixed_function(obs, stage, &[Unit::Vertex(v)]);
-                    group.vertices.push(o);
-                }
-                out.push(group);
+    for g in 0..groups {
+        match prod.info {
+            StageInfo::Vertex { .. } => out.push(produce_vs(prod, world, obs, g, n)?),
+            StageInfo::TessCtrl { .. } => out.push(produce_tcs(prod, world, obs, g)?),
+            StageInfo::TessEval { domain, .. } => {
+                out.push(produce_tes(prod, domain, world, obs, g, n)?)
             }
-        }
-        StageInfo::TessCtrl { .. } => {
-            for g in 0..groups {
-                let src = seeded(inputs, g, producer_inputs(prod));
-                let group = run_tcs(prod, world, &src, g)?;
-                for (k, o) in group.vertices.iter().enumerate() {
-                    o.observe_fixed_function(obs, stage, &[Unit::Patch(g), Unit::Vertex(k as u32)]);
-                }
-                group
-                    .patch
-                    .observe_fixed_function(obs, stage, &[Unit::Patch(g)]);
-                out.push(group);
-            }
-        }
-        StageInfo::TessEval { domain, .. } => {
-            for g in 0..groups {
-                let src = seeded(inputs, g, producer_inputs(prod));
-                let mut group = Group::default();
-                for k in 0..n as u32 {
-                    let coord = inputs.tess_coord(domain == Primitive::Triangles, g, k);
-                    let o = run_tes(prod, world, &src, g, coord)?;
-                    o.observe_fixed_function(obs, stage, &[Unit::Patch(g), Unit::Vertex(k)]);
-                    group.vertices.push(o);
-                }
-                out.push(group);
-            }
-        }
-        StageInfo::Geometry {
-            output,
-            invocations,
-            ..
-        } => {
-            for g in 0..groups {
-                let src = seeded(inputs, g, producer_inputs(prod));
+            StageInfo::Geometry {
+                output,
+                invocations,
+                ..
+            } => {
                 for i in 0..invocations as u32 {
-                    let emitted = run_gs(prod, world, &src, g, i)?;
-                    for (e, v) in emitted.iter().enumerate() {
-                        let path = [
-                            Unit::Primitive(g),
-                            Unit::Invocation(i),
-                            Unit::Emit(e as u32),
-                        ];
-                        v.outputs.observe_fixed_function(obs, stage, &path);
-                    }
-                    for prim in assemble_strips(&emitted, output.vertex_count()) {
-                        let vertices = prim.into_iter().cloned().collect();
-                        out.push(Group {
-                            vertices,
-                            ..Group::default()
-                        });
-                    }
+                    out.extend(produce_gs(prod, output, world, obs, g, i)?);
                 }
             }
-        }
-        StageInfo::Fragment { .. } => {
-            return Err(Error::Interpret(
-                "a fragment shader cannot be a producer".into(),
-            ));
+            StageInfo::Fragment { .. } => {
+                return Err(Error::Interpret(
+                    "a fragment shader cannot be a producer".into(),
+                ));
+            }
         }
     }
     Ok(out)
+}
+
+fn produce_vs(
+    vs: &Shader,
+    world: &mut World,
+    obs: &mut Observation,
+    g: u32,
+    n: u32,
+) -> Result<Group, Error> {
+    let mut group = Group::default();
+    for k in 0..n {
+        let v = g * n + k;
+        let o = run_vs(vs, world, v)?;
+        o.observe_fixed_function(obs, Stage::Vertex, &[Unit::Vertex(v)]);
+        group.vertices.push(o);
+    }
+    Ok(group)
+}
+
+fn produce_tcs(
+    tcs: &Shader,
+    world: &mut World,
+    obs: &mut Observation,
+    g: u32,
+) -> Result<Group, Error> {
+    let src = seeded(world.inputs, g, producer_inputs(tcs));
+    let group = run_tcs(tcs, world, &src, g)?;
+    for (k, o) in group.vertices.iter().enumerate() {
+        let path = [Unit::Patch(g), Unit::Vertex(k as u32)];
+        o.observe_fixed_function(obs, Stage::TessCtrl, &path);
+    }
+    group
+        .patch
+        .observe_fixed_function(obs, Stage::TessCtrl, &[Unit::Patch(g)]);
+    Ok(group)
+}
+
+fn produce_tes(
+    tes: &Shader,
+    domain: Primitive,
+    world: &mut World,
+    obs: &mut Observation,
+    g: u32,
+    n: u32,
+) -> Result<Group, Error> {
+    let inputs = world.inputs;
+    let src = seeded(inputs, g, producer_inputs(tes));
+    let mut group = Group::default();
+    for k in 0..n {
+        let coord = inputs.tess_coord(domain == Primitive::Triangles, g, k);
+        let o = run_tes(tes, world, &src, g, coord)?;
+        o.observe_fixed_function(obs, Stage::TessEval, &[Unit::Patch(g), Unit::Vertex(k)]);
+        group.vertices.push(o);
+    }
+    Ok(group)
+}
+
+/// One GS invocation on input primitive `g`; returns its assembled primitives.
+fn produce_gs(
+    gs: &Shader,
+    output: Primitive,
+    world: &mut World,
+    obs: &mut Observation,
+    g: u32,
+    i: u32,
+) -> Result<Vec<Group>, Error> {
+    let src = seeded(world.inputs, g, producer_inputs(gs));
+    let emitted = run_gs(gs, world, &src, g, i)?;
+    for (e, v) in emitted.iter().enumerate() {
+        let path = [
+            Unit::Primitive(g),
+            Unit::Invocation(i),
+            Unit::Emit(e as u32),
+        ];
+        v.outputs
+            .observe_fixed_function(obs, Stage::Geometry, &path);
+    }
+    let prims = assemble_strips(&emitted, output.vertex_count());
+    Ok(prims
+        .into_iter()
+        .map(|prim| Group {
+            vertices: prim.into_iter().cloned().collect(),
+            ..Group::default()
+        })
+        .collect())
 }
 
 fn consume(
@@ -206,22 +242,8 @@ fn consume(
         }
         StageInfo::Geometry { invocations, .. } => {
             for (g, group) in groups.iter().enumerate() {
-                let g = g as u32;
                 for i in 0..invocations as u32 {
-                    let emitted = run_gs(cons, world, &Source::Upstream(group), g, i)?;
-                    let at = [Unit::Primitive(g), Unit::Invocation(i)];
-                    let count = crate::interpreter::Scalar::new(
-                        emitted.len() as u32,
-                        crate::ir::BitSize::B32,
-                    );
-                    obs.insert(Some(stage), &at, Item::EmitCount, count);
-                    for (e, v) in emitted.iter().enumerate() {
-                        let path = [at[0], at[1], Unit::Emit(e as u32)];
-                        let strip =
-                            crate::interpreter::Scalar::new(v.strip, crate::ir::BitSize::B32);
-                        obs.insert(Some(stage), &path, Item::Strip, strip);
-                        v.outputs.observe_all(obs, stage, &path);
-                    }
+                    consume_gs(cons, group, g as u32, i, world, obs)?;
                 }
             }
         }
@@ -231,6 +253,34 @@ fn consume(
                 Stage::Vertex
             )));
         }
+    }
+    Ok(())
+}
+
+/// One GS invocation as a consumer: every emitted vertex's outputs and strip, and
+/// the number of vertices emitted.
+fn consume_gs(
+    gs: &Shader,
+    group: &Group,
+    g: u32,
+    i: u32,
+    world: &mut World,
+    obs: &mut Observation,
+) -> Result<(), Error> {
+    let stage = Some(Stage::Geometry);
+    let emitted = run_gs(gs, world, &Source::Upstream(group), g, i)?;
+    let at = [Unit::Primitive(g), Unit::Invocation(i)];
+    let count = Scalar::new(emitted.len() as u32, BitSize::B32);
+    obs.insert(stage, &at, Item::EmitCount, count);
+    for (e, v) in emitted.iter().enumerate() {
+        let path = [at[0], at[1], Unit::Emit(e as u32)];
+        obs.insert(
+            stage,
+            &path,
+            Item::Strip,
+            Scalar::new(v.strip, BitSize::B32),
+        );
+        v.outputs.observe_all(obs, Stage::Geometry, &path);
     }
     Ok(())
 }
