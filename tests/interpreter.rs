@@ -1080,3 +1080,100 @@ fn equivalence_tolerates_reassociated_interpolation() {
     let err = check_equivalent(&sum_pair(false), &sum_pair(true), &strict).unwrap_err();
     assert!(matches!(err, Inequivalence::Mismatch(_)), "{err}");
 }
+
+fn parse(src: &str) -> Pipeline {
+    varysat::text::parse(src, Some("inline.pair")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn every_example_pair_runs_deterministically() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/pairs");
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .expect("examples/pairs")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pair"))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty());
+    for path in paths {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let p = varysat::text::parse(&text, Some(&name)).unwrap_or_else(|e| panic!("{e}"));
+        let a = run(&p, &cfg(3)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(a, run(&p, &cfg(3)).expect("runs again"), "{name}");
+        assert!(
+            a.values.values().any(|v| v.defined),
+            "{name} observes nothing defined:\n{a}"
+        );
+        check_equivalent(&p, &p.clone(), &EquivConfig::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn errors_name_the_file_and_position() {
+    let looped = parse(
+        "(pair
+  (producer vs
+    (%z = const 32 0)
+    (loop (%i = phi %z)
+      (continue %i))
+    (store_output POS.x %i))
+  (consumer fs))",
+    );
+    let err = run(&looped, &cfg(0)).unwrap_err().to_string();
+    assert!(err.contains("inline.pair:4:5:"), "{err}");
+    assert!(err.contains("more than 1024 iterations"), "{err}");
+
+    let barrier = parse(
+        "(pair
+  (producer vs (%a = load_input ATTR0.x) (store_output VAR0.x %a))
+  (consumer tcs
+    (%t = const 1 1)
+    (if %t (then (barrier)) (else))))",
+    );
+    let err = run(&barrier, &cfg(0)).unwrap_err().to_string();
+    assert!(err.contains("inline.pair:5:18:"), "{err}");
+}
+
+#[test]
+fn text_pair_flat_and_perspective() {
+    let p = parse(
+        "(pair
+  (producer vs
+    (topology lines)
+    (%a = load_input ATTR2.y)
+    (%h = load_input ATTR3.x.hi)
+    (store_output VAR7.w %a)
+    (store_output VAR8.x.hi %h))
+  (consumer fs
+    (provoking last)
+    (%f = load_input VAR7.w)
+    (%s = load_interpolated_input VAR7.w persp center)
+    (%h = load_interpolated_input VAR8.x.hi linear centroid)
+    (%h32 = f2f32 %h)
+    (store_output DATA0.x %f)
+    (store_output DATA0.y %s)
+    (store_output DATA0.z %h32)))",
+    );
+    let o = run(&p, &cfg(13)).expect("runs");
+    let inputs = Inputs::new(13);
+    let slot = IoSlot::new(Slot::Attr(2), 1);
+    let hslot = IoSlot::half(Slot::Attr(3), 0, Half::Hi);
+    for prim in 0..2 {
+        let a: Vec<f32> = (0..2)
+            .map(|k| inputs.attribute(slot, prim * 2 + k, BitSize::B32).as_f32())
+            .collect();
+        let h: Vec<f32> = (0..2)
+            .map(|k| inputs.attribute(hslot, prim * 2 + k, BitSize::B16).as_f32())
+            .collect();
+        let info = &o.fragments[&(prim, 1)];
+        assert_eq!(fs_out(&o, prim, 1, data(0, 0)).as_f32(), a[1], "last vertex");
+        let want = persp(&a, &info.center, &info.clip_w);
+        assert!(approx(fs_out(&o, prim, 1, data(0, 1)).as_f32(), want));
+        let want_h = half::f16::from_f32(linear(&h, &info.centroid)).to_f32();
+        let got_h = fs_out(&o, prim, 1, data(0, 2)).as_f32();
+        assert!((got_h - want_h).abs() <= want_h.abs().max(1e-3) * 2f32.powi(-10), "{got_h} vs {want_h}");
+        assert!((info.center[0] + info.center[1] - 1.0).abs() < 1e-6);
+    }
+}
