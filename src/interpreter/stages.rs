@@ -24,22 +24,56 @@ pub(crate) struct Stored {
 pub(crate) struct Outputs(pub BTreeMap<IoSlot, Stored>);
 
 impl Outputs {
+    /// Stores a component. A 32-bit component holds either one full value or two
+    /// halves, so a store of one granularity first splits or drops the other.
     fn store(&mut self, slot: IoSlot, value: Scalar, how: StoreHow) {
+        let at = |half| IoSlot { half, ..slot };
+        if slot.half == Half::Full {
+            self.0.remove(&at(Half::Lo));
+            self.0.remove(&at(Half::Hi));
+        } else if let Some(full) = self.0.remove(&at(Half::Full)) {
+            for half in [Half::Lo, Half::Hi] {
+                let value = half_of(full.value, half);
+                self.0.insert(at(half), Stored { value, ..full });
+            }
+        }
         self.0.insert(slot, Stored { value, how });
+    }
+
+    /// The value at `slot` as the hardware holds it: the exact store, the half of a
+    /// full store, or a full value assembled from two half stores.
+    fn lookup(&self, slot: IoSlot, varying_only: bool) -> Option<Scalar> {
+        let get = |s: IoSlot| {
+            let st = self.0.get(&s).filter(|st| st.how.varying || !varying_only);
+            st.map(|st| st.value)
+        };
+        if let Some(v) = get(slot) {
+            return Some(v);
+        }
+        let at = |half| IoSlot { half, ..slot };
+        if slot.half != Half::Full {
+            return get(at(Half::Full)).map(|full| half_of(full, slot.half));
+        }
+        let (lo, hi) = (get(at(Half::Lo)), get(at(Half::Hi)));
+        if lo.is_none() && hi.is_none() {
+            return None;
+        }
+        let undef = Scalar::undef(BitSize::B16);
+        let (lo, hi) = (lo.unwrap_or(undef), hi.unwrap_or(undef));
+        let bits = (lo.bits & 0xffff) | (hi.bits << 16);
+        Some(Scalar::new(bits, BitSize::B32).defined_if(lo.defined && hi.defined))
     }
 
     /// What the next stage reads at `slot`: `None` when the producer did not store
     /// it as a varying.
     pub fn varying(&self, slot: IoSlot, size: BitSize) -> Option<Scalar> {
-        let s = self.0.get(&slot).filter(|s| s.how.varying)?;
-        Some(s.value.resized(size))
+        self.lookup(slot, true).map(|v| v.resized(size))
     }
 
     /// What a stage reads back from its own outputs.
     fn read_back(&self, slot: IoSlot, size: BitSize) -> Scalar {
-        self.0
-            .get(&slot)
-            .map_or(Scalar::undef(size), |s| s.value.resized(size))
+        self.lookup(slot, false)
+            .map_or(Scalar::undef(size), |v| v.resized(size))
     }
 
     /// Records what fixed function sees of a producer's outputs: system-value and
@@ -66,6 +100,12 @@ impl Outputs {
             obs.insert(Some(stage), path, Item::Output(*slot), s.value);
         }
     }
+}
+
+/// The low or high 16 bits of a 32-bit value.
+fn half_of(full: Scalar, half: Half) -> Scalar {
+    let shift = if half == Half::Hi { 16 } else { 0 };
+    Scalar::new(full.bits >> shift, BitSize::B16).defined_if(full.defined)
 }
 
 /// What one primitive or patch hands to the next stage.
@@ -413,4 +453,66 @@ pub(crate) fn assemble_strips(emitted: &[Emitted], vertices_per_prim: usize) -> 
         }
     }
     prims
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Slot;
+
+    const HOW: StoreHow = StoreHow {
+        xfb: None,
+        varying: true,
+    };
+
+    fn at(half: Half) -> IoSlot {
+        IoSlot::half(Slot::Var(2), 1, half)
+    }
+
+    #[test]
+    fn halves_and_full_components_share_storage() {
+        let mut o = Outputs::default();
+        o.store(at(Half::Full), Scalar::new(0x1234_5678, BitSize::B32), HOW);
+        assert_eq!(
+            o.varying(at(Half::Hi), BitSize::B16),
+            Some(Scalar::new(0x1234, BitSize::B16))
+        );
+        o.store(at(Half::Lo), Scalar::new(0xabcd, BitSize::B16), HOW);
+        assert_eq!(
+            o.varying(at(Half::Full), BitSize::B32),
+            Some(Scalar::new(0x1234_abcd, BitSize::B32))
+        );
+        o.store(at(Half::Full), Scalar::new(7, BitSize::B32), HOW);
+        assert_eq!(
+            o.varying(at(Half::Lo), BitSize::B16),
+            Some(Scalar::new(7, BitSize::B16))
+        );
+        assert_eq!(o.0.len(), 1);
+    }
+
+    #[test]
+    fn one_half_alone_gives_an_undefined_full_value() {
+        let mut o = Outputs::default();
+        o.store(at(Half::Hi), Scalar::new(0x3c00, BitSize::B16), HOW);
+        assert_eq!(
+            o.varying(at(Half::Full), BitSize::B32).map(|v| v.defined),
+            Some(false)
+        );
+        assert_eq!(o.varying(at(Half::Lo), BitSize::B16), None);
+    }
+
+    #[test]
+    fn no_varying_stores_are_invisible_to_the_next_stage() {
+        let mut o = Outputs::default();
+        let how = StoreHow {
+            xfb: None,
+            varying: false,
+        };
+        o.store(at(Half::Full), Scalar::new(1, BitSize::B32), how);
+        assert_eq!(o.varying(at(Half::Full), BitSize::B32), None);
+        assert_eq!(
+            o.read_back(at(Half::Full), BitSize::B32),
+            Scalar::new(1, BitSize::B32)
+        );
+    }
 }
