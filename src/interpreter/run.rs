@@ -73,7 +73,7 @@ fn producer_inputs(s: &Shader) -> usize {
 fn seeded(inputs: Inputs, g: u32, n: usize) -> Source<'static> {
     Source::Seeded {
         inputs,
-        first_vertex: g * n as u32,
+        first_vertex: g.wrapping_mul(n as u32),
         vertices: n as u32,
         patch: g,
     }
@@ -126,7 +126,7 @@ fn produce_vs(
 ) -> Result<Group, Error> {
     let mut group = Group::default();
     for k in 0..n {
-        let v = g * n + k;
+        let v = g.wrapping_mul(n).wrapping_add(k);
         let o = run_vs(vs, world, v)?;
         o.observe_fixed_function(obs, Stage::Vertex, &[Unit::Vertex(v)]);
         group.vertices.push(o);

@@ -149,7 +149,7 @@ impl Source<'_> {
                 inputs,
                 first_vertex,
                 ..
-            } => inputs.per_vertex_input(slot, first_vertex + vertex.bits, size),
+            } => inputs.per_vertex_input(slot, first_vertex.wrapping_add(vertex.bits), size),
             Source::Upstream(g) => g
                 .vertices
                 .get(vertex.bits as usize)
