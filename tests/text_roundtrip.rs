@@ -283,7 +283,7 @@ fn canonical_text_is_exactly_as_documented() {
   (consumer fs
     (provoking first)
     (%a = const 32 1.0)
-    (%b = const 16 15360)
+    (%b = const 16 1.0)
     (%c = const 32 65536)
     (%t = const 1 1)
     (if %t

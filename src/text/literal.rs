@@ -91,16 +91,22 @@ fn float_value(text: &str) -> Option<f32> {
     text.parse::<f32>().ok()
 }
 
-/// The canonical spelling of `pattern` as a constant of `bits` bits: small integers
-/// as integers, other finite floats in Rust's shortest round-trip form, the rest
-/// (infinities, NaNs) in hexadecimal.
+/// The canonical spelling of `pattern` as a constant of `bits` bits: small 32-bit
+/// integers and 16-bit patterns that are not normal halves as integers, other finite
+/// floats in Rust's shortest round-trip form, the rest (infinities, NaNs) in hex.
+///
+/// Every 16-bit pattern is a small integer, so 16-bit constants are printed as floats
+/// whenever they are normal halves: 16-bit values are mostly `float16_t` data, and
+/// `1.0` reads better than `15360`.
 pub(crate) fn print_const(pattern: u32, bits: BitSize) -> String {
     let pattern = pattern & bits.mask();
     if bits == BitSize::B1 {
         return pattern.to_string();
     }
     let int = to_i32(pattern, bits);
-    if (-INT_PRINT_BOUND..=INT_PRINT_BOUND).contains(&int) {
+    let small = (-INT_PRINT_BOUND..=INT_PRINT_BOUND).contains(&int);
+    let half_special = bits == BitSize::B16 && (pattern >> 10) & 0x1f == 0x1f;
+    if small && !half_special && (bits == BitSize::B32 || !is_normal_half(pattern)) {
         return int.to_string();
     }
     let f = to_f32(pattern, bits);
@@ -109,6 +115,11 @@ pub(crate) fn print_const(pattern: u32, bits: BitSize) -> String {
     } else {
         format!("{pattern:#x}")
     }
+}
+
+fn is_normal_half(pattern: u32) -> bool {
+    let exponent = (pattern >> 10) & 0x1f;
+    exponent != 0 && exponent != 0x1f
 }
 
 #[cfg(test)]
@@ -161,8 +172,10 @@ mod tests {
         assert_eq!(print_const((-65536i32) as u32, B32), "-65536");
         assert_eq!(print_const(0x8000_0000, B32), "-0.0");
         assert_eq!(print_const(0x7f80_0000, B32), "0x7f800000");
-        assert_eq!(print_const(0xffff, B16), "-1");
-        assert_eq!(print_const(0x3c00, B16), "15360");
+        assert_eq!(print_const(0xffff, B16), "0xffff"); // a half NaN
+        assert_eq!(print_const(0x3c00, B16), "1.0");
+        assert_eq!(print_const(0x03e8, B16), "1000");
+        assert_eq!(print_const(0x7c00, B16), "0x7c00");
         assert_eq!(print_const(3, B1), "1");
     }
 
