@@ -2,7 +2,9 @@
 //! library. Errors print as `file:line:col: error: message`; bad input exits 1.
 
 mod check;
+mod equiv;
 mod fmt;
+mod run;
 
 use std::process::ExitCode;
 
@@ -22,6 +24,10 @@ enum Command {
     Check(check::Args),
     /// Print a pair file in canonical form.
     Fmt(fmt::Args),
+    /// Run a pair in the reference interpreter and print its observable outputs.
+    Run(run::Args),
+    /// Check that two pairs have the same observable behaviour.
+    Equiv(equiv::Args),
 }
 
 fn main() -> ExitCode {
@@ -29,6 +35,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Equiv(a) => equiv::run(a),
     };
     match result {
         Ok(code) => code,
