@@ -95,3 +95,45 @@ fn fmt_prints_the_canonical_form_which_is_a_fixed_point() {
     assert!(out.status.success());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), once);
 }
+
+#[test]
+fn run_prints_observables_deterministically() {
+    let file = "examples/pairs/vs_fs_fma.pair";
+    let a = varysat(&["run", file, "--seed", "3"]);
+    assert!(a.status.success(), "{}", stderr(&a));
+    let text = String::from_utf8(a.stdout.clone()).unwrap();
+    assert!(text.contains("DATA0.x"), "{text}");
+    let b = varysat(&["run", file, "--seed", "3"]);
+    assert_eq!(a.stdout, b.stdout);
+    let c = varysat(&["run", file, "--seed", "4"]);
+    assert_ne!(
+        a.stdout, c.stdout,
+        "a different seed gives different inputs"
+    );
+}
+
+#[test]
+fn equiv_accepts_a_reformatted_pair_and_rejects_a_changed_constant() {
+    let original = "examples/pairs/vs_fs_forward.pair";
+    let text = std::fs::read_to_string(original).unwrap();
+    let same = temp_file(
+        "same.pair",
+        &text.replace("; Seed case", "; Copy of seed case"),
+    );
+    let out = varysat(&["equiv", original, same.to_str().unwrap(), "--runs", "4"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let changed = temp_file(
+        "changed.pair",
+        &text.replace("const 32 2.0", "const 32 2.5"),
+    );
+    let out = varysat(&["equiv", original, changed.to_str().unwrap(), "--runs", "4"]);
+    assert_eq!(out.status.code(), Some(1));
+    let msg = String::from_utf8_lossy(&out.stdout);
+    assert!(msg.starts_with("not equivalent: mismatch"), "{msg}");
+    assert!(msg.contains("DATA0.x"), "{msg}");
+}

@@ -10,11 +10,13 @@
 //! ; expect-stop: saturated
 //! ```
 //!
-//! Every file also checks that the output validates (no fallback), that the varying
-//! slot count does not grow, and that optimizing the output again changes no counts.
+//! Every file also checks that the output validates (no fallback), that the reference
+//! interpreter sees the same observable behaviour as the input, that the varying slot
+//! count does not grow, and that optimizing the output again changes no counts.
 
 use std::path::Path;
 
+use varysat::interpreter::{check_equivalent, EquivConfig};
 use varysat::optimize::{Fate, Report};
 use varysat::{optimize, Options};
 
@@ -55,6 +57,9 @@ fn check_file(path: &Path) -> Vec<String> {
     }
     if r.after.slots > r.before.slots {
         fail(format!("slots grew from {} to {}", r.before.slots, r.after.slots));
+    }
+    if let Err(e) = check_equivalent(&pipeline, &outcome.pipeline, &EquivConfig::default()) {
+        fail(format!("not equivalent to the input: {e}"));
     }
     let mut expectations = 0;
     for line in text.lines().map(str::trim).filter(|l| l.starts_with(';')) {

@@ -19,8 +19,7 @@ use crate::ir::{
 /// How the optimizer may treat a slot in this pair (reference/000 §1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
-    /// VARn, FOGC, PNTC, PRIMITIVE_ID, and system-value slots between two
-    /// non-rasterizing stages: fully optimized.
+    /// VARn, FOGC, PNTC, PRIMITIVE_ID: fully optimized.
     Generic,
     /// PATCHn: fully optimized, packed apart.
     Patch,
@@ -28,7 +27,7 @@ pub enum Role {
     Tex,
     /// COLn/BFCn: only constants in [0,1] propagate.
     Color,
-    /// System-value output of the last pre-rasterization stage: always stored.
+    /// System-value output (POS, PSIZ, CLIP/CULL, LAYER, VIEWPORT): always stored.
     SysVal,
     /// TESS_LEVEL_*: always stored for the tessellator.
     TessLevel,
@@ -37,14 +36,15 @@ pub enum Role {
 }
 
 /// The role of `slot` when the consumer is `consumer`.
-pub fn role(slot: Slot, consumer: Stage) -> Role {
+pub fn role(slot: Slot, _consumer: Stage) -> Role {
     match slot.class() {
         SlotClass::Generic => Role::Generic,
         SlotClass::Patch => Role::Patch,
         SlotClass::Tex => Role::Tex,
         SlotClass::Color => Role::Color,
-        SlotClass::SysVal if consumer == Stage::Fragment => Role::SysVal,
-        SlotClass::SysVal => Role::Generic,
+        // Kept in every producer: fixed function (and the reference interpreter) may
+        // observe them even when a TCS/GS follows, so they are never renumbered.
+        SlotClass::SysVal => Role::SysVal,
         SlotClass::TessLevel => Role::TessLevel,
         SlotClass::Attribute | SlotClass::FragResult => Role::NotVarying,
     }

@@ -2,8 +2,10 @@
 //! library. Errors print as `file:line:col: error: message`; bad input exits 1.
 
 mod check;
+mod equiv;
 mod fmt;
 mod opt;
+mod run;
 
 use std::process::ExitCode;
 
@@ -25,6 +27,10 @@ enum Command {
     Fmt(fmt::Args),
     /// Optimize the varyings of a pair file.
     Opt(opt::Args),
+    /// Run a pair in the reference interpreter and print its observable outputs.
+    Run(run::Args),
+    /// Check that two pairs have the same observable behaviour.
+    Equiv(equiv::Args),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +39,8 @@ fn main() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
         Command::Opt(a) => opt::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Equiv(a) => equiv::run(a),
     };
     match result {
         Ok(code) => code,
