@@ -101,11 +101,20 @@ impl Builder<'_> {
             .ok_or_else(|| internal(format!("no choice for class {}", key.0)))?;
         if let VNode::Opaque { value, .. } = node {
             if self.available.is_some_and(|a| !a.contains(&value)) {
-                return Err(internal(format!("producer value {value} is not available at its store")));
+                return Err(internal(format!(
+                    "producer value {value} is not available at its store"
+                )));
             }
             let v = Value(value);
             if let Some(t) = target {
-                self.push(Some(t), InstKind::Alu { op: AluOp::Mov, exact: false, srcs: vec![v] });
+                self.push(
+                    Some(t),
+                    InstKind::Alu {
+                        op: AluOp::Mov,
+                        exact: false,
+                        srcs: vec![v],
+                    },
+                );
                 return Ok(t);
             }
             self.memo.insert(key, v);
@@ -131,7 +140,11 @@ impl Builder<'_> {
         Ok(match node {
             VNode::Const { value, .. } => InstKind::Const(*value),
             VNode::Undef(_) => InstKind::Undef,
-            VNode::Alu { op, exact, children } => {
+            VNode::Alu {
+                op,
+                exact,
+                children,
+            } => {
                 let mut srcs = vec![];
                 for c in children {
                     srcs.push(self.emit(*c, ctx, None)?);
@@ -311,7 +324,10 @@ impl Builder<'_> {
                     Some(i) => i,
                     None => {
                         let i = self.fresh(BitSize::B32);
-                        self.push(Some(i), InstKind::LoadSystemValue(SystemValue::InvocationId));
+                        self.push(
+                            Some(i),
+                            InstKind::LoadSystemValue(SystemValue::InvocationId),
+                        );
                         self.invocation_id = Some(i);
                         i
                     }
@@ -356,7 +372,13 @@ pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
                 ..
             }) = &stmt
             {
-                let mut b = builder(input, &mut shader, &mut names, Some(&defined), Some(emit_index));
+                let mut b = builder(
+                    input,
+                    &mut shader,
+                    &mut names,
+                    Some(&defined),
+                    Some(emit_index),
+                );
                 b.store_all(stage)?;
                 out.append(&mut b.out);
                 emit_index += 1;

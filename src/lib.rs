@@ -10,13 +10,13 @@ pub mod ir;
 
 pub use error::{Diagnostic, Error};
 pub use ir::{Pipeline, Shader, Stage};
+pub mod assign;
+pub mod egraph;
+pub mod emit;
+pub mod extract;
 pub mod interpreter;
+pub mod optimize;
 pub mod pack;
 pub mod text;
 pub mod validate;
-pub mod egraph;
-pub mod extract;
-pub mod assign;
-pub mod emit;
-pub mod optimize;
 pub use optimize::{optimize, Options, Outcome, Report};

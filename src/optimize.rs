@@ -239,7 +239,13 @@ fn analysis_for(p: &Pipeline, opts: &Options) -> VAnalysis {
     }
 }
 
-fn problem<'a>(g: &'a VGraph, l: &Lowered, p: &'a Pipeline, opts: &'a Options, seed: Option<Selection>) -> Problem<'a> {
+fn problem<'a>(
+    g: &'a VGraph,
+    l: &Lowered,
+    p: &'a Pipeline,
+    opts: &'a Options,
+    seed: Option<Selection>,
+) -> Problem<'a> {
     Problem {
         egraph: g,
         roots: l.roots.values().map(|r| g.find(*r)).collect(),
@@ -319,7 +325,11 @@ fn emit_pair(p: &Pipeline, input: &EmitInput<'_>) -> Result<Pipeline, Error> {
 }
 
 /// For each chosen varying, the first original slot whose load became it.
-fn slot_hints(l: &Lowered, g: &VGraph, sel: &Selection) -> BTreeMap<crate::extract::VaryingKey, IoSlot> {
+fn slot_hints(
+    l: &Lowered,
+    g: &VGraph,
+    sel: &Selection,
+) -> BTreeMap<crate::extract::VaryingKey, IoSlot> {
     let mut loads: Vec<_> = l.loads.iter().collect();
     loads.sort_by_key(|ld| ld.slot);
     let mut hints = BTreeMap::new();
@@ -368,7 +378,15 @@ pub fn term_text(g: &VGraph, sel: &Selection, id: Id, ctx: Ctx, depth: usize) ->
     let parts: Vec<String> = kids
         .iter()
         .enumerate()
-        .map(|(i, c)| term_text(g, sel, *c, crate::extract::dag::child_ctx(node, ctx, i), depth - 1))
+        .map(|(i, c)| {
+            term_text(
+                g,
+                sel,
+                *c,
+                crate::extract::dag::child_ctx(node, ctx, i),
+                depth - 1,
+            )
+        })
         .collect();
     format!("({node} {})", parts.join(" "))
 }
@@ -430,15 +448,19 @@ fn load_fate(
                         if owner == io {
                             Fate::Kept(*new)
                         } else {
-                            Fate::MergedInto { slot: *new, with: owner }
+                            Fate::MergedInto {
+                                slot: *new,
+                                with: owner,
+                            }
                         }
                     }
                     None => Fate::Removed("no slot".into()),
                 }
             }
-            _ if !l.stored.contains(&io) => {
-                Fate::Propagated(format!("{} (never written)", term_text(g, sel, load.class, Ctx::C, 3)))
-            }
+            _ if !l.stored.contains(&io) => Fate::Propagated(format!(
+                "{} (never written)",
+                term_text(g, sel, load.class, Ctx::C, 3)
+            )),
             _ => Fate::Propagated(term_text(g, sel, load.class, Ctx::C, 3)),
         };
         let rank = |f: &Fate| match f {
@@ -497,7 +519,11 @@ impl fmt::Display for Report {
             "varyings: {} components in {} slots -> {} components in {} slots",
             self.before.components, self.before.slots, self.after.components, self.after.slots
         )?;
-        writeln!(f, "cost ({}): {} -> {}", self.profile, self.cost_before, self.cost_after)?;
+        writeln!(
+            f,
+            "cost ({}): {} -> {}",
+            self.profile, self.cost_before, self.cost_after
+        )?;
         writeln!(
             f,
             "e-graph: {} nodes, {} classes, {} iterations, stopped: {}; {:.1} ms",

@@ -56,7 +56,10 @@ fn check_file(path: &Path) -> Vec<String> {
         fail(format!("emission fell back: {why}"));
     }
     if r.after.slots > r.before.slots {
-        fail(format!("slots grew from {} to {}", r.before.slots, r.after.slots));
+        fail(format!(
+            "slots grew from {} to {}",
+            r.before.slots, r.after.slots
+        ));
     }
     if let Err(e) = check_equivalent(&pipeline, &outcome.pipeline, &EquivConfig::default()) {
         fail(format!("not equivalent to the input: {e}"));
@@ -92,7 +95,9 @@ fn check_file(path: &Path) -> Vec<String> {
         fail("no expectations".into());
     }
     let again = optimize(&outcome.pipeline, &Options::new()).expect("second run succeeds");
-    if (again.report.after.components, again.report.after.slots) != (r.after.components, r.after.slots) {
+    if (again.report.after.components, again.report.after.slots)
+        != (r.after.components, r.after.slots)
+    {
         fail(format!(
             "not idempotent: second run gives {} components in {} slots",
             again.report.after.components, again.report.after.slots

@@ -9,26 +9,90 @@ use varysat::{optimize, Options};
 
 /// (rule, left expression, right expression they must become equal to).
 const CASES: &[(&str, &str, &str)] = &[
-    ("propagate-free", "(xfer persp.center uniform:0)", "uniform:0"),
-    ("propagate-free", "(xfer flat (fmul uniform:0 uniform:1))", "(fmul uniform:0 uniform:1)"),
-    ("fadd-comm", "(fadd in:ATTR0.x in:ATTR1.x)", "(fadd in:ATTR1.x in:ATTR0.x)"),
-    ("fadd-comm", "(fadd.exact in:ATTR0.x in:ATTR1.x)", "(fadd.exact in:ATTR1.x in:ATTR0.x)"),
-    ("fmul-comm", "(fmul in:ATTR0.x in:ATTR1.x)", "(fmul in:ATTR1.x in:ATTR0.x)"),
-    ("fmin-comm", "(fmin in:ATTR0.x in:ATTR1.x)", "(fmin in:ATTR1.x in:ATTR0.x)"),
-    ("fmax-comm", "(fmax in:ATTR0.x in:ATTR1.x)", "(fmax in:ATTR1.x in:ATTR0.x)"),
-    ("iadd-comm", "(iadd in:ATTR0.x in:ATTR1.x)", "(iadd in:ATTR1.x in:ATTR0.x)"),
-    ("imul-comm", "(imul in:ATTR0.x in:ATTR1.x)", "(imul in:ATTR1.x in:ATTR0.x)"),
-    ("iand-comm", "(iand in:ATTR0.x in:ATTR1.x)", "(iand in:ATTR1.x in:ATTR0.x)"),
-    ("ior-comm", "(ior in:ATTR0.x in:ATTR1.x)", "(ior in:ATTR1.x in:ATTR0.x)"),
-    ("ixor-comm", "(ixor in:ATTR0.x in:ATTR1.x)", "(ixor in:ATTR1.x in:ATTR0.x)"),
+    (
+        "propagate-free",
+        "(xfer persp.center uniform:0)",
+        "uniform:0",
+    ),
+    (
+        "propagate-free",
+        "(xfer flat (fmul uniform:0 uniform:1))",
+        "(fmul uniform:0 uniform:1)",
+    ),
+    (
+        "fadd-comm",
+        "(fadd in:ATTR0.x in:ATTR1.x)",
+        "(fadd in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "fadd-comm",
+        "(fadd.exact in:ATTR0.x in:ATTR1.x)",
+        "(fadd.exact in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "fmul-comm",
+        "(fmul in:ATTR0.x in:ATTR1.x)",
+        "(fmul in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "fmin-comm",
+        "(fmin in:ATTR0.x in:ATTR1.x)",
+        "(fmin in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "fmax-comm",
+        "(fmax in:ATTR0.x in:ATTR1.x)",
+        "(fmax in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "iadd-comm",
+        "(iadd in:ATTR0.x in:ATTR1.x)",
+        "(iadd in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "imul-comm",
+        "(imul in:ATTR0.x in:ATTR1.x)",
+        "(imul in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "iand-comm",
+        "(iand in:ATTR0.x in:ATTR1.x)",
+        "(iand in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "ior-comm",
+        "(ior in:ATTR0.x in:ATTR1.x)",
+        "(ior in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "ixor-comm",
+        "(ixor in:ATTR0.x in:ATTR1.x)",
+        "(ixor in:ATTR1.x in:ATTR0.x)",
+    ),
     ("fadd-negzero", "(fadd in:ATTR0.x -0f32)", "in:ATTR0.x"),
-    ("fadd-negzero", "(fadd.exact in:ATTR0.x -0f32)", "in:ATTR0.x"),
+    (
+        "fadd-negzero",
+        "(fadd.exact in:ATTR0.x -0f32)",
+        "in:ATTR0.x",
+    ),
     ("fadd-zero", "(fadd in:ATTR0.x 0f32)", "in:ATTR0.x"),
-    ("fadd-zero16", "(fadd (f2f16 in:ATTR0.x) 0f16)", "(f2f16 in:ATTR0.x)"),
+    (
+        "fadd-zero16",
+        "(fadd (f2f16 in:ATTR0.x) 0f16)",
+        "(f2f16 in:ATTR0.x)",
+    ),
     ("fmul-one", "(fmul in:ATTR0.x 1f32)", "in:ATTR0.x"),
-    ("fmul-one16", "(fmul (f2f16 in:ATTR0.x) 1f16)", "(f2f16 in:ATTR0.x)"),
+    (
+        "fmul-one16",
+        "(fmul (f2f16 in:ATTR0.x) 1f16)",
+        "(f2f16 in:ATTR0.x)",
+    ),
     ("fneg-fneg", "(fneg (fneg in:ATTR0.x))", "in:ATTR0.x"),
-    ("fsub-to-fadd", "(fsub in:ATTR0.x in:ATTR1.x)", "(fadd in:ATTR0.x (fneg in:ATTR1.x))"),
+    (
+        "fsub-to-fadd",
+        "(fsub in:ATTR0.x in:ATTR1.x)",
+        "(fadd in:ATTR0.x (fneg in:ATTR1.x))",
+    ),
     (
         "ffma-unfuse",
         "(ffma in:ATTR0.x in:ATTR1.x in:ATTR2.x)",
@@ -38,12 +102,36 @@ const CASES: &[(&str, &str, &str)] = &[
     ("imul-one", "(imul in:ATTR0.x 1i32)", "in:ATTR0.x"),
     ("ior-zero", "(ior in:ATTR0.x 0i32)", "in:ATTR0.x"),
     ("ixor-zero", "(ixor in:ATTR0.x 0i32)", "in:ATTR0.x"),
-    ("isub-to-iadd", "(isub in:ATTR0.x in:ATTR1.x)", "(iadd in:ATTR0.x (ineg in:ATTR1.x))"),
-    ("bcsel-same", "(bcsel (flt in:ATTR0.x in:ATTR1.x) in:ATTR2.x in:ATTR2.x)", "in:ATTR2.x"),
-    ("bcsel-true", "(bcsel true in:ATTR0.x in:ATTR1.x)", "in:ATTR0.x"),
-    ("bcsel-false", "(bcsel false in:ATTR0.x in:ATTR1.x)", "in:ATTR1.x"),
-    ("bcsel-undef-else", "(bcsel (flt in:ATTR0.x in:ATTR1.x) in:ATTR2.x undef32)", "in:ATTR2.x"),
-    ("bcsel-undef-then", "(bcsel (flt in:ATTR0.x in:ATTR1.x) undef32 in:ATTR2.x)", "in:ATTR2.x"),
+    (
+        "isub-to-iadd",
+        "(isub in:ATTR0.x in:ATTR1.x)",
+        "(iadd in:ATTR0.x (ineg in:ATTR1.x))",
+    ),
+    (
+        "bcsel-same",
+        "(bcsel (flt in:ATTR0.x in:ATTR1.x) in:ATTR2.x in:ATTR2.x)",
+        "in:ATTR2.x",
+    ),
+    (
+        "bcsel-true",
+        "(bcsel true in:ATTR0.x in:ATTR1.x)",
+        "in:ATTR0.x",
+    ),
+    (
+        "bcsel-false",
+        "(bcsel false in:ATTR0.x in:ATTR1.x)",
+        "in:ATTR1.x",
+    ),
+    (
+        "bcsel-undef-else",
+        "(bcsel (flt in:ATTR0.x in:ATTR1.x) in:ATTR2.x undef32)",
+        "in:ATTR2.x",
+    ),
+    (
+        "bcsel-undef-then",
+        "(bcsel (flt in:ATTR0.x in:ATTR1.x) undef32 in:ATTR2.x)",
+        "in:ATTR2.x",
+    ),
     (
         "bcsel-undef-else16",
         "(bcsel (flt in:ATTR0.x in:ATTR1.x) (f2f16 in:ATTR2.x) undef16)",
@@ -60,8 +148,16 @@ const CASES: &[(&str, &str, &str)] = &[
 /// propagation limit).
 const NON_CASES: &[(&str, &str, &str)] = &[
     ("fadd-zero", "(fadd.exact in:ATTR0.x 0f32)", "in:ATTR0.x"),
-    ("ffma-unfuse", "(ffma.exact in:ATTR0.x in:ATTR1.x in:ATTR2.x)", "(fadd.exact (fmul.exact in:ATTR0.x in:ATTR1.x) in:ATTR2.x)"),
-    ("propagate-free", "(xfer flat (fpow (fpow uniform:0 uniform:1) uniform:1))", "(fpow (fpow uniform:0 uniform:1) uniform:1)"),
+    (
+        "ffma-unfuse",
+        "(ffma.exact in:ATTR0.x in:ATTR1.x in:ATTR2.x)",
+        "(fadd.exact (fmul.exact in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
+    ),
+    (
+        "propagate-free",
+        "(xfer flat (fpow (fpow uniform:0 uniform:1) uniform:1))",
+        "(fpow (fpow uniform:0 uniform:1) uniform:1)",
+    ),
     ("propagate-free", "(xfer flat in:ATTR0.x)", "in:ATTR0.x"),
 ];
 
@@ -134,7 +230,9 @@ fn an_unsound_rule_is_caught_by_the_interpreter() {
     // Interpolation does not commute with a product of two interpolated values.
     let bad = "(rule bad (fmul (xfer persp.center ?a) (xfer persp.center ?b)) \
                (xfer persp.center (fmul ?a ?b)))";
-    let opts = Options::new().extra_rules("bad.rules", bad).expect("rule parses");
+    let opts = Options::new()
+        .extra_rules("bad.rules", bad)
+        .expect("rule parses");
     let unsound = optimize(&p, &opts).expect("optimizes");
     // The law saves a varying, so extraction takes it ...
     assert_eq!(unsound.report.after.components, 1);

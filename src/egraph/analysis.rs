@@ -51,7 +51,11 @@ fn fold(egraph: &VGraph, op: AluOp, children: &[Id]) -> Option<u32> {
     let data = |id: Id| &egraph[id].data;
     if op == AluOp::BCsel {
         let cond = data(*children.first()?).konst?;
-        let pick = if cond & 1 == 1 { children.get(1) } else { children.get(2) };
+        let pick = if cond & 1 == 1 {
+            children.get(1)
+        } else {
+            children.get(2)
+        };
         return data(*pick?).konst;
     }
     let mut vals = Vec::with_capacity(children.len());
@@ -80,9 +84,9 @@ fn make_alu(egraph: &VGraph, op: AluOp, children: &[Id]) -> VData {
     let kids: Vec<&VData> = children.iter().map(|c| &egraph[*c].data).collect();
     let sizes: Option<Vec<BitSize>> = kids.iter().map(|k| k.bits).collect();
     let bits = sizes.and_then(|s| op.result_bits(&s).ok());
-    let free_cost = kids
-        .iter()
-        .try_fold(op.default_cost(), |acc, k| Some(acc.saturating_add(k.free_cost?)));
+    let free_cost = kids.iter().try_fold(op.default_cost(), |acc, k| {
+        Some(acc.saturating_add(k.free_cost?))
+    });
     VData {
         konst: fold(egraph, op, children),
         bits,

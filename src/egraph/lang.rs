@@ -159,9 +159,14 @@ impl Language for VNode {
     fn matches(&self, other: &Self) -> bool {
         let same_children = self.children().len() == other.children().len();
         let same_op = match (self, other) {
-            (VNode::Alu { op: a, exact: x, .. }, VNode::Alu { op: b, exact: y, .. }) => {
-                a == b && x == y
-            }
+            (
+                VNode::Alu {
+                    op: a, exact: x, ..
+                },
+                VNode::Alu {
+                    op: b, exact: y, ..
+                },
+            ) => a == b && x == y,
             (VNode::Ubo { block: a, .. }, VNode::Ubo { block: b, .. }) => a == b,
             (VNode::Mode(a, _), VNode::Mode(b, _)) => a == b,
             (VNode::Emits(_), VNode::Emits(_)) | (VNode::Xfer(_), VNode::Xfer(_)) => true,
@@ -334,7 +339,8 @@ impl FromOp for VNode {
 
     fn from_op(op: &str, children: Vec<Id>) -> Result<VNode, BadOp> {
         let found = children.len();
-        let arity_err = |want: usize| BadOp(format!("`{op}` takes {want} operand(s), found {found}"));
+        let arity_err =
+            |want: usize| BadOp(format!("`{op}` takes {want} operand(s), found {found}"));
         let (name, exact) = match op.strip_suffix(".exact") {
             Some(base) => (base, true),
             None => (op, false),
@@ -422,8 +428,14 @@ mod tests {
     fn constants_keep_their_bits() {
         let c = parse_const("1f32").unwrap();
         assert_eq!(c.as_const(), Some((BitSize::B32, 0x3f80_0000)));
-        assert_eq!(parse_const("1f16").unwrap().as_const(), Some((BitSize::B16, 0x3c00)));
-        assert_eq!(parse_const("-1i32").unwrap().as_const(), Some((BitSize::B32, u32::MAX)));
+        assert_eq!(
+            parse_const("1f16").unwrap().as_const(),
+            Some((BitSize::B16, 0x3c00))
+        );
+        assert_eq!(
+            parse_const("-1i32").unwrap().as_const(),
+            Some((BitSize::B32, u32::MAX))
+        );
         assert_eq!(const_name(BitSize::B32, 5), "5i32");
     }
 }

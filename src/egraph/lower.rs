@@ -12,8 +12,8 @@ use egg::Id;
 use super::analysis::{VAnalysis, VGraph};
 use super::lang::{Side, VNode, XferMode};
 use crate::ir::{
-    BitSize, Block, Half, Indirect, InstKind, InterpLoc, IoSlot, Pipeline, Shader, Slot,
-    SlotClass, Stage, Stmt, SystemValue, Value,
+    BitSize, Block, Half, Indirect, InstKind, InterpLoc, IoSlot, Pipeline, Shader, Slot, SlotClass,
+    Stage, Stmt, SystemValue, Value,
 };
 
 /// How the optimizer may treat a slot in this pair (reference/000 §1).
@@ -224,7 +224,13 @@ impl ProducerWalk<'_> {
         env.insert(io, self.term(value));
     }
 
-    fn select(&mut self, cond: Value, io: IoSlot, a: Option<Option<Id>>, b: Option<Option<Id>>) -> Option<Id> {
+    fn select(
+        &mut self,
+        cond: Value,
+        io: IoSlot,
+        a: Option<Option<Id>>,
+        b: Option<Option<Id>>,
+    ) -> Option<Id> {
         let mut side = |t: Option<Option<Id>>| match t {
             Some(t) => t,
             None => Some(self.g.add(VNode::Undef(io_bits(io)))),
@@ -257,7 +263,8 @@ impl ProducerWalk<'_> {
                     self.walk(else_body, &mut e, depth + 1, in_loop);
                     let keys: BTreeSet<IoSlot> = t.keys().chain(e.keys()).copied().collect();
                     for io in keys {
-                        let merged = self.select(*cond, io, t.get(&io).copied(), e.get(&io).copied());
+                        let merged =
+                            self.select(*cond, io, t.get(&io).copied(), e.get(&io).copied());
                         env.insert(io, merged);
                     }
                     for phi in phis {
@@ -297,7 +304,14 @@ impl ProducerWalk<'_> {
         top.then(|| self.g.add(VNode::Opaque { value: v.0, bits }))
     }
 
-    fn inst(&mut self, kind: &InstKind, result: Option<Value>, env: &mut Env, depth: usize, in_loop: bool) {
+    fn inst(
+        &mut self,
+        kind: &InstKind,
+        result: Option<Value>,
+        env: &mut Env,
+        depth: usize,
+        in_loop: bool,
+    ) {
         let tcs = self.shader.stage() == Stage::TessCtrl;
         match kind {
             InstKind::StoreOutput {
@@ -308,13 +322,15 @@ impl ProducerWalk<'_> {
                 ..
             } => {
                 if let Some(ind) = indirect {
-                    self.pins.pin_indirect(slot.slot, ind, "indirectly indexed store");
+                    self.pins
+                        .pin_indirect(slot.slot, ind, "indirectly indexed store");
                 }
                 if xfb.is_some() {
                     self.xfb.insert(*slot);
                 }
                 if tcs && !slot.slot.is_patch() {
-                    self.pins.pin(*slot, "TCS store_output of a per-vertex slot");
+                    self.pins
+                        .pin(*slot, "TCS store_output of a per-vertex slot");
                 }
                 self.store(env, *slot, *value, in_loop);
             }
@@ -325,10 +341,12 @@ impl ProducerWalk<'_> {
                 indirect,
             } => {
                 if let Some(ind) = indirect {
-                    self.pins.pin_indirect(slot.slot, ind, "indirectly indexed store");
+                    self.pins
+                        .pin_indirect(slot.slot, ind, "indirectly indexed store");
                 }
                 if !self.invocation_ids.contains(vertex) {
-                    self.pins.pin_slot(slot.slot, "per-vertex store not at invocation_id");
+                    self.pins
+                        .pin_slot(slot.slot, "per-vertex store not at invocation_id");
                 }
                 self.store(env, *slot, *value, in_loop);
             }
@@ -353,7 +371,8 @@ impl ProducerWalk<'_> {
 fn invocation_ids(shader: &Shader) -> BTreeSet<Value> {
     let mut out = BTreeSet::new();
     shader.for_each_inst(|i| {
-        if let (InstKind::LoadSystemValue(SystemValue::InvocationId), Some(r)) = (&i.kind, i.result) {
+        if let (InstKind::LoadSystemValue(SystemValue::InvocationId), Some(r)) = (&i.kind, i.result)
+        {
             out.insert(r);
         }
     });
@@ -390,7 +409,8 @@ fn lower_producer(shader: &Shader, g: &mut Graph, pins: &mut Pins) -> ProducerMo
             env.get(&io).copied().flatten()
         };
         if term.is_none() {
-            w.pins.pin(io, "stored value not expressible at the output point");
+            w.pins
+                .pin(io, "stored value not expressible at the output point");
         }
         outputs.insert(io, term);
     }
@@ -440,7 +460,12 @@ fn qualifier(kind: &InstKind) -> Option<(IoSlot, String, Option<&Indirect>)> {
 
 /// Pins the consumer forces: indirect reads, at_offset/at_sample, mixed qualifiers,
 /// and slots whose role keeps their loads.
-fn consumer_pins(p: &Pipeline, prod: &ProducerModel, g: &Graph, pins: &mut Pins) -> BTreeSet<IoSlot> {
+fn consumer_pins(
+    p: &Pipeline,
+    prod: &ProducerModel,
+    g: &Graph,
+    pins: &mut Pins,
+) -> BTreeSet<IoSlot> {
     let consumer = p.consumer.stage();
     let mut quals: BTreeMap<IoSlot, BTreeSet<String>> = BTreeMap::new();
     let mut read = BTreeSet::new();
@@ -486,7 +511,13 @@ fn consumer_pins(p: &Pipeline, prod: &ProducerModel, g: &Graph, pins: &mut Pins)
                     s => s,
                 };
                 pins.pin(*io, "colour input");
-                pins.pin(IoSlot { slot: partner, ..*io }, "colour input");
+                pins.pin(
+                    IoSlot {
+                        slot: partner,
+                        ..*io
+                    },
+                    "colour input",
+                );
             }
             _ => {}
         }
@@ -501,7 +532,11 @@ fn color_is_unit_constant(prod: &ProducerModel, g: &Graph, io: IoSlot) -> bool {
         Slot::Col(n) => (Slot::Col(n), Slot::Bfc(n)),
         _ => return false,
     };
-    let front = prod.outputs.get(&IoSlot { slot: col, ..io }).copied().flatten();
+    let front = prod
+        .outputs
+        .get(&IoSlot { slot: col, ..io })
+        .copied()
+        .flatten();
     let back = prod.outputs.get(&IoSlot { slot: bfc, ..io }).copied();
     let Some(front) = front else {
         return !prod.stored.contains(&IoSlot { slot: bfc, ..io });
@@ -549,8 +584,14 @@ impl ConsumerWalk<'_> {
             (Role::SysVal, _) if matches!(io.slot, Slot::Layer | Slot::Viewport) => {
                 Some(VNode::Const { bits, value: 0 })
             }
-            (Role::Tex, 2) => Some(VNode::Const { bits, value: crate::ir::from_f32(0.0, bits) }),
-            (Role::Tex, 3) => Some(VNode::Const { bits, value: crate::ir::from_f32(1.0, bits) }),
+            (Role::Tex, 2) => Some(VNode::Const {
+                bits,
+                value: crate::ir::from_f32(0.0, bits),
+            }),
+            (Role::Tex, 3) => Some(VNode::Const {
+                bits,
+                value: crate::ir::from_f32(1.0, bits),
+            }),
             _ => Some(VNode::Undef(bits)),
         };
         if role(io.slot, consumer) == Role::Color && written {
@@ -612,7 +653,10 @@ impl ConsumerWalk<'_> {
             InstKind::Alu { op, exact, srcs } => VNode::Alu {
                 op: *op,
                 exact: *exact,
-                children: srcs.iter().map(|s| self.term(*s)).collect::<Option<Vec<Id>>>()?,
+                children: srcs
+                    .iter()
+                    .map(|s| self.term(*s))
+                    .collect::<Option<Vec<Id>>>()?,
             },
             InstKind::LoadUniform { index } => VNode::Uniform(*index),
             InstKind::LoadUbo { block, offset } => VNode::Ubo {
@@ -638,7 +682,11 @@ impl ConsumerWalk<'_> {
             if let Some(id) = t {
                 self.region.insert(r);
                 if let Some((io, _, _)) = qualifier(&inst.kind) {
-                    self.loads.push(InputLoad { value: r, slot: io, class: id });
+                    self.loads.push(InputLoad {
+                        value: r,
+                        slot: io,
+                        class: id,
+                    });
                 }
             }
             if let Some(slot) = self.terms.get_mut(r.index()) {

@@ -11,4 +11,6 @@ pub(crate) mod sexp;
 pub use analysis::{VAnalysis, VData, VGraph};
 pub use lang::{Side, VNode, XferMode};
 pub use rules::{Cond, RuleDef, RuleSet};
-pub use saturate::{Budgets, Scheduler, Stop, DEFAULT_ITER_LIMIT, DEFAULT_NODE_LIMIT, DEFAULT_TIME_LIMIT};
+pub use saturate::{
+    Budgets, Scheduler, Stop, DEFAULT_ITER_LIMIT, DEFAULT_NODE_LIMIT, DEFAULT_TIME_LIMIT,
+};

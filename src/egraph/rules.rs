@@ -15,8 +15,14 @@ use crate::ir::{AluOp, SrcLoc};
 
 /// The shipped rule files, in load order: (file name, text).
 pub const DEFAULT_RULE_FILES: &[(&str, &str)] = &[
-    ("rules/propagate.rules", include_str!("../../rules/propagate.rules")),
-    ("rules/algebra.rules", include_str!("../../rules/algebra.rules")),
+    (
+        "rules/propagate.rules",
+        include_str!("../../rules/propagate.rules"),
+    ),
+    (
+        "rules/algebra.rules",
+        include_str!("../../rules/algebra.rules"),
+    ),
     ("rules/dedup.rules", include_str!("../../rules/dedup.rules")),
 ];
 
@@ -158,8 +164,13 @@ fn pattern(file: &str, s: &Sexp) -> Result<Pattern<VNode>, Error> {
 
 fn var(file: &str, s: &Sexp) -> Result<Var, Error> {
     let text = s.atom().filter(|a| a.starts_with('?'));
-    text.and_then(|t| Var::from_str(t).ok())
-        .ok_or_else(|| err(file, s.loc(), format!("expected a pattern variable, found `{s}`")))
+    text.and_then(|t| Var::from_str(t).ok()).ok_or_else(|| {
+        err(
+            file,
+            s.loc(),
+            format!("expected a pattern variable, found `{s}`"),
+        )
+    })
 }
 
 fn cond(file: &str, s: &Sexp) -> Result<Cond, Error> {
@@ -173,7 +184,10 @@ fn cond(file: &str, s: &Sexp) -> Result<Cond, Error> {
         if args.len() == n {
             Ok(())
         } else {
-            let msg = format!("condition `{name}` takes {n} variable(s), found {}", args.len());
+            let msg = format!(
+                "condition `{name}` takes {n} variable(s), found {}",
+                args.len()
+            );
             Err(err(file, s.loc(), msg))
         }
     };
@@ -211,7 +225,11 @@ fn check_bound(
     what: &str,
 ) -> Result<(), Error> {
     match used.iter().find(|v| !bound.contains(v)) {
-        Some(v) => Err(err(file, loc, format!("variable {v} in the {what} is not bound by the left-hand side"))),
+        Some(v) => Err(err(
+            file,
+            loc,
+            format!("variable {v} in the {what} is not bound by the left-hand side"),
+        )),
         None => Ok(()),
     }
 }
@@ -224,7 +242,11 @@ fn parse_rule(file: &str, s: &Sexp) -> Result<RuleDef, Error> {
         return Err(err(file, s.loc(), "expected `(rule NAME LHS RHS ...)`"));
     }
     if items.len() < 4 {
-        return Err(err(file, s.loc(), "a rule needs a name, a left-hand side and a right-hand side"));
+        return Err(err(
+            file,
+            s.loc(),
+            "a rule needs a name, a left-hand side and a right-hand side",
+        ));
     }
     let name = items[1]
         .atom()
@@ -232,7 +254,11 @@ fn parse_rule(file: &str, s: &Sexp) -> Result<RuleDef, Error> {
         .ok_or_else(|| err(file, items[1].loc(), "the rule name must be a plain word"))?;
     let (lhs_s, rhs_s) = (&items[2], &items[3]);
     if lhs_s.atom().is_some_and(|a| a.starts_with('?')) {
-        return Err(err(file, lhs_s.loc(), "the left-hand side must not be a bare variable"));
+        return Err(err(
+            file,
+            lhs_s.loc(),
+            "the left-hand side must not be a bare variable",
+        ));
     }
     let lhs = pattern(file, lhs_s)?;
     let rhs = pattern(file, rhs_s)?;
@@ -248,17 +274,37 @@ fn parse_rule(file: &str, s: &Sexp) -> Result<RuleDef, Error> {
                 }
             }
             _ => {
-                let msg = format!("unexpected `{extra}`, expected `(if ...)`, `bidirectional` or `inexact`");
+                let msg = format!(
+                    "unexpected `{extra}`, expected `(if ...)`, `bidirectional` or `inexact`"
+                );
                 return Err(err(file, extra.loc(), msg));
             }
         }
     }
     let cond_vars: Vec<Var> = conds.iter().flat_map(Cond::vars).collect();
-    check_bound(file, rhs_s.loc(), &lhs.vars(), &rhs.vars(), "right-hand side")?;
+    check_bound(
+        file,
+        rhs_s.loc(),
+        &lhs.vars(),
+        &rhs.vars(),
+        "right-hand side",
+    )?;
     check_bound(file, s.loc(), &lhs.vars(), &cond_vars, "conditions")?;
     if bidirectional {
-        check_bound(file, lhs_s.loc(), &rhs.vars(), &lhs.vars(), "left-hand side of a bidirectional rule (read right to left)")?;
-        check_bound(file, s.loc(), &rhs.vars(), &cond_vars, "conditions of a bidirectional rule")?;
+        check_bound(
+            file,
+            lhs_s.loc(),
+            &rhs.vars(),
+            &lhs.vars(),
+            "left-hand side of a bidirectional rule (read right to left)",
+        )?;
+        check_bound(
+            file,
+            s.loc(),
+            &rhs.vars(),
+            &cond_vars,
+            "conditions of a bidirectional rule",
+        )?;
     }
     let exact_variant = if inexact {
         None
@@ -348,8 +394,8 @@ impl RuleSet {
                     condition: Conds(r.conds.clone()),
                     applier: rhs.clone(),
                 };
-                let rw = Rewrite::new(name, l.clone(), applier)
-                    .map_err(|m| err(&r.file, r.loc, m))?;
+                let rw =
+                    Rewrite::new(name, l.clone(), applier).map_err(|m| err(&r.file, r.loc, m))?;
                 out.push(rw);
                 Ok::<(), Error>(())
             };
@@ -403,7 +449,9 @@ mod tests {
             rule_err("; x\n(rule a (fadd ?x) ?x)"),
             "t.rules:2:9: error: bad pattern `(fadd ?x)`: `fadd` takes 2 operand(s), found 1"
         );
-        assert!(rule_err("(rule a (fadd ?x ?y)\n  ?z)").starts_with("t.rules:2:3: error: variable ?z"));
+        assert!(
+            rule_err("(rule a (fadd ?x ?y)\n  ?z)").starts_with("t.rules:2:3: error: variable ?z")
+        );
         assert!(rule_err("(rule a (fneg ?x) ?x (if (shiny ?x)))")
             .starts_with("t.rules:1:27: error: unknown condition `shiny`"));
         assert!(rule_err("(rule a (fneg ?x) ?x (if (free ?y)))")
@@ -413,7 +461,8 @@ mod tests {
         assert!(rule_err("(rule a (fmul ?x 0f32) 0f32 bidirectional)")
             .starts_with("t.rules:1:9: error: variable ?x in the left-hand side"));
         assert!(rule_err("(rule a (fneg ?x)").starts_with("t.rules:1:1: error: unclosed"));
-        assert!(rule_err("(rule a (fneg ?x) ?x sideways)").starts_with("t.rules:1:22: error: unexpected"));
+        assert!(rule_err("(rule a (fneg ?x) ?x sideways)")
+            .starts_with("t.rules:1:22: error: unexpected"));
     }
 
     #[test]

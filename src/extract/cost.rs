@@ -172,7 +172,11 @@ impl CostModel {
             [one] => one,
             [] => return Err(perr(file, SrcLoc { line: 1, col: 1 }, "empty profile file")),
             [_, second, ..] => {
-                return Err(perr(file, second.loc(), "a profile file holds one `(profile ...)`"))
+                return Err(perr(
+                    file,
+                    second.loc(),
+                    "a profile file holds one `(profile ...)`",
+                ))
             }
         };
         let list = top
@@ -192,9 +196,13 @@ impl CostModel {
     }
 
     fn apply(&mut self, file: &str, entry: &Sexp) -> Result<(), Error> {
-        let items = entry
-            .list()
-            .ok_or_else(|| perr(file, entry.loc(), format!("expected `(KEY VALUE)`, found `{entry}`")))?;
+        let items = entry.list().ok_or_else(|| {
+            perr(
+                file,
+                entry.loc(),
+                format!("expected `(KEY VALUE)`, found `{entry}`"),
+            )
+        })?;
         let key = items.first().and_then(Sexp::atom).unwrap_or("");
         let arg = |i: usize| -> Result<&Sexp, Error> {
             items
@@ -202,13 +210,24 @@ impl CostModel {
                 .ok_or_else(|| perr(file, entry.loc(), format!("`{key}` is missing a value")))
         };
         if items.len() > 3 || (items.len() == 3 && !matches!(key, "weight" | "limit" | "base")) {
-            return Err(perr(file, entry.loc(), format!("too many values for `{key}`")));
+            return Err(perr(
+                file,
+                entry.loc(),
+                format!("too many values for `{key}`"),
+            ));
         }
         match key {
             "base" => {
                 let b = arg(1)?;
                 let base = b.atom().and_then(CostModel::named).ok_or_else(|| {
-                    perr(file, b.loc(), format!("unknown base profile `{b}`, expected one of: {}", PROFILE_NAMES.join(", ")))
+                    perr(
+                        file,
+                        b.loc(),
+                        format!(
+                            "unknown base profile `{b}`, expected one of: {}",
+                            PROFILE_NAMES.join(", ")
+                        ),
+                    )
                 })?;
                 *self = CostModel {
                     name: self.name.clone(),
@@ -222,14 +241,21 @@ impl CostModel {
             "stage-slot-per-vertex" => self.stage_slot_per_vertex = number(file, arg(1)?)?,
             "weight" => {
                 let (stage, value) = (arg(1)?, number(file, arg(2)?)?);
-                let slot = match stage.atom() {
-                    Some("producer") => &mut self.weight_producer,
-                    Some("fs") => &mut self.weight_fs,
-                    Some("gs") => &mut self.weight_gs,
-                    Some("tes") => &mut self.weight_tes,
-                    Some("tcs") => &mut self.weight_tcs,
-                    _ => return Err(perr(file, stage.loc(), format!("unknown stage `{stage}`, expected producer, fs, gs, tes or tcs"))),
-                };
+                let slot =
+                    match stage.atom() {
+                        Some("producer") => &mut self.weight_producer,
+                        Some("fs") => &mut self.weight_fs,
+                        Some("gs") => &mut self.weight_gs,
+                        Some("tes") => &mut self.weight_tes,
+                        Some("tcs") => &mut self.weight_tcs,
+                        _ => return Err(perr(
+                            file,
+                            stage.loc(),
+                            format!(
+                                "unknown stage `{stage}`, expected producer, fs, gs, tes or tcs"
+                            ),
+                        )),
+                    };
                 *slot = value;
             }
             "limit" => {
@@ -237,7 +263,10 @@ impl CostModel {
                 let value = if v.atom() == Some("unlimited") {
                     None
                 } else {
-                    Some(u32::try_from(number(file, v)?).map_err(|_| perr(file, v.loc(), "limit too large"))?)
+                    Some(
+                        u32::try_from(number(file, v)?)
+                            .map_err(|_| perr(file, v.loc(), "limit too large"))?,
+                    )
                 };
                 let slot = match stage.atom() {
                     Some("fs") => &mut self.limit_fs,
@@ -259,9 +288,13 @@ impl CostModel {
 }
 
 fn number(file: &str, s: &Sexp) -> Result<u64, Error> {
-    s.atom()
-        .and_then(|a| a.parse::<u64>().ok())
-        .ok_or_else(|| perr(file, s.loc(), format!("expected a non-negative integer, found `{s}`")))
+    s.atom().and_then(|a| a.parse::<u64>().ok()).ok_or_else(|| {
+        perr(
+            file,
+            s.loc(),
+            format!("expected a non-negative integer, found `{s}`"),
+        )
+    })
 }
 
 fn perr(file: &str, loc: SrcLoc, msg: impl Into<String>) -> Error {
@@ -275,7 +308,10 @@ mod tests {
     #[test]
     fn builtin_profiles_follow_the_design_table() {
         let g10 = CostModel::named("amd-gfx10").unwrap();
-        assert_eq!((g10.fs_slot, g10.interp_component, g10.flat_component), (8, 2, 1));
+        assert_eq!(
+            (g10.fs_slot, g10.interp_component, g10.flat_component),
+            (8, 2, 1)
+        );
         let g11 = CostModel::named("amd-gfx11").unwrap();
         assert_eq!((g11.interp_component, g11.flat_component), (3, 2));
         assert_eq!(g10.alu(AluOp::FPow, g10.weight_fs), Cost(36));
@@ -287,8 +323,14 @@ mod tests {
             invocations: 1,
         };
         assert_eq!(g10.propagation_limit(&gs_lines), Some(20));
-        assert_eq!(g10.propagation_limit(&StageInfo::default_for(Stage::Geometry)), Some(14));
-        assert_eq!(g10.propagation_limit(&StageInfo::default_for(Stage::TessCtrl)), None);
+        assert_eq!(
+            g10.propagation_limit(&StageInfo::default_for(Stage::Geometry)),
+            Some(14)
+        );
+        assert_eq!(
+            g10.propagation_limit(&StageInfo::default_for(Stage::TessCtrl)),
+            None
+        );
     }
 
     #[test]
@@ -310,7 +352,8 @@ mod tests {
         assert!(e("(profile x (colour 3))").starts_with("p.cost:1:13: error: unknown profile key"));
         assert!(e("(profile x (weight vs 3))").starts_with("p.cost:1:20: error: unknown stage"));
         assert!(e("(profile x (base amd-gfx99))").starts_with("p.cost:1:18: error: unknown base"));
-        assert!(e("(profile x) (profile y)").starts_with("p.cost:1:13: error: a profile file holds one"));
+        assert!(e("(profile x) (profile y)")
+            .starts_with("p.cost:1:13: error: a profile file holds one"));
         assert!(e("(profile x (fs-slot 1 2))").starts_with("p.cost:1:12: error: too many values"));
         assert!(e("").starts_with("p.cost:1:1: error: empty"));
     }

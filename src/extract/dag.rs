@@ -224,7 +224,9 @@ pub fn varying_cost(model: &CostModel, consumer: &StageInfo, vars: &[VaryingKey]
         let per_slot = match (fs, kind) {
             (true, _) => model.fs_slot,
             (false, 3) => model.stage_slot_per_vertex,
-            (false, _) => model.stage_slot_per_vertex.saturating_mul(vertices(consumer)),
+            (false, _) => model
+                .stage_slot_per_vertex
+                .saturating_mul(vertices(consumer)),
         };
         cost += Cost(s) * per_slot;
     }
@@ -310,7 +312,12 @@ pub fn dag_cost(p: &Problem<'_>, sel: &Selection) -> DagCost {
 pub fn reachable(p: &Problem<'_>, sel: &Selection) -> Vec<(Id, Ctx)> {
     let mut seen = BTreeSet::new();
     let mut order = vec![];
-    let mut stack: Vec<(Id, Ctx)> = p.roots.iter().rev().map(|r| (p.egraph.find(*r), Ctx::C)).collect();
+    let mut stack: Vec<(Id, Ctx)> = p
+        .roots
+        .iter()
+        .rev()
+        .map(|r| (p.egraph.find(*r), Ctx::C))
+        .collect();
     while let Some(key) = stack.pop() {
         if !seen.insert(key) {
             continue;
@@ -350,7 +357,8 @@ fn greedy(p: &Problem<'_>) -> Selection {
                     if !valid(g, id, node, ctx) {
                         continue;
                     }
-                    let own = alu_cost(p.model, p.consumer.stage(), node, ctx) + xfer_estimate(p, node);
+                    let own =
+                        alu_cost(p.model, p.consumer.stage(), node, ctx) + xfer_estimate(p, node);
                     let mut total = (own, 1u64);
                     let mut ok = true;
                     for (i, ch) in node.children().iter().enumerate() {
@@ -422,7 +430,9 @@ impl Extractor for DagExtractor {
         let mut start = base.clone();
         if let Some(seed) = &p.seed {
             let mut seeded = base.clone();
-            seeded.choice.extend(seed.choice.iter().map(|(k, v)| (*k, v.clone())));
+            seeded
+                .choice
+                .extend(seed.choice.iter().map(|(k, v)| (*k, v.clone())));
             if dag_cost(p, &seeded).total < dag_cost(p, &base).total {
                 start = seeded;
             }
@@ -440,7 +450,9 @@ pub fn seed_from(g: &VGraph, original: &[(VNode, Id)]) -> Selection {
         let class = g.find(*id);
         for ctx in [Ctx::P, Ctx::C] {
             if valid(g, class, &canon, ctx) {
-                sel.choice.entry((class, ctx)).or_insert_with(|| canon.clone());
+                sel.choice
+                    .entry((class, ctx))
+                    .or_insert_with(|| canon.clone());
             }
         }
     }
