@@ -242,3 +242,87 @@ fn an_unsound_rule_is_caught_by_the_interpreter() {
         other => panic!("the unsound rule went unnoticed: {other:?}"),
     }
 }
+
+/// Whether the rules in `text` join `a` and `b` (with the given propagation limit).
+fn joins_with(text: &str, a: &str, b: &str) -> bool {
+    let rules = RuleSet::parse("cond.rules", text).expect("rules parse");
+    let mut g = VGraph::new(VAnalysis {
+        propagation_limit: Some(12),
+        producer_is_gs: false,
+    });
+    let ea: RecExpr<VNode> = a.parse().expect("left side parses");
+    let eb: RecExpr<VNode> = b.parse().expect("right side parses");
+    let (ia, ib) = (g.add_expr(&ea), g.add_expr(&eb));
+    g.rebuild();
+    let runner = Runner::default()
+        .with_egraph(g)
+        .with_iter_limit(4)
+        .run(&rules.rewrites().expect("rewrites build"));
+    runner.egraph.find(ia) == runner.egraph.find(ib)
+}
+
+#[test]
+fn conditions_gate_rules() {
+    // A deliberately odd law, so only the condition decides whether it fires.
+    let rule = |cond: &str| format!("(rule r (fabs ?x) (fneg ?x) (if {cond}))");
+    let (attr, unif) = ("(fabs in:ATTR0.x)", "(fabs uniform:0)");
+    let (attr_n, unif_n) = ("(fneg in:ATTR0.x)", "(fneg uniform:0)");
+    assert!(joins_with(&rule("(free ?x)"), unif, unif_n));
+    assert!(!joins_with(&rule("(free ?x)"), attr, attr_n));
+    assert!(joins_with(
+        &rule("(const ?x)"),
+        "(fabs 2f32)",
+        "(fneg 2f32)"
+    ));
+    assert!(!joins_with(&rule("(const ?x)"), unif, unif_n));
+    assert!(joins_with(
+        &rule("(convergent-p ?x)"),
+        "(fabs psv:instance_id)",
+        "(fneg psv:instance_id)"
+    ));
+    assert!(!joins_with(
+        &rule("(convergent-p ?x)"),
+        "(fabs psv:vertex_id)",
+        "(fneg psv:vertex_id)"
+    ));
+    assert!(joins_with(
+        &rule("(convergent-c ?x)"),
+        "(fabs (xfer flat in:ATTR0.x))",
+        "(fneg (xfer flat in:ATTR0.x))"
+    ));
+    assert!(!joins_with(
+        &rule("(convergent-c ?x)"),
+        "(fabs (xfer persp.center in:ATTR0.x))",
+        "(fneg (xfer persp.center in:ATTR0.x))"
+    ));
+    let interp = "(rule r (xfer ?m ?p) (fneg (xfer ?m ?p)) (if (interpolated ?m)))";
+    assert!(joins_with(
+        interp,
+        "(xfer linear.centroid in:ATTR0.x)",
+        "(fneg (xfer linear.centroid in:ATTR0.x))"
+    ));
+    assert!(!joins_with(
+        interp,
+        "(xfer flat in:ATTR0.x)",
+        "(fneg (xfer flat in:ATTR0.x))"
+    ));
+    let bits = "(rule r (bcsel ?c ?a ?b) ?a (if (same-bits ?a ?c)))";
+    assert!(joins_with(bits, "(bcsel true true false)", "true"));
+    assert!(!joins_with(
+        bits,
+        "(bcsel (flt in:ATTR0.x 0f32) in:ATTR1.x in:ATTR2.x)",
+        "in:ATTR1.x"
+    ));
+}
+
+#[test]
+fn a_stopping_budget_is_reported_and_the_result_stays_correct() {
+    let p = varysat::text::parse(PRODUCT, Some("product.pair")).expect("parses");
+    // fadd-comm/fmul-comm keep adding nodes for one iteration at least.
+    let out = optimize(&p, &Options::new().iter_limit(1)).expect("optimizes");
+    assert_eq!(out.report.stop_reason, "iteration-limit (1)");
+    assert!(check_equivalent(&p, &out.pipeline, &EquivConfig::default()).is_ok());
+    let out = optimize(&p, &Options::new().node_limit(1)).expect("optimizes");
+    assert_eq!(out.report.stop_reason, "node-limit (1)");
+    assert!(check_equivalent(&p, &out.pipeline, &EquivConfig::default()).is_ok());
+}

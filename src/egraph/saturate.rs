@@ -109,8 +109,9 @@ pub fn saturate(
     let runner = runner.run(rules);
     let stop = match &runner.stop_reason {
         Some(StopReason::Saturated) | None => Stop::Saturated,
-        Some(StopReason::IterationLimit(n)) => Stop::IterationLimit(*n),
-        Some(StopReason::NodeLimit(n)) => Stop::NodeLimit(*n),
+        // egg reports what it saw; the report names the budget that was exceeded.
+        Some(StopReason::IterationLimit(_)) => Stop::IterationLimit(budgets.iterations),
+        Some(StopReason::NodeLimit(_)) => Stop::NodeLimit(budgets.nodes),
         Some(StopReason::TimeLimit(_)) => Stop::TimeLimit(budgets.time),
         Some(StopReason::Other(s)) => Stop::Other(s.clone()),
     };

@@ -241,21 +241,22 @@ impl CostModel {
             "stage-slot-per-vertex" => self.stage_slot_per_vertex = number(file, arg(1)?)?,
             "weight" => {
                 let (stage, value) = (arg(1)?, number(file, arg(2)?)?);
-                let slot =
-                    match stage.atom() {
-                        Some("producer") => &mut self.weight_producer,
-                        Some("fs") => &mut self.weight_fs,
-                        Some("gs") => &mut self.weight_gs,
-                        Some("tes") => &mut self.weight_tes,
-                        Some("tcs") => &mut self.weight_tcs,
-                        _ => return Err(perr(
+                let slot = match stage.atom() {
+                    Some("producer") => &mut self.weight_producer,
+                    Some("fs") => &mut self.weight_fs,
+                    Some("gs") => &mut self.weight_gs,
+                    Some("tes") => &mut self.weight_tes,
+                    Some("tcs") => &mut self.weight_tcs,
+                    _ => {
+                        return Err(perr(
                             file,
                             stage.loc(),
                             format!(
                                 "unknown stage `{stage}`, expected producer, fs, gs, tes or tcs"
                             ),
-                        )),
-                    };
+                        ))
+                    }
+                };
                 *slot = value;
             }
             "limit" => {
