@@ -42,6 +42,8 @@ struct Builder<'a> {
     /// Index of the GS emit being stored, if any.
     emit_index: Option<usize>,
     invocation_id: Option<Value>,
+    /// Top-level producer loads that can stand for a leaf node instead of a new load.
+    leaves: BTreeMap<VNode, Value>,
 }
 
 /// Emission failures are internal inconsistencies; `optimize` answers them by keeping
@@ -99,6 +101,15 @@ impl Builder<'_> {
             .get(&key)
             .cloned()
             .ok_or_else(|| internal(format!("no choice for class {}", key.0)))?;
+        let existing = self.leaves.get(&node).copied();
+        let reusable = existing.filter(|v| self.available.is_none_or(|a| a.contains(&v.0)));
+        let node = match reusable {
+            Some(v) => VNode::Opaque {
+                value: v.0,
+                bits: self.bits_of(key.0),
+            },
+            None => node,
+        };
         if let VNode::Opaque { value, .. } = node {
             if self.available.is_some_and(|a| !a.contains(&value)) {
                 return Err(internal(format!(
@@ -252,6 +263,7 @@ pub fn emit_consumer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
         available: None,
         emit_index: None,
         invocation_id: None,
+        leaves: BTreeMap::new(),
     };
     for (v, id) in &input.lowered.roots {
         b.emit(*id, Ctx::C, Some(*v))?;
@@ -361,6 +373,7 @@ pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
     filter_stores(&mut shader.body, input.lowered, consumer);
     let stage = shader.stage();
     let mut names = names(&shader);
+    let leaves = top_level_leaves(&shader);
     let body = std::mem::take(&mut shader.body);
     let mut out = vec![];
     if stage == Stage::Geometry {
@@ -389,6 +402,7 @@ pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
     } else {
         out = body;
         let mut b = builder(input, &mut shader, &mut names, None, None);
+        b.leaves = leaves;
         b.store_all(stage)?;
         out.append(&mut b.out);
     }
@@ -412,7 +426,35 @@ fn builder<'a>(
         available,
         emit_index,
         invocation_id: None,
+        leaves: BTreeMap::new(),
     }
+}
+
+/// Loads at the producer's top level, by the leaf node they compute, so stores at the
+/// end reuse them rather than loading again.
+fn top_level_leaves(shader: &Shader) -> BTreeMap<VNode, Value> {
+    let mut out = BTreeMap::new();
+    for stmt in &shader.body {
+        let Stmt::Inst(Inst {
+            result: Some(r),
+            kind,
+            ..
+        }) = stmt
+        else {
+            continue;
+        };
+        let leaf = match kind {
+            InstKind::LoadInput {
+                slot,
+                indirect: None,
+            } => VNode::Input(*slot),
+            InstKind::LoadSystemValue(sv) => VNode::SysVal(crate::egraph::Side::Producer, *sv),
+            InstKind::LoadUniform { index } => VNode::Uniform(*index),
+            _ => continue,
+        };
+        out.entry(leaf).or_insert(*r);
+    }
+    out
 }
 
 fn top_level_defs(stmt: &Stmt, out: &mut BTreeSet<u32>) {

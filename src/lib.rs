@@ -17,6 +17,7 @@ pub mod extract;
 pub mod interpreter;
 pub mod optimize;
 pub mod pack;
+pub mod renumber;
 pub mod text;
 pub mod validate;
 pub use optimize::{optimize, Options, Outcome, Report};

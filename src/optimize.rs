@@ -313,8 +313,10 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
 fn emit_pair(p: &Pipeline, input: &EmitInput<'_>) -> Result<Pipeline, Error> {
     let mut producer = emit_producer(p, input)?;
     let mut consumer = emit_consumer(p, input)?;
-    remove_dead_code(&mut producer);
-    remove_dead_code(&mut consumer);
+    for shader in [&mut producer, &mut consumer] {
+        remove_dead_code(shader);
+        crate::renumber::renumber(shader);
+    }
     let out = Pipeline {
         producer,
         consumer,

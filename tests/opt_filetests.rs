@@ -10,7 +10,8 @@
 //! ; expect-stop: saturated
 //! ```
 //!
-//! Every file also checks that the output validates (no fallback), that the reference
+//! Every file also checks that the output validates (no fallback), prints and parses
+//! back to the same pipeline, that the reference
 //! interpreter sees the same observable behaviour as the input, that the varying slot
 //! count does not grow, and that optimizing the output again changes no counts.
 
@@ -63,6 +64,20 @@ fn check_file(path: &Path) -> Vec<String> {
     }
     if let Err(e) = check_equivalent(&pipeline, &outcome.pipeline, &EquivConfig::default()) {
         fail(format!("not equivalent to the input: {e}"));
+    }
+    let printed = varysat::text::print(&outcome.pipeline);
+    match varysat::text::parse(&printed, None) {
+        Ok(back) if varysat::text::print(&back) == printed => {
+            let mut stripped = back;
+            varysat::text::strip_locs(&mut stripped);
+            let mut original = outcome.pipeline.clone();
+            varysat::text::strip_locs(&mut original);
+            if stripped != original {
+                fail("the printed output does not parse back to the same pipeline".into());
+            }
+        }
+        Ok(_) => fail("printing the output is not a fixed point".into()),
+        Err(e) => fail(format!("the printed output does not parse: {e}")),
     }
     let mut expectations = 0;
     for line in text.lines().map(str::trim).filter(|l| l.starts_with(';')) {

@@ -8,7 +8,7 @@ use std::str::FromStr;
 use egg::{Condition, ConditionalApplier, Id, Pattern, Rewrite, Subst, Var};
 
 use super::analysis::{VAnalysis, VGraph};
-use super::lang::{VNode, XferMode};
+use super::lang::VNode;
 use super::sexp::{parse_all, Sexp};
 use crate::error::{Diagnostic, Error};
 use crate::ir::{AluOp, SrcLoc};
@@ -412,14 +412,6 @@ impl RuleSet {
         }
         Ok(out)
     }
-}
-
-/// True when the class holds a mode node of exactly this mode.
-pub fn class_has_mode(g: &VGraph, id: Id, mode: XferMode) -> bool {
-    g[id]
-        .nodes
-        .iter()
-        .any(|n| matches!(n, VNode::Mode(m, _) if *m == mode))
 }
 
 #[cfg(test)]
