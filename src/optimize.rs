@@ -255,17 +255,39 @@ fn problem<'a>(
     }
 }
 
+/// The model cost of the input as written: its ALU work (identical pure expressions
+/// counted once, as hash-consing does) plus one varying per original slot the consumer
+/// reads — not per e-class, which would already deduplicate.
+fn cost_as_written(l: &Lowered, p: &Pipeline, opts: &Options) -> Cost {
+    let g = &l.egraph;
+    let seed = seed_from(g, &l.original);
+    let alu = {
+        let prob = problem(g, l, p, opts, None);
+        let c = dag_cost(&prob, &seed);
+        c.producer_alu + c.consumer_alu
+    };
+    let mut per_slot: BTreeMap<(IoSlot, crate::extract::VaryingKind), crate::extract::VaryingKey> =
+        BTreeMap::new();
+    for ld in &l.loads {
+        let node = seed.choice.get(&(g.find(ld.class), Ctx::C));
+        if let Some(k) = node.and_then(|n| crate::extract::dag::varying_key(g, n)) {
+            let unique = Id::from(per_slot.len());
+            per_slot
+                .entry((ld.slot, k.kind))
+                .or_insert(crate::extract::VaryingKey { value: unique, ..k });
+        }
+    }
+    let vars: Vec<_> = per_slot.into_values().collect();
+    alu + crate::extract::dag::varying_cost(&opts.cost, &p.consumer.info, &vars).0
+}
+
 /// Optimizes the varyings of `p`.
 pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     let start = Instant::now();
     crate::validate::validate(p)?;
     let rewrites = opts.rules.rewrites()?;
     let lowered = lower(p, analysis_for(p, opts));
-    let cost_before = {
-        let seed = seed_from(&lowered.egraph, &lowered.original);
-        let prob = problem(&lowered.egraph, &lowered, p, opts, None);
-        dag_cost(&prob, &seed).total
-    };
+    let cost_before = cost_as_written(&lowered, p, opts);
     let (g, stats) = saturate(lowered.egraph.clone(), &rewrites, &opts.budgets);
     let seed = seed_from(&g, &lowered.original);
     let prob = problem(&g, &lowered, p, opts, Some(seed));
