@@ -275,16 +275,19 @@ pub fn emit_consumer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
     Ok(shader)
 }
 
-/// What happens to an original producer store.
+/// What happens to an original producer store: `None` drops it, `Some(nv)` keeps it
+/// and sets `no_varying` when `nv`.
 fn keep_store(l: &Lowered, consumer: Stage, io: IoSlot, xfb: bool) -> Option<bool> {
-    if l.pins.reason(io).is_some() {
+    if matches!(
+        role(io.slot, consumer),
+        Role::SysVal | Role::TessLevel | Role::NotVarying
+    ) {
+        return Some(!l.read.contains(&io));
+    }
+    if l.pins.reason(io).is_some() && l.needed.contains(&io) {
         return Some(false);
     }
-    match role(io.slot, consumer) {
-        Role::SysVal | Role::TessLevel | Role::NotVarying => Some(!l.read.contains(&io)),
-        _ if xfb => Some(true),
-        _ => None,
-    }
+    xfb.then_some(true)
 }
 
 /// Keeps the stores that must stay (setting `no_varying`), drops the rest.

@@ -433,16 +433,19 @@ fn fates(
         if r == Role::NotVarying {
             continue;
         }
-        let fate = if let Some(why) = l.pins.reason(io) {
-            Fate::Pinned(why.to_string())
-        } else if matches!(r, Role::SysVal | Role::TessLevel) && l.stored.contains(&io) {
+        let fate = if matches!(r, Role::SysVal | Role::TessLevel)
+            && l.stored.contains(&io)
+            && !l.read.contains(&io)
+        {
             Fate::NoVarying("not read by the consumer".into())
-        } else if !l.read.contains(&io) {
+        } else if l.stored.contains(&io) && !l.needed.contains(&io) {
             if l.xfb.contains(&io) {
                 Fate::NoVarying("transform feedback only".into())
             } else {
                 Fate::Removed("not read by the consumer".into())
             }
+        } else if let Some(why) = l.pins.reason(io) {
+            Fate::Pinned(why.to_string())
         } else {
             load_fate(l, g, sel, &live, slots, &mut owners, io)
         };

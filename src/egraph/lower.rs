@@ -121,6 +121,10 @@ pub struct Lowered {
     pub xfb: BTreeSet<IoSlot>,
     /// Every input component the consumer reads, in or out of the region.
     pub read: BTreeSet<IoSlot>,
+    /// Stored components whose stores someone reads: the consumer (directly or through
+    /// an indirect range) or the producer itself (`load_output`). Other stores of
+    /// pinned slots are dead and go.
+    pub needed: BTreeSet<IoSlot>,
     /// Pinned slots.
     pub pins: Pins,
     /// Every node lowering added, with its class: the as-written solution.
@@ -163,6 +167,18 @@ struct ProducerWalk<'a> {
     xfb: BTreeSet<IoSlot>,
     snapshots: Vec<Env>,
     dynamic_emit: bool,
+    /// Each store's component and the vec4 slots it may write.
+    ranges: Vec<(IoSlot, Vec<Slot>)>,
+    read_back: BTreeSet<Slot>,
+}
+
+fn range(io: IoSlot, indirect: &Option<Indirect>) -> Vec<Slot> {
+    match indirect {
+        Some(ind) => (0..ind.len as u32)
+            .filter_map(|i| io.slot.offset(i))
+            .collect(),
+        None => vec![io.slot],
+    }
 }
 
 impl ProducerWalk<'_> {
@@ -321,6 +337,7 @@ impl ProducerWalk<'_> {
                 xfb,
                 ..
             } => {
+                self.ranges.push((*slot, range(*slot, indirect)));
                 if let Some(ind) = indirect {
                     self.pins
                         .pin_indirect(slot.slot, ind, "indirectly indexed store");
@@ -340,6 +357,7 @@ impl ProducerWalk<'_> {
                 vertex,
                 indirect,
             } => {
+                self.ranges.push((*slot, range(*slot, indirect)));
                 if let Some(ind) = indirect {
                     self.pins
                         .pin_indirect(slot.slot, ind, "indirectly indexed store");
@@ -350,8 +368,11 @@ impl ProducerWalk<'_> {
                 }
                 self.store(env, *slot, *value, in_loop);
             }
-            InstKind::LoadOutput { slot, .. } => {
-                self.pins.pin_slot(slot.slot, "read back by the producer");
+            InstKind::LoadOutput { slot, indirect, .. } => {
+                for s in range(*slot, indirect) {
+                    self.pins.pin_slot(s, "read back by the producer");
+                    self.read_back.insert(s);
+                }
             }
             InstKind::EmitVertex => {
                 if depth > 0 || in_loop {
@@ -382,6 +403,8 @@ fn invocation_ids(shader: &Shader) -> BTreeSet<Value> {
 struct ProducerModel {
     outputs: BTreeMap<IoSlot, Option<Id>>,
     stored: BTreeSet<IoSlot>,
+    ranges: Vec<(IoSlot, Vec<Slot>)>,
+    read_back: BTreeSet<Slot>,
     xfb: BTreeSet<IoSlot>,
     emits: usize,
 }
@@ -397,6 +420,8 @@ fn lower_producer(shader: &Shader, g: &mut Graph, pins: &mut Pins) -> ProducerMo
         xfb: BTreeSet::new(),
         snapshots: vec![],
         dynamic_emit: false,
+        ranges: vec![],
+        read_back: BTreeSet::new(),
     };
     let mut env = Env::new();
     w.walk(&shader.body, &mut env, 0, false);
@@ -417,6 +442,8 @@ fn lower_producer(shader: &Shader, g: &mut Graph, pins: &mut Pins) -> ProducerMo
     ProducerModel {
         outputs,
         stored: w.stored,
+        ranges: w.ranges,
+        read_back: w.read_back,
         xfb: w.xfb,
         emits: w.snapshots.len(),
     }
@@ -833,6 +860,22 @@ fn lower_once(p: &Pipeline, analysis: VAnalysis, mut pins: Pins) -> (Lowered, Ve
             outputs.insert(*io, *t);
         }
     }
+    let mut needed = BTreeSet::new();
+    for (io, slots) in &prod.ranges {
+        let used = |s: &Slot| {
+            let read_as = |slot: Slot| read.contains(&IoSlot { slot, ..*io });
+            // Two-sided lighting: a read front colour may come from the back colour.
+            let partner = match *s {
+                Slot::Bfc(n) => Some(Slot::Col(n)),
+                Slot::Col(n) => Some(Slot::Bfc(n)),
+                _ => None,
+            };
+            read_as(*s) || partner.is_some_and(read_as) || prod.read_back.contains(s)
+        };
+        if slots.iter().any(used) {
+            needed.insert(*io);
+        }
+    }
     g.egraph.rebuild();
     let lowered = Lowered {
         egraph: g.egraph,
@@ -843,6 +886,7 @@ fn lower_once(p: &Pipeline, analysis: VAnalysis, mut pins: Pins) -> (Lowered, Ve
         stored: prod.stored,
         xfb: prod.xfb,
         read,
+        needed,
         pins,
         original: g.original,
         emits: prod.emits,
