@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod gen;
 pub mod ir;
 
 pub use error::{Diagnostic, Error};

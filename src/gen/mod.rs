@@ -1,0 +1,29 @@
+//! Random well-formed shader pairs for property tests, fuzzing and benchmarks: a
+//! shrinkable [`Recipe`] that proptest generates, a deterministic builder from recipe to
+//! [`Pipeline`], the proptest strategies, and a seeded generator of large pairs.
+
+mod build;
+mod consumer;
+mod layout;
+mod pool;
+mod producer;
+mod read;
+mod recipe;
+mod strategy;
+mod synth;
+mod wrap;
+
+pub use build::build;
+pub use recipe::{
+    ArraySpec, AtRead, Family, OpSpec, OutputSpec, Qual, Recipe, ResultSpec, ShapeKind,
+    ShapeSpec, Ty, VaryingKind, Wrap,
+};
+pub use strategy::{arb_pipeline, arb_pipeline_for, arb_recipe, GenConfig};
+pub use synth::synth_pair;
+
+use crate::ir::Pipeline;
+
+/// A readable rendering of a pair for counterexamples.
+pub fn describe(p: &Pipeline) -> String {
+    format!("{p:#?}")
+}
