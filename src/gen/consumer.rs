@@ -17,6 +17,7 @@ pub(crate) fn build(r: &Recipe, info: StageInfo, reads: &[Read]) -> Shader {
     let mut b = ShaderBuilder::new(info.stage());
     b.info(info);
     let mut g = Gen::new(b, u32::from(r.uniforms), u32::from(r.ubo_words), vertices);
+    g.consumer = true;
     let loaded = load_inputs(&mut g, reads);
     g.reads = reads.to_vec();
     for op in &r.consumer_ops {

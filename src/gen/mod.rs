@@ -18,7 +18,7 @@ pub use recipe::{
     ArraySpec, AtRead, Family, OpSpec, OutputSpec, Qual, Recipe, ResultSpec, ShapeKind,
     ShapeSpec, Ty, VaryingKind, Wrap,
 };
-pub use strategy::{arb_pipeline, arb_pipeline_for, arb_recipe, GenConfig};
+pub use strategy::{all_pairs, arb_pipeline, arb_pipeline_for, arb_recipe, GenConfig};
 pub use synth::synth_pair;
 
 use crate::ir::Pipeline;

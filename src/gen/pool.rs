@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::read::Read;
+use super::recipe::Ty;
 use crate::ir::{AluOp, BitSize, IoSlot, ShaderBuilder, Slot, Stage, SystemValue, Value};
 
 /// The generator's value types (32-bit float, 16-bit float, 32-bit int, boolean).
@@ -129,6 +130,8 @@ pub(crate) struct Gen {
     pub vertices: u32,
     /// Consumer input reads the `Input` leaf may repeat.
     pub reads: Vec<Read>,
+    /// Building a consumer: its only inputs are the varyings in `reads`.
+    pub consumer: bool,
     pools: [Vec<Pv>; 4],
     consts: BTreeMap<(BitSize, u32), Value>,
     invocation: Option<Value>,
@@ -145,6 +148,7 @@ impl Gen {
             ubo_words,
             vertices,
             reads: vec![],
+            consumer: false,
             pools: Default::default(),
             consts: BTreeMap::new(),
             invocation: None,
@@ -280,9 +284,15 @@ impl Gen {
     /// A 32-bit float input of this stage: a VS attribute, a per-vertex input, a TES
     /// patch input, or (consumers) a repeated read of a varying.
     pub fn input_leaf(&mut self, a: u16) -> Pv {
-        if !self.reads.is_empty() {
-            let r = self.reads[a as usize % self.reads.len()];
+        let floats: Vec<Read> = self.reads.iter().filter(|r| r.ty == Ty::F32).copied().collect();
+        if let Some(r) = floats.get(a as usize % floats.len().max(1)) {
             return r.load(self, a);
+        }
+        if self.consumer {
+            return Pv {
+                v: self.uniform(a),
+                inv: false,
+            };
         }
         let comp = (a % 4) as u8;
         let n = ((a / 4) % 8) as u8;

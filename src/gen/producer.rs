@@ -72,7 +72,7 @@ pub(crate) fn build(r: &Recipe, info: StageInfo, consumer: Stage) -> Produced {
         .take(2)
         .filter_map(|a| plan_array(&mut g, &ctx, &mut layout, a))
         .collect();
-    emit_all(&mut g, r, &planned, &arrays);
+    emit_all(&mut g, r, consumer, &planned, &arrays);
     let mut reads: Vec<Read> = planned.iter().filter(|p| !p.dead).map(|p| p.read).collect();
     reads.extend(arrays.iter().map(|a| a.read));
     if g.stage == Stage::TessCtrl {
@@ -269,8 +269,9 @@ fn plan_array(
 }
 
 /// Emits every store: once, or once per emitted vertex in a GS.
-fn emit_all(g: &mut Gen, r: &Recipe, planned: &[Planned], arrays: &[ArrayPlan]) {
-    let feeds_raster = matches!(g.stage, Stage::Vertex | Stage::TessEval | Stage::Geometry);
+fn emit_all(g: &mut Gen, r: &Recipe, consumer: Stage, planned: &[Planned], arrays: &[ArrayPlan]) {
+    // The position matters to rasterization and to a GS (`gl_in[].gl_Position`).
+    let feeds_raster = matches!(consumer, Stage::Fragment | Stage::Geometry);
     if g.stage != Stage::Geometry {
         if feeds_raster {
             let pos = position(g, 0);
@@ -348,7 +349,7 @@ fn emit_stores(g: &mut Gen, planned: &[Planned], arrays: &[ArrayPlan]) {
 }
 
 fn tess_levels(g: &mut Gen) {
-    let outer: [f32; 4] = [2.0, 3.0, 1.0, 4.0];
+    let outer: [f32; 4] = [2.0, 3.0, 2.0, 4.0];
     for (c, f) in outer.iter().enumerate() {
         let v = g.f32c(*f);
         g.b.store(IoSlot::new(Slot::TessLevelOuter, c as u8), v);

@@ -22,7 +22,7 @@ pub struct GenConfig {
 impl Default for GenConfig {
     fn default() -> GenConfig {
         GenConfig {
-            pairs: Stage::pairs(),
+            pairs: all_pairs(),
             max_ops: 12,
             max_outputs: 8,
             max_results: 3,
@@ -40,6 +40,14 @@ impl GenConfig {
     }
 }
 
+/// Every legal stage pair, VS → FS first so that shrinking ends there.
+pub fn all_pairs() -> Vec<(Stage, Stage)> {
+    let first = (Stage::Vertex, Stage::Fragment);
+    let mut out = vec![first];
+    out.extend(Stage::pairs().into_iter().filter(|p| *p != first));
+    out
+}
+
 /// Random pipelines built from [`arb_recipe`].
 pub fn arb_pipeline(cfg: GenConfig) -> impl Strategy<Value = Pipeline> {
     arb_recipe(cfg).prop_map(|r| super::build(&r))
@@ -53,7 +61,7 @@ pub fn arb_pipeline_for(producer: Stage, consumer: Stage) -> impl Strategy<Value
 /// Random recipes within `cfg`'s limits.
 pub fn arb_recipe(cfg: GenConfig) -> impl Strategy<Value = Recipe> {
     let pairs = if cfg.pairs.is_empty() {
-        Stage::pairs()
+        all_pairs()
     } else {
         cfg.pairs.clone()
     };
