@@ -518,6 +518,17 @@ proptest! {
     }
 
     #[test]
+    fn generated_pairs_round_trip_through_text(p in arb_pipeline(GenConfig::default())) {
+        let text = varysat::text::print(&p);
+        let parsed = varysat::text::parse(&text, None);
+        prop_assert!(parsed.is_ok(), "{:?}\n{text}", parsed.err());
+        let mut parsed = parsed.unwrap_or_else(|_| p.clone());
+        prop_assert_eq!(varysat::text::print(&parsed), text.clone());
+        varysat::text::strip_locs(&mut parsed);
+        prop_assert!(parsed == p, "parsed pair differs from the generated one\n{text}");
+    }
+
+    #[test]
     fn building_is_deterministic(r in arb_recipe(GenConfig::default())) {
         prop_assert_eq!(build(&r), build(&r));
     }
@@ -890,8 +901,14 @@ fn shrinking_gives_small_counterexamples() {
 
 #[test]
 fn synth_pairs_have_the_requested_size() {
-    for (i, n) in [10usize, 100, 1_000, 10_000].into_iter().enumerate() {
-        let pair = Stage::pairs()[i * 2 % Stage::pairs().len()];
+    // Tessellation and geometry pairs carry a fixed overhead (tessellation levels,
+    // positions, emits) above 10 instructions, so the smallest size uses VS -> FS.
+    let mut sizes = vec![((Stage::Vertex, Stage::Fragment), 10usize)];
+    for (i, pair) in Stage::pairs().into_iter().enumerate() {
+        sizes.push((pair, [100, 1_000, 10_000][i % 3]));
+    }
+    sizes.push(((Stage::Vertex, Stage::Fragment), 10_000));
+    for (pair, n) in sizes {
         let p = synth_pair(pair, n, 7);
         let size = p.producer.inst_count() + p.consumer.inst_count();
         let (lo, hi) = (n - n / 10, n + n / 10);

@@ -34,6 +34,10 @@ pub(crate) fn build(r: &Recipe, info: StageInfo, reads: &[Read]) -> Shader {
     }
     for s in &r.results {
         let v = g.pick(PTy::F32, s.value, false);
+        if s.wrap == super::recipe::Wrap::None {
+            results.push(plain(v));
+            continue;
+        }
         let alt = g.pick(PTy::F32, s.other, false);
         let cond = g.pick(PTy::B1, s.cond, false);
         results.push(Wrapped {

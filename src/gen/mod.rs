@@ -23,7 +23,7 @@ pub use synth::synth_pair;
 
 use crate::ir::Pipeline;
 
-/// A readable rendering of a pair for counterexamples.
+/// A pair in the `.pair` text format, for readable counterexamples.
 pub fn describe(p: &Pipeline) -> String {
-    format!("{p:#?}")
+    crate::text::print(p)
 }

@@ -111,8 +111,11 @@ fn plan_output(g: &mut Gen, ctx: &mut Ctx, layout: &mut Layout, s: &OutputSpec) 
     };
     let values = kind_values(g, s, patch);
     let wrapped = matches!(s.kind, VaryingKind::General | VaryingKind::Dead);
-    let alt = g.pick(ty.pty(), s.other, patch);
-    let cond = g.pick(PTy::B1, s.cond, patch);
+    let wrap = if wrapped { s.wrap } else { Wrap::None };
+    let (alt, cond) = match (wrap, values.first()) {
+        (Wrap::None, Some(v)) => (*v, *v),
+        _ => (g.pick(ty.pty(), s.other, patch), g.pick(PTy::B1, s.cond, patch)),
+    };
     let mut out = vec![];
     for (i, v) in values.into_iter().enumerate() {
         let skip = if i == 0 { s.skip % 4 } else { 0 };
@@ -136,7 +139,7 @@ fn plan_output(g: &mut Gen, ctx: &mut Ctx, layout: &mut Layout, s: &OutputSpec) 
                 v,
                 alt,
                 cond,
-                wrap: if wrapped { s.wrap } else { Wrap::None },
+                wrap,
             },
             xfb,
             per_emit: wrapped && ty == Ty::F32,
