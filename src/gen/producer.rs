@@ -72,6 +72,12 @@ pub(crate) fn build(r: &Recipe, info: StageInfo, consumer: Stage) -> Produced {
         .take(2)
         .filter_map(|a| plan_array(&mut g, &ctx, &mut layout, a))
         .collect();
+    // The consumer needs at least one live varying, or every test over it is vacuous.
+    if arrays.is_empty() && planned.iter().all(|p| p.dead) {
+        if let Some(first) = planned.first_mut() {
+            first.dead = false;
+        }
+    }
     emit_all(&mut g, r, consumer, &planned, &arrays);
     let mut reads: Vec<Read> = planned.iter().filter(|p| !p.dead).map(|p| p.read).collect();
     reads.extend(arrays.iter().map(|a| a.read));
