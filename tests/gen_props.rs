@@ -89,7 +89,8 @@ impl<'a> Checker<'a> {
                     for phi in phis {
                         self.use_(phi.then_val, &then_vis);
                         self.use_(phi.else_val, &else_vis);
-                        let sizes = [phi.dst, phi.then_val, phi.else_val].map(|v| bits_of(self.s, v));
+                        let sizes =
+                            [phi.dst, phi.then_val, phi.else_val].map(|v| bits_of(self.s, v));
                         if sizes[0] != sizes[1] || sizes[0] != sizes[2] {
                             self.err("phi sizes differ".into());
                         }
@@ -144,7 +145,12 @@ impl<'a> Checker<'a> {
         if bad {
             self.err("continue argument count differs from the header phis".into());
         }
-        if n > 0 && !matches!(body.last(), Some(Stmt::Continue { .. }) | Some(Stmt::Break { .. })) {
+        if n > 0
+            && !matches!(
+                body.last(),
+                Some(Stmt::Continue { .. }) | Some(Stmt::Break { .. })
+            )
+        {
             self.err("loop with phis falls off its end".into());
         }
     }
@@ -238,19 +244,17 @@ impl<'a> Checker<'a> {
                 }
                 self.io_bits(*slot, Some(*value));
             }
-            InstKind::LoadUniform { index } => {
-                if *index >= self.p.uniforms {
-                    self.err(format!("uniform {index} not declared"));
+            InstKind::LoadUniform { index } if *index >= self.p.uniforms => {
+                self.err(format!("uniform {index} not declared"));
+            }
+            InstKind::LoadUbo { block, offset } => {
+                match (self.p.ubo_size(*block), const_of(self.s, *offset)) {
+                    (Some(size), Some(off)) if off + 4 <= size && off % 4 == 0 => {}
+                    other => self.err(format!("bad UBO load {other:?}")),
                 }
             }
-            InstKind::LoadUbo { block, offset } => match (self.p.ubo_size(*block), const_of(self.s, *offset)) {
-                (Some(size), Some(off)) if off + 4 <= size && off % 4 == 0 => {}
-                other => self.err(format!("bad UBO load {other:?}")),
-            },
-            InstKind::LoadSystemValue(sv) => {
-                if !sv.legal_in(stage) {
-                    self.err(format!("{sv} illegal in this stage"));
-                }
+            InstKind::LoadSystemValue(sv) if !sv.legal_in(stage) => {
+                self.err(format!("{sv} illegal in this stage"));
             }
             InstKind::EmitVertex => {
                 self.emits += 1;
@@ -258,15 +262,11 @@ impl<'a> Checker<'a> {
                     self.err("emit outside GS".into());
                 }
             }
-            InstKind::EndPrimitive => {
-                if stage != Stage::Geometry {
-                    self.err("end_primitive outside GS".into());
-                }
+            InstKind::EndPrimitive if stage != Stage::Geometry => {
+                self.err("end_primitive outside GS".into());
             }
-            InstKind::Barrier => {
-                if stage != Stage::TessCtrl || depth > 0 {
-                    self.err("barrier outside TCS top level".into());
-                }
+            InstKind::Barrier if stage != Stage::TessCtrl || depth > 0 => {
+                self.err("barrier outside TCS top level".into());
             }
             _ => {}
         }
@@ -274,7 +274,9 @@ impl<'a> Checker<'a> {
 
     fn indirect(&mut self, base: Slot, len: u8, index: Value) {
         if len == 0 || base.offset(u32::from(len) - 1).is_none() {
-            self.err(format!("indirect array of {len} at {base} leaves its family"));
+            self.err(format!(
+                "indirect array of {len} at {base} leaves its family"
+            ));
         }
         if bits_of(self.s, index) != BitSize::B32 {
             self.err("indirect index is not 32-bit".into());
@@ -292,7 +294,10 @@ impl<'a> Checker<'a> {
                 BitSize::B16
             };
             if bits_of(self.s, v) != want {
-                self.err(format!("{io} holds a {}-bit value", bits_of(self.s, v).bits()));
+                self.err(format!(
+                    "{io} holds a {}-bit value",
+                    bits_of(self.s, v).bits()
+                ));
             }
         }
     }
@@ -429,7 +434,9 @@ fn link_errors(p: &Pipeline) -> Vec<String> {
     for (io, mode, _) in input_loads(&p.consumer) {
         let covered = written.contains_key(&io) || arrays.contains(&io.slot);
         if !covered {
-            errors.push(format!("consumer reads {io}, which the producer never writes"));
+            errors.push(format!(
+                "consumer reads {io}, which the producer never writes"
+            ));
         }
         if p.consumer.stage() == Stage::Fragment {
             let q = match mode {
@@ -450,8 +457,12 @@ fn link_errors(p: &Pipeline) -> Vec<String> {
             errors.push("GS input primitive differs from the producer's".into());
         }
     }
-    if let (StageInfo::TessCtrl { output_vertices, .. }, StageInfo::TessEval { input_vertices, .. }) =
-        (&p.producer.info, &p.consumer.info)
+    if let (
+        StageInfo::TessCtrl {
+            output_vertices, ..
+        },
+        StageInfo::TessEval { input_vertices, .. },
+    ) = (&p.producer.info, &p.consumer.info)
     {
         if output_vertices != input_vertices {
             errors.push("TES patch size differs from the TCS output patch".into());
@@ -556,16 +567,18 @@ fn checker_rejects_broken_pairs() {
             }
         }
     });
-    assert!(check(&unwritten)
-        .iter()
-        .any(|e| e.contains("never writes")));
+    assert!(check(&unwritten).iter().any(|e| e.contains("never writes")));
 
     let mut no_uniform = good;
     no_uniform.uniforms = 0;
     let has_uniform_load = {
         let mut any = false;
-        no_uniform.producer.for_each_inst(|i| any |= matches!(i.kind, InstKind::LoadUniform { .. }));
-        no_uniform.consumer.for_each_inst(|i| any |= matches!(i.kind, InstKind::LoadUniform { .. }));
+        no_uniform
+            .producer
+            .for_each_inst(|i| any |= matches!(i.kind, InstKind::LoadUniform { .. }));
+        no_uniform
+            .consumer
+            .for_each_inst(|i| any |= matches!(i.kind, InstKind::LoadUniform { .. }));
         any
     };
     assert_eq!(!check(&no_uniform).is_empty(), has_uniform_load);
@@ -590,7 +603,11 @@ fn sample(n: usize) -> Vec<Pipeline> {
 
 fn features(p: &Pipeline) -> BTreeSet<String> {
     let mut f = BTreeSet::new();
-    f.insert(format!("pair {}->{}", p.producer.stage(), p.consumer.stage()));
+    f.insert(format!(
+        "pair {}->{}",
+        p.producer.stage(),
+        p.consumer.stage()
+    ));
     for (side, s) in [("producer", &p.producer), ("consumer", &p.consumer)] {
         shader_features(s, side, &mut f);
     }
@@ -619,75 +636,73 @@ fn shader_features(s: &Shader, side: &str, f: &mut BTreeSet<String>) {
         _ => {}
     });
     let mut emits = 0;
-    s.for_each_inst(|i| {
-        match &i.kind {
-            InstKind::Alu { op, exact, .. } => {
-                if *exact {
-                    f.insert("exact".into());
-                }
-                if matches!(op, AluOp::F2F16 | AluOp::F2F32) {
-                    f.insert(format!("{}", op));
-                }
+    s.for_each_inst(|i| match &i.kind {
+        InstKind::Alu { op, exact, .. } => {
+            if *exact {
+                f.insert("exact".into());
             }
-            InstKind::LoadInterpolatedInput { mode, indirect, .. } => {
-                f.insert(format!("mode {:?} {:?}", mode.interp, mode.loc));
-                if indirect.is_some() {
-                    f.insert("indirect load".into());
-                }
+            if matches!(op, AluOp::F2F16 | AluOp::F2F32) {
+                f.insert(format!("{}", op));
             }
-            InstKind::LoadInput { indirect, .. } if s.stage() == Stage::Fragment => {
-                f.insert("mode flat".into());
-                if indirect.is_some() {
-                    f.insert("indirect load".into());
-                }
-            }
-            InstKind::LoadPerVertexInput {
-                vertex, indirect, ..
-            } => {
-                if const_of(s, *vertex).is_none() {
-                    f.insert("dynamic vertex index".into());
-                }
-                if indirect.is_some() {
-                    f.insert("indirect load".into());
-                }
-            }
-            InstKind::StoreOutput {
-                slot,
-                xfb,
-                indirect,
-                ..
-            } => {
-                if xfb.is_some() {
-                    f.insert("xfb".into());
-                }
-                if indirect.is_some() {
-                    f.insert("indirect store".into());
-                }
-                if slot.half != Half::Full {
-                    f.insert("16-bit store".into());
-                }
-                if s.stage() == Stage::TessCtrl && slot.slot.is_patch() {
-                    f.insert("tcs patch store".into());
-                }
-            }
-            InstKind::StorePerVertexOutput { .. } => {
-                f.insert("tcs per-vertex store".into());
-            }
-            InstKind::LoadOutput { .. } => {
-                f.insert("tcs output read-back".into());
-            }
-            InstKind::Barrier => {
-                f.insert("barrier".into());
-            }
-            InstKind::LoadUbo { .. } => {
-                f.insert("ubo".into());
-            }
-            InstKind::EmitVertex => emits += 1,
-            InstKind::EndPrimitive => {
-                f.insert("end_primitive".into());
-            }
-            _ => {}
         }
+        InstKind::LoadInterpolatedInput { mode, indirect, .. } => {
+            f.insert(format!("mode {:?} {:?}", mode.interp, mode.loc));
+            if indirect.is_some() {
+                f.insert("indirect load".into());
+            }
+        }
+        InstKind::LoadInput { indirect, .. } if s.stage() == Stage::Fragment => {
+            f.insert("mode flat".into());
+            if indirect.is_some() {
+                f.insert("indirect load".into());
+            }
+        }
+        InstKind::LoadPerVertexInput {
+            vertex, indirect, ..
+        } => {
+            if const_of(s, *vertex).is_none() {
+                f.insert("dynamic vertex index".into());
+            }
+            if indirect.is_some() {
+                f.insert("indirect load".into());
+            }
+        }
+        InstKind::StoreOutput {
+            slot,
+            xfb,
+            indirect,
+            ..
+        } => {
+            if xfb.is_some() {
+                f.insert("xfb".into());
+            }
+            if indirect.is_some() {
+                f.insert("indirect store".into());
+            }
+            if slot.half != Half::Full {
+                f.insert("16-bit store".into());
+            }
+            if s.stage() == Stage::TessCtrl && slot.slot.is_patch() {
+                f.insert("tcs patch store".into());
+            }
+        }
+        InstKind::StorePerVertexOutput { .. } => {
+            f.insert("tcs per-vertex store".into());
+        }
+        InstKind::LoadOutput { .. } => {
+            f.insert("tcs output read-back".into());
+        }
+        InstKind::Barrier => {
+            f.insert("barrier".into());
+        }
+        InstKind::LoadUbo { .. } => {
+            f.insert("ubo".into());
+        }
+        InstKind::EmitVertex => emits += 1,
+        InstKind::EndPrimitive => {
+            f.insert("end_primitive".into());
+        }
+        _ => {}
     });
     if emits >= 2 {
         f.insert(format!("{side} gs several emits"));
@@ -708,7 +723,10 @@ fn varying_features(p: &Pipeline, f: &mut BTreeSet<String>) {
     let varyings: Vec<(IoSlot, Value)> = stores(&p.producer)
         .into_iter()
         .filter(|(io, _)| {
-            matches!(io.slot.class(), SlotClass::Generic | SlotClass::Patch | SlotClass::Tex | SlotClass::Color)
+            matches!(
+                io.slot.class(),
+                SlotClass::Generic | SlotClass::Patch | SlotClass::Tex | SlotClass::Color
+            )
         })
         .collect();
     let mut by_value: BTreeMap<Value, BTreeSet<IoSlot>> = BTreeMap::new();
@@ -824,7 +842,13 @@ fn every_feature_is_generated() {
         }
     }
     for side in ["producer", "consumer"] {
-        for what in ["if", "store in if", "loop", "store in loop", "gs several emits"] {
+        for what in [
+            "if",
+            "store in if",
+            "loop",
+            "store in loop",
+            "gs several emits",
+        ] {
             want.push(format!("{side} {what}"));
         }
     }
@@ -889,14 +913,23 @@ fn shrinking_gives_small_counterexamples() {
     // should be little more than the loop itself.
     let has_loop = |p: &Pipeline| {
         let mut found = false;
-        walk_stmts(&p.producer.body, &mut |s| found |= matches!(s, Stmt::Loop { .. }));
+        walk_stmts(&p.producer.body, &mut |s| {
+            found |= matches!(s, Stmt::Loop { .. })
+        });
         found
     };
     let p = shrunk_counterexample(has_loop);
     assert!(has_loop(&p));
     let total = p.producer.inst_count() + p.consumer.inst_count();
-    assert!(total <= 24, "shrunk pair has {total} instructions:\n{}", describe(&p));
-    assert_eq!((p.producer.stage(), p.consumer.stage()), (Stage::Vertex, Stage::Fragment));
+    assert!(
+        total <= 24,
+        "shrunk pair has {total} instructions:\n{}",
+        describe(&p)
+    );
+    assert_eq!(
+        (p.producer.stage(), p.consumer.stage()),
+        (Stage::Vertex, Stage::Fragment)
+    );
 }
 
 #[test]
@@ -912,7 +945,10 @@ fn synth_pairs_have_the_requested_size() {
         let p = synth_pair(pair, n, 7);
         let size = p.producer.inst_count() + p.consumer.inst_count();
         let (lo, hi) = (n - n / 10, n + n / 10);
-        assert!((lo..=hi).contains(&size), "{pair:?} {n}: {size} instructions");
+        assert!(
+            (lo..=hi).contains(&size),
+            "{pair:?} {n}: {size} instructions"
+        );
         assert_eq!(check(&p), Vec::<String>::new(), "{pair:?} {n}");
         assert_eq!((p.producer.stage(), p.consumer.stage()), pair);
     }

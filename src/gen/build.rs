@@ -15,7 +15,8 @@ pub fn build(r: &Recipe) -> Pipeline {
     let (pinfo, cinfo) = stage_infos(r, p, c);
     let produced = super::producer::build(r, pinfo, c);
     let consumer = super::consumer::build(r, cinfo, &produced.reads);
-    let mut pipe = Pipeline::new(produced.shader, consumer).with_uniforms(u32::from(r.uniforms).max(1));
+    let mut pipe =
+        Pipeline::new(produced.shader, consumer).with_uniforms(u32::from(r.uniforms).max(1));
     if r.ubo_words > 0 {
         pipe = pipe.with_ubo(0, u32::from(r.ubo_words) * 4);
     }
@@ -90,5 +91,97 @@ fn tes_info(choice: u8, input_vertices: u8) -> StageInfo {
         domain: pick(&DOMAINS, choice),
         input_vertices,
         point_mode: (choice / 3) % 2 == 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{InstKind, Slot};
+
+    #[test]
+    fn minimal_vs_fs_is_position_plus_one_varying() {
+        let p = build(&Recipe::minimal((Stage::Vertex, Stage::Fragment)));
+        let expected = "(pair
+  (uniforms 1)
+  (producer vs
+    (topology triangles)
+    (%0 = load_input ATTR0.x)
+    (%1 = const 32 1.0)
+    (store_output POS.x %0)
+    (store_output POS.y %0)
+    (store_output POS.z %0)
+    (store_output POS.w %1)
+    (store_output VAR0.x %0))
+  (consumer fs
+    (provoking first)
+    (%0 = load_interpolated_input VAR0.x persp center)
+    (store_output DATA0.x %0)))
+";
+        assert_eq!(crate::text::print(&p), expected);
+    }
+
+    #[test]
+    fn linked_parameters_agree_for_every_choice() {
+        for pair in Stage::pairs() {
+            for choice in 0..=255u8 {
+                let mut r = Recipe::minimal(pair);
+                r.producer_info = choice;
+                r.consumer_info = choice.rotate_left(3);
+                let (p, c) = stage_infos(&r, pair.0, pair.1);
+                if let StageInfo::Geometry { input, .. } = c {
+                    assert_eq!(p.output_primitive(), Some(input), "{pair:?} {choice}");
+                }
+                if let (
+                    StageInfo::TessCtrl {
+                        output_vertices, ..
+                    },
+                    StageInfo::TessEval { input_vertices, .. },
+                ) = (&p, &c)
+                {
+                    assert_eq!(output_vertices, input_vertices);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gs_max_vertices_covers_every_emit() {
+        for emits in 1..=4u8 {
+            for pair in [
+                (Stage::Geometry, Stage::Fragment),
+                (Stage::Vertex, Stage::Geometry),
+            ] {
+                let mut r = Recipe::minimal(pair);
+                r.emits = emits;
+                let p = build(&r);
+                let gs = if pair.0 == Stage::Geometry {
+                    &p.producer
+                } else {
+                    &p.consumer
+                };
+                let mut count = 0;
+                gs.for_each_inst(|i| count += usize::from(i.kind == InstKind::EmitVertex));
+                assert_eq!(count, usize::from(emits));
+                let StageInfo::Geometry { max_vertices, .. } = gs.info else {
+                    panic!("not a GS");
+                };
+                assert_eq!(usize::from(max_vertices), count);
+            }
+        }
+    }
+
+    #[test]
+    fn illegal_pair_falls_back_to_vs_fs() {
+        let p = build(&Recipe::minimal((Stage::Fragment, Stage::Vertex)));
+        assert_eq!(p.producer.stage(), Stage::Vertex);
+        assert_eq!(p.consumer.stage(), Stage::Fragment);
+        let mut stores_var0 = false;
+        p.producer.for_each_inst(|i| {
+            if let InstKind::StoreOutput { slot, .. } = &i.kind {
+                stores_var0 |= slot.slot == Slot::Var(0);
+            }
+        });
+        assert!(stores_var0);
     }
 }

@@ -84,7 +84,7 @@ fn load_inputs(g: &mut Gen, reads: &[Read]) -> Vec<(PTy, Pv)> {
 fn fold(g: &mut Gen, loaded: &[(PTy, Pv)]) -> Pv {
     let mut acc: Option<Pv> = None;
     for (ty, v) in loaded {
-        let f = g.to_f32(*ty, *v);
+        let f = g.float_of(*ty, *v);
         acc = Some(match acc {
             None => f,
             Some(a) => g.alu(AluOp::FAdd, false, &[a, f]),
@@ -104,16 +104,16 @@ fn shape(g: &mut Gen, s: &ShapeSpec, inputs: &[Pv]) -> Vec<Pv> {
         v: g.uniform(u16::from(s.k1)),
         inv: false,
     };
-    let k2 = Pv {
-        v: g.uniform(u16::from(s.k2)),
-        inv: false,
-    };
     match s.kind {
         ShapeKind::Mad => vec![g.alu(AluOp::FFma, false, &[a, k1, b])],
         ShapeKind::Scale => vec![g.alu(AluOp::FMul, false, &[a, k1])],
         ShapeKind::Shared3 => {
             let ab = g.alu(AluOp::FAdd, false, &[a, b]);
             let t0 = g.alu(AluOp::FAdd, false, &[ab, c]);
+            let k2 = Pv {
+                v: g.uniform(u16::from(s.k2)),
+                inv: false,
+            };
             let bk = g.alu(AluOp::FMul, false, &[b, k1]);
             let ck = g.alu(AluOp::FMul, false, &[c, k2]);
             let abk = g.alu(AluOp::FAdd, false, &[a, bk]);

@@ -15,8 +15,8 @@ mod wrap;
 
 pub use build::build;
 pub use recipe::{
-    ArraySpec, AtRead, Family, OpSpec, OutputSpec, Qual, Recipe, ResultSpec, ShapeKind,
-    ShapeSpec, Ty, VaryingKind, Wrap,
+    ArraySpec, AtRead, Family, OpSpec, OutputSpec, Qual, Recipe, ResultSpec, ShapeKind, ShapeSpec,
+    Ty, VaryingKind, Wrap,
 };
 pub use strategy::{all_pairs, arb_pipeline, arb_pipeline_for, arb_recipe, GenConfig};
 pub use synth::synth_pair;

@@ -273,10 +273,7 @@ impl Gen {
         }
         let offset = self.konst(BitSize::B32, (u32::from(a) % self.ubo_words) * 4);
         self.b.inst(
-            crate::ir::InstKind::LoadUbo {
-                block: 0,
-                offset,
-            },
+            crate::ir::InstKind::LoadUbo { block: 0, offset },
             BitSize::B32,
         )
     }
@@ -284,7 +281,12 @@ impl Gen {
     /// A 32-bit float input of this stage: a VS attribute, a per-vertex input, a TES
     /// patch input, or (consumers) a repeated read of a varying.
     pub fn input_leaf(&mut self, a: u16) -> Pv {
-        let floats: Vec<Read> = self.reads.iter().filter(|r| r.ty == Ty::F32).copied().collect();
+        let floats: Vec<Read> = self
+            .reads
+            .iter()
+            .filter(|r| r.ty == Ty::F32)
+            .copied()
+            .collect();
         if let Some(r) = floats.get(a as usize % floats.len().max(1)) {
             return r.load(self, a);
         }
@@ -308,7 +310,9 @@ impl Gen {
             Stage::TessCtrl | Stage::TessEval | Stage::Geometry => {
                 let vtx = self.vertex_index((a / 32) as u8);
                 Pv {
-                    v: self.b.load_per_vertex(IoSlot::new(Slot::Var(n), comp), vtx.v),
+                    v: self
+                        .b
+                        .load_per_vertex(IoSlot::new(Slot::Var(n), comp), vtx.v),
                     inv: vtx.inv,
                 }
             }
@@ -399,7 +403,7 @@ impl Gen {
     }
 
     fn sys_bool(&mut self, a: u16, b: u16) -> Pv {
-        if self.stage == Stage::Fragment && a % 2 == 0 {
+        if self.stage == Stage::Fragment && a.is_multiple_of(2) {
             return Pv {
                 v: self.b.system_value(SystemValue::FrontFace),
                 inv: false,
@@ -431,7 +435,7 @@ impl Gen {
     }
 
     /// Converts a value of a varying type to a 32-bit float (for folding into results).
-    pub fn to_f32(&mut self, ty: PTy, pv: Pv) -> Pv {
+    pub fn float_of(&mut self, ty: PTy, pv: Pv) -> Pv {
         match ty {
             PTy::F32 => pv,
             PTy::F16 => self.alu(AluOp::F2F32, false, &[pv]),

@@ -120,7 +120,10 @@ fn plan_output(g: &mut Gen, ctx: &mut Ctx, layout: &mut Layout, s: &OutputSpec) 
     let wrap = if wrapped { s.wrap } else { Wrap::None };
     let (alt, cond) = match (wrap, values.first()) {
         (Wrap::None, Some(v)) => (*v, *v),
-        _ => (g.pick(ty.pty(), s.other, patch), g.pick(PTy::B1, s.cond, patch)),
+        _ => (
+            g.pick(ty.pty(), s.other, patch),
+            g.pick(PTy::B1, s.cond, patch),
+        ),
     };
     let mut out = vec![];
     for (i, v) in values.into_iter().enumerate() {
@@ -172,7 +175,11 @@ fn kind_values(g: &mut Gen, s: &OutputSpec, invariant: bool) -> Vec<Pv> {
         (VaryingKind::General | VaryingKind::Dead, _) => vec![g.pick(ty.pty(), s.value, invariant)],
         (VaryingKind::Constant, _) => vec![fixed(constant(g, ty, s.value))],
         (VaryingKind::Uniform, _) => {
-            let u = fixed(if s.other % 2 == 0 { g.uniform(s.value) } else { g.ubo(s.value) });
+            let u = fixed(if s.other.is_multiple_of(2) {
+                g.uniform(s.value)
+            } else {
+                g.ubo(s.value)
+            });
             vec![retype(g, u, ty)]
         }
         (VaryingKind::UniformExpr, _) => {
@@ -191,7 +198,10 @@ fn kind_values(g: &mut Gen, s: &OutputSpec, invariant: bool) -> Vec<Pv> {
         (VaryingKind::Duplicate { commuted: true }, Ty::F32) => {
             let a = g.pick(PTy::F32, s.value, invariant);
             let c = g.pick(PTy::F32, s.other, invariant);
-            vec![g.alu(AluOp::FMul, false, &[a, c]), g.alu(AluOp::FMul, false, &[c, a])]
+            vec![
+                g.alu(AluOp::FMul, false, &[a, c]),
+                g.alu(AluOp::FMul, false, &[c, a]),
+            ]
         }
         (VaryingKind::Duplicate { .. }, _) => {
             let v = g.pick(ty.pty(), s.value, invariant);
@@ -199,7 +209,11 @@ fn kind_values(g: &mut Gen, s: &OutputSpec, invariant: bool) -> Vec<Pv> {
         }
         (VaryingKind::Derived { times_two }, Ty::F32) => {
             let v = g.pick(PTy::F32, s.value, invariant);
-            let (op, k) = if times_two { (AluOp::FMul, 2.0) } else { (AluOp::FAdd, 1.0) };
+            let (op, k) = if times_two {
+                (AluOp::FMul, 2.0)
+            } else {
+                (AluOp::FAdd, 1.0)
+            };
             let k = fixed(g.f32c(k));
             vec![v, g.alu(op, false, &[v, k])]
         }
@@ -348,7 +362,11 @@ fn emit_stores(g: &mut Gen, planned: &[Planned], arrays: &[ArrayPlan]) {
     for a in arrays {
         for (e, v) in a.elems.iter().enumerate() {
             let slot = a.read.io.slot.offset(e as u32).unwrap_or(a.read.io.slot);
-            wrap::store(&mut g.b, target(IoSlot::new(slot, 0), false, None, None), v.v);
+            wrap::store(
+                &mut g.b,
+                target(IoSlot::new(slot, 0), false, None, None),
+                v.v,
+            );
         }
         if let (Some((index, v)), Some(len)) = (a.indirect, a.read.array) {
             let ind = Some(Indirect { index, len });
@@ -394,7 +412,9 @@ fn readback(g: &mut Gen, layout: &mut Layout, planned: &[Planned]) -> Option<Rea
     let zero = g.konst(BitSize::B32, 0);
     let first = g.b.load_output(pv.read.io, Some(zero));
     let mut sum = g.b.alu(AluOp::FAdd, &[own, first]);
-    let patch = planned.iter().find(|p| p.read.patch && p.read.ty == Ty::F32);
+    let patch = planned
+        .iter()
+        .find(|p| p.read.patch && p.read.ty == Ty::F32);
     if let Some(p) = patch {
         let pr = g.b.load_output(p.read.io, None);
         sum = g.b.alu(AluOp::FAdd, &[sum, pr]);

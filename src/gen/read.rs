@@ -55,7 +55,9 @@ impl Read {
         let fixed = |v: Value| Pv { v, inv: false };
         match g.stage {
             Stage::Fragment => match self.qual {
-                Qual::Flat => fixed(g.b.inst(InstKind::LoadInput { slot, indirect }, self.ty.bits())),
+                Qual::Flat => {
+                    fixed(g.b.inst(InstKind::LoadInput { slot, indirect }, self.ty.bits()))
+                }
                 Qual::Interp(mode) => fixed(self.interpolated(g, mode, vec![], indirect)),
             },
             _ if self.patch => {
@@ -93,7 +95,7 @@ impl Read {
                 (InterpLoc::AtOffset, vec![dx, dy])
             }
             AtRead::Sample => {
-                let index = if variant % 2 == 0 {
+                let index = if variant.is_multiple_of(2) {
                     g.konst(BitSize::B32, u32::from(variant % 4))
                 } else {
                     g.b.system_value(crate::ir::SystemValue::SampleId)

@@ -77,7 +77,10 @@ pub fn arb_recipe(cfg: GenConfig) -> impl Strategy<Value = Recipe> {
     let lists = (
         prop::collection::vec(arb_op(), 0..=cfg.max_ops),
         prop::collection::vec(arb_output(), 1..=cfg.max_outputs.max(1)),
-        prop::collection::vec(arb_array(), 0..=2),
+        prop_oneof![
+            3 => Just(vec![]),
+            1 => prop::collection::vec(arb_array(), 1..=2)
+        ],
         prop::collection::vec(arb_op(), 0..=cfg.max_ops / 2),
         prop::collection::vec(arb_shape(), 0..=cfg.max_results),
         prop::collection::vec(arb_result(), 0..=cfg.max_results),
@@ -163,7 +166,13 @@ fn arb_output() -> impl Strategy<Value = OutputSpec> {
         1 => Just(Family::Col),
         1 => Just(Family::Fogc)
     ];
-    let what = (arb_kind(), arb_ty(), any::<u16>(), any::<u16>(), any::<u16>());
+    let what = (
+        arb_kind(),
+        arb_ty(),
+        any::<u16>(),
+        any::<u16>(),
+        any::<u16>(),
+    );
     let how = (
         arb_qual(),
         at,
@@ -208,16 +217,22 @@ fn arb_shape() -> impl Strategy<Value = ShapeSpec> {
         Just(ShapeKind::Shared3),
         Just(ShapeKind::Scale)
     ];
-    (kind, any::<u8>(), any::<u8>(), any::<u8>(), any::<u8>(), any::<u8>()).prop_map(
-        |(kind, a, b, c, k1, k2)| ShapeSpec {
+    (
+        kind,
+        any::<u8>(),
+        any::<u8>(),
+        any::<u8>(),
+        any::<u8>(),
+        any::<u8>(),
+    )
+        .prop_map(|(kind, a, b, c, k1, k2)| ShapeSpec {
             kind,
             a,
             b,
             c,
             k1,
             k2,
-        },
-    )
+        })
 }
 
 fn arb_result() -> impl Strategy<Value = ResultSpec> {

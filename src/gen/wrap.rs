@@ -66,9 +66,8 @@ pub(crate) fn emit(g: &mut Gen, t: Target, w: Wrapped) {
             );
         }
         Wrap::IfPhi => {
-            let merged = g
-                .b
-                .if_else(w.cond.v, |b| vec![b.alu(add, &[v, alt])], |_| vec![alt]);
+            let merged =
+                g.b.if_else(w.cond.v, |b| vec![b.alu(add, &[v, alt])], |_| vec![alt]);
             if let Some(r) = merged.first() {
                 store(&mut g.b, t, *r);
             }
