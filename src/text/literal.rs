@@ -172,7 +172,7 @@ mod tests {
         assert_eq!(print_const((-65536i32) as u32, B32), "-65536");
         assert_eq!(print_const(0x8000_0000, B32), "-0.0");
         assert_eq!(print_const(0x7f80_0000, B32), "0x7f800000");
-        assert_eq!(print_const(0xffff, B16), "-1");
+        assert_eq!(print_const(0xffff, B16), "0xffff"); // a half NaN
         assert_eq!(print_const(0x3c00, B16), "1.0");
         assert_eq!(print_const(0x03e8, B16), "1000");
         assert_eq!(print_const(0x7c00, B16), "0x7c00");
