@@ -11,6 +11,7 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestError, TestRunner};
 use varysat::gen::{arb_pipeline, arb_recipe, build, describe, synth_pair, GenConfig};
+use varysat::interpreter::{check_equivalent, EquivConfig};
 use varysat::ir::{
     AluOp, BitSize, Block, Half, InstKind, InterpLoc, IoSlot, Pipeline, Shader, Slot, SlotClass,
     Stage, StageInfo, Stmt, SystemValue, Value,
@@ -529,6 +530,19 @@ proptest! {
     }
 
     #[test]
+    fn every_generated_pair_validates(p in arb_pipeline(GenConfig::default())) {
+        let result = varysat::validate::validate(&p);
+        prop_assert!(result.is_ok(), "{}\n{}", result.err().map(|e| e.to_string()).unwrap_or_default(), describe(&p));
+    }
+
+    #[test]
+    fn every_generated_pair_runs_in_the_interpreter(p in arb_pipeline(GenConfig::default())) {
+        let cfg = EquivConfig { runs: 2, ..EquivConfig::default() };
+        let result = check_equivalent(&p, &p, &cfg);
+        prop_assert!(result.is_ok(), "{:?}\n{}", result.err(), describe(&p));
+    }
+
+    #[test]
     fn generated_pairs_round_trip_through_text(p in arb_pipeline(GenConfig::default())) {
         let text = varysat::text::print(&p);
         let parsed = varysat::text::parse(&text, None);
@@ -950,6 +964,8 @@ fn synth_pairs_have_the_requested_size() {
             "{pair:?} {n}: {size} instructions"
         );
         assert_eq!(check(&p), Vec::<String>::new(), "{pair:?} {n}");
+        let valid = varysat::validate::validate(&p);
+        assert!(valid.is_ok(), "{pair:?} {n}: {:?}", valid.err());
         assert_eq!((p.producer.stage(), p.consumer.stage()), pair);
     }
 }
