@@ -10,7 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestError, TestRunner};
-use varysat::gen::{arb_pipeline, arb_recipe, build, describe, synth_pair, GenConfig};
+use varysat::gen::{
+    arb_pipeline, arb_readable, arb_recipe, build, describe, synth_pair, GenConfig,
+};
 use varysat::interpreter::{check_equivalent, EquivConfig};
 use varysat::ir::{
     AluOp, BitSize, Block, Half, InstKind, InterpLoc, IoSlot, Pipeline, Shader, Slot, SlotClass,
@@ -524,33 +526,37 @@ proptest! {
     #![proptest_config(Config::with_cases(cases(96)))]
 
     #[test]
-    fn every_generated_pair_is_well_formed(p in arb_pipeline(GenConfig::default())) {
-        let errors = check(&p);
-        prop_assert!(errors.is_empty(), "{errors:#?}\n{}", describe(&p));
+    fn every_generated_pair_is_well_formed(shown in arb_readable(GenConfig::default())) {
+        let p = &shown.0;
+        let errors = check(p);
+        prop_assert!(errors.is_empty(), "{errors:#?}");
     }
 
     #[test]
-    fn every_generated_pair_validates(p in arb_pipeline(GenConfig::default())) {
-        let result = varysat::validate::validate(&p);
-        prop_assert!(result.is_ok(), "{}\n{}", result.err().map(|e| e.to_string()).unwrap_or_default(), describe(&p));
+    fn every_generated_pair_validates(shown in arb_readable(GenConfig::default())) {
+        let p = &shown.0;
+        let result = varysat::validate::validate(p);
+        prop_assert!(result.is_ok(), "{}", result.err().map(|e| e.to_string()).unwrap_or_default());
     }
 
     #[test]
-    fn every_generated_pair_runs_in_the_interpreter(p in arb_pipeline(GenConfig::default())) {
+    fn every_generated_pair_runs_in_the_interpreter(shown in arb_readable(GenConfig::default())) {
+        let p = &shown.0;
         let cfg = EquivConfig { runs: 2, ..EquivConfig::default() };
-        let result = check_equivalent(&p, &p, &cfg);
-        prop_assert!(result.is_ok(), "{:?}\n{}", result.err(), describe(&p));
+        let result = check_equivalent(p, p, &cfg);
+        prop_assert!(result.is_ok(), "{:?}", result.err());
     }
 
     #[test]
-    fn generated_pairs_round_trip_through_text(p in arb_pipeline(GenConfig::default())) {
-        let text = varysat::text::print(&p);
+    fn generated_pairs_round_trip_through_text(shown in arb_readable(GenConfig::default())) {
+        let p = &shown.0;
+        let text = varysat::text::print(p);
         let parsed = varysat::text::parse(&text, None);
         prop_assert!(parsed.is_ok(), "{:?}\n{text}", parsed.err());
         let mut parsed = parsed.unwrap_or_else(|_| p.clone());
         prop_assert_eq!(varysat::text::print(&parsed), text.clone());
         varysat::text::strip_locs(&mut parsed);
-        prop_assert!(parsed == p, "parsed pair differs from the generated one\n{text}");
+        prop_assert!(&parsed == p, "parsed pair differs from the generated one\n{text}");
     }
 
     #[test]

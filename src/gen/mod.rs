@@ -8,17 +8,21 @@ mod layout;
 mod pool;
 mod producer;
 mod read;
+mod readable;
 mod recipe;
 mod strategy;
 mod synth;
 mod wrap;
 
 pub use build::build;
+pub use readable::Readable;
 pub use recipe::{
     ArraySpec, AtRead, Family, OpSpec, OutputSpec, Qual, Recipe, ResultSpec, ShapeKind, ShapeSpec,
     Ty, VaryingKind, Wrap,
 };
-pub use strategy::{all_pairs, arb_pipeline, arb_pipeline_for, arb_recipe, GenConfig};
+pub use strategy::{
+    all_pairs, arb_pipeline, arb_pipeline_for, arb_readable, arb_recipe, GenConfig,
+};
 pub use synth::synth_pair;
 
 use crate::ir::Pipeline;

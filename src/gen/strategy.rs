@@ -53,6 +53,12 @@ pub fn arb_pipeline(cfg: GenConfig) -> impl Strategy<Value = Pipeline> {
     arb_recipe(cfg).prop_map(|r| super::build(&r))
 }
 
+/// Random pipelines that debug-print as `.pair` text: use these in properties so
+/// proptest reports shrunk counterexamples readably.
+pub fn arb_readable(cfg: GenConfig) -> impl Strategy<Value = super::Readable> {
+    arb_pipeline(cfg).prop_map(super::Readable)
+}
+
 /// Random pipelines of one stage pair.
 pub fn arb_pipeline_for(producer: Stage, consumer: Stage) -> impl Strategy<Value = Pipeline> {
     arb_pipeline(GenConfig::for_pair((producer, consumer)))
