@@ -11,7 +11,8 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestError, TestRunner};
 use varysat::gen::{
-    arb_pipeline, arb_readable, arb_recipe, build, describe, synth_pair, GenConfig,
+    arb_pipeline, arb_pipeline_for, arb_readable, arb_recipe, build, describe, synth_pair,
+    GenConfig,
 };
 use varysat::interpreter::{check_equivalent, EquivConfig};
 use varysat::ir::{
@@ -983,5 +984,28 @@ fn synth_is_deterministic_and_seeded() {
         assert_eq!(a, synth_pair(pair, 300, 11));
         assert_ne!(a, synth_pair(pair, 300, 12), "{pair:?}");
         assert_eq!(check(&a), Vec::<String>::new(), "{pair:?}");
+        let cfg = EquivConfig {
+            runs: 1,
+            ..EquivConfig::default()
+        };
+        assert!(check_equivalent(&a, &a, &cfg).is_ok(), "{pair:?}");
+    }
+}
+
+#[test]
+fn per_pair_strategies_stay_on_their_pair() {
+    let mut runner = TestRunner::deterministic();
+    for (producer, consumer) in Stage::pairs() {
+        let strategy = arb_pipeline_for(producer, consumer);
+        for _ in 0..8 {
+            let p = strategy
+                .new_tree(&mut runner)
+                .map(|t| t.current())
+                .unwrap_or_else(|e| panic!("generation failed: {e}"));
+            assert_eq!(
+                (p.producer.stage(), p.consumer.stage()),
+                (producer, consumer)
+            );
+        }
     }
 }

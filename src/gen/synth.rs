@@ -10,8 +10,11 @@ use crate::ir::{Interp, InterpLoc, InterpMode, Pipeline, Stage};
 pub fn synth_pair(pair: (Stage, Stage), instructions: usize, seed: u64) -> Pipeline {
     let target = instructions.max(1);
     let outputs = (target / 12).clamp(1, 48);
-    let results = (target / 200).min(8);
-    let make = |ops: usize| super::build(&recipe(pair, seed, ops, outputs, results));
+    let extras = Extras {
+        results: (target / 200).min(8),
+        shapes: (target / 60).min(8),
+    };
+    let make = |ops: usize| super::build(&recipe(pair, seed, ops, outputs, extras));
     let size = |p: &Pipeline| p.producer.inst_count() + p.consumer.inst_count();
     let (mut lo, mut hi) = (0usize, target);
     let mut best = make(0);
@@ -66,7 +69,14 @@ impl Rng {
     }
 }
 
-fn recipe(pair: (Stage, Stage), seed: u64, ops: usize, outputs: usize, results: usize) -> Recipe {
+/// Consumer results and movable shapes, fixed per size so only the op count varies.
+#[derive(Clone, Copy)]
+struct Extras {
+    results: usize,
+    shapes: usize,
+}
+
+fn recipe(pair: (Stage, Stage), seed: u64, ops: usize, outputs: usize, extras: Extras) -> Recipe {
     let mut head = Rng::new(seed, 0);
     let mut pops = Rng::new(seed, 1);
     let mut cops = Rng::new(seed, 2);
@@ -85,13 +95,13 @@ fn recipe(pair: (Stage, Stage), seed: u64, ops: usize, outputs: usize, results: 
         outputs: (0..outputs).map(|_| output(&mut outs)).collect(),
         arrays: vec![],
         consumer_ops: (0..ops / 3).map(|_| op(&mut cops)).collect(),
-        shapes: vec![],
-        results: (0..results)
+        shapes: (0..extras.shapes).map(|_| shape(&mut res)).collect(),
+        results: (0..extras.results)
             .map(|_| ResultSpec {
                 value: res.u16(),
                 other: res.u16(),
                 cond: res.u16(),
-                wrap: Wrap::None,
+                wrap: wrap(&mut res),
             })
             .collect(),
     }
@@ -135,11 +145,33 @@ fn output(r: &mut Rng) -> OutputSpec {
         cond: r.u16(),
         qual,
         at: AtRead::None,
-        wrap: Wrap::None,
+        wrap: wrap(r),
         xfb: false,
         patch: r.below(4) == 0,
         vertex: r.below(5) as u8,
         skip: 0,
         family: Family::Var,
+    }
+}
+
+/// Mostly straight-line code, with an occasional branch or loop around a store.
+fn wrap(r: &mut Rng) -> Wrap {
+    match r.below(16) {
+        0 => Wrap::IfElse,
+        1 => Wrap::IfPhi,
+        2 => Wrap::LoopAccumulate(r.u8()),
+        _ => Wrap::None,
+    }
+}
+
+fn shape(r: &mut Rng) -> ShapeSpec {
+    let kinds = [ShapeKind::Mad, ShapeKind::Shared3, ShapeKind::Scale];
+    ShapeSpec {
+        kind: kinds[r.below(3) as usize],
+        a: r.u8(),
+        b: r.u8(),
+        c: r.u8(),
+        k1: r.u8(),
+        k2: r.u8(),
     }
 }
