@@ -10,7 +10,7 @@ use super::recipe::{AtRead, Family, OutputSpec, Qual, Recipe, Ty, VaryingKind, W
 use super::wrap::{self, Target, Wrapped};
 use crate::ir::{
     AluOp, BitSize, Indirect, IoSlot, Shader, ShaderBuilder, Slot, Stage, StageInfo, SystemValue,
-    Xfb,
+    Value, Xfb,
 };
 
 /// One varying the producer stores.
@@ -31,8 +31,6 @@ struct ArrayPlan {
     elems: Vec<Pv>,
     indirect: Option<(Value, Pv)>,
 }
-
-use crate::ir::Value;
 
 /// The built producer and the varyings the consumer should read.
 pub(crate) struct Produced {
