@@ -9,12 +9,12 @@ use crate::ir::{Half, Indirect, InstKind, InterpMode, IoSlot, Pipeline, Slot, St
 /// How the consumer reads a varying (before flexible-interpolation normalization).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Qual {
-    /// `load_input` / `load_per_vertex_input`: no interpolation.
-    Flat,
     /// Any interpolation mode (used when modes may share a vec4).
     AnyInterp,
     /// `load_interpolated_input` with this mode.
     Interp(InterpMode),
+    /// `load_input` / `load_per_vertex_input`: no interpolation.
+    Flat,
 }
 
 /// Everything the pair does with one scalar address, through direct accesses.
