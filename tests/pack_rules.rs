@@ -150,8 +150,11 @@ fn fs_groups_follow_the_reference_order() {
         V::flat(var(6, 0)),
         V::interp(var(5, 0), PC),
     ];
-    let (_, l) = pack(&fs_pair(&vs), &Packer::new().convergent_fill(false).options().clone())
-        .unwrap();
+    let (_, l) = pack(
+        &fs_pair(&vs),
+        &Packer::new().convergent_fill(false).options().clone(),
+    )
+    .unwrap();
     // interp32 | flat32, convergent32 (as flat), flat16 | interp16 — the flat vec4 is
     // opened before the fp16 one and the 16-bit flat value fills it.
     assert_eq!(l.map[&var(5, 0)], var(0, 0));
@@ -160,7 +163,10 @@ fn fs_groups_follow_the_reference_order() {
     assert_eq!(l.map[&var16(8, 0, Half::Lo)], var16(2, 0, Half::Lo));
     assert_eq!(l.map[&var16(9, 0, Half::Lo)], var16(1, 2, Half::Lo));
     let groups: Vec<Group> = l.vec4s.iter().map(|v| v.group).collect();
-    assert_eq!(groups, vec![Group::Interp32, Group::Flat32, Group::Interp16]);
+    assert_eq!(
+        groups,
+        vec![Group::Interp32, Group::Flat32, Group::Interp16]
+    );
 }
 
 #[test]
@@ -200,8 +206,14 @@ fn patch_and_per_vertex_varyings_pack_apart() {
     let p = Pipeline::new(tcs.finish(), tes.finish());
     let (_, l) = pack(&p, &PackOptions::default()).unwrap();
     assert_eq!(l.map[&var(5, 2)], var(0, 0));
-    assert_eq!(l.map[&IoSlot::new(Slot::Patch(3), 3)], IoSlot::new(Slot::Patch(0), 0));
-    assert_eq!(l.map[&IoSlot::new(Slot::Patch(9), 1)], IoSlot::new(Slot::Patch(0), 1));
+    assert_eq!(
+        l.map[&IoSlot::new(Slot::Patch(3), 3)],
+        IoSlot::new(Slot::Patch(0), 0)
+    );
+    assert_eq!(
+        l.map[&IoSlot::new(Slot::Patch(9), 1)],
+        IoSlot::new(Slot::Patch(0), 1)
+    );
     // Tessellation levels keep their place (and TES does not read them: not a varying
     // of this pair, so they are not in the map).
     assert_eq!(l.count(|s| matches!(s, Slot::Patch(_))), 1);
@@ -226,8 +238,11 @@ fn colours_pack_among_themselves_with_channel_rotation() {
     assert_eq!(l.map[&col(1, 1)], col(0, 3));
     // The back colour moves with its front colour.
     assert_eq!(l.map[&bfc(1, 1)], bfc(0, 3));
-    let (_, l) = pack(&fs_pair(&vs), &Packer::new().rotate_colors(false).options().clone())
-        .unwrap();
+    let (_, l) = pack(
+        &fs_pair(&vs),
+        &Packer::new().rotate_colors(false).options().clone(),
+    )
+    .unwrap();
     assert_eq!(l.map[&col(0, 3)], col(0, 0));
     assert_eq!(l.map[&col(1, 1)], col(0, 1));
     // Rotation wraps inside a colour vec4: 3 VAR channels used → w, x, y, z.
@@ -246,28 +261,46 @@ fn array_pair(extra: &[V]) -> Pipeline {
     let (mut vs, mut fs) = (base.producer, base.consumer);
     let idx_vs = push_uniform(&mut vs);
     let val = push_uniform(&mut vs);
-    push(&mut vs, InstKind::StoreOutput {
-        slot: var(2, 0),
-        value: val,
-        indirect: Some(Indirect { index: idx_vs, len: 2 }),
-        xfb: None,
-        no_varying: false,
-    }, None);
+    push(
+        &mut vs,
+        InstKind::StoreOutput {
+            slot: var(2, 0),
+            value: val,
+            indirect: Some(Indirect {
+                index: idx_vs,
+                len: 2,
+            }),
+            xfb: None,
+            no_varying: false,
+        },
+        None,
+    );
     let idx_fs = push_uniform(&mut fs);
     let r = fs.add_value("arr", varysat::ir::BitSize::B32);
-    push(&mut fs, InstKind::LoadInterpolatedInput {
-        slot: var(2, 0),
-        mode: PC,
-        operands: vec![],
-        indirect: Some(Indirect { index: idx_fs, len: 2 }),
-    }, Some(r));
-    push(&mut fs, InstKind::StoreOutput {
-        slot: IoSlot::new(Slot::Data(7), 3),
-        value: r,
-        indirect: None,
-        xfb: None,
-        no_varying: false,
-    }, None);
+    push(
+        &mut fs,
+        InstKind::LoadInterpolatedInput {
+            slot: var(2, 0),
+            mode: PC,
+            operands: vec![],
+            indirect: Some(Indirect {
+                index: idx_fs,
+                len: 2,
+            }),
+        },
+        Some(r),
+    );
+    push(
+        &mut fs,
+        InstKind::StoreOutput {
+            slot: IoSlot::new(Slot::Data(7), 3),
+            value: r,
+            indirect: None,
+            xfb: None,
+            no_varying: false,
+        },
+        None,
+    );
     Pipeline::new(vs, fs).with_uniforms(4)
 }
 
@@ -300,7 +333,12 @@ fn indirect_arrays_keep_their_layout_and_their_holes_are_filled() {
     // values fill them first; the flat one cannot join and opens the lowest free VAR0.
     let mut array_reads = 0;
     out.consumer.for_each_inst(|i| {
-        if let InstKind::LoadInterpolatedInput { slot, indirect: Some(_), .. } = i.kind {
+        if let InstKind::LoadInterpolatedInput {
+            slot,
+            indirect: Some(_),
+            ..
+        } = i.kind
+        {
             array_reads += 1;
             assert_eq!(slot, var(2, 0));
         }
@@ -311,7 +349,10 @@ fn indirect_arrays_keep_their_layout_and_their_holes_are_filled() {
     assert_eq!(l.map[&var(9, 3)], var(3, 1));
     assert_eq!(l.map[&var(10, 0)], var(0, 0));
     assert_eq!(
-        l.vec4s.iter().map(|v| (v.slot, v.group)).collect::<Vec<_>>(),
+        l.vec4s
+            .iter()
+            .map(|v| (v.slot, v.group))
+            .collect::<Vec<_>>(),
         vec![
             (Slot::Var(0), Group::Flat32),
             (Slot::Var(2), Group::Fixed),
@@ -319,7 +360,9 @@ fn indirect_arrays_keep_their_layout_and_their_holes_are_filled() {
         ]
     );
     // Nine interpolated values: six fill the holes, three open VAR0.
-    let more: Vec<V> = (0..9).map(|i| V::interp(var(12 + i / 4, i % 4), PC)).collect();
+    let more: Vec<V> = (0..9)
+        .map(|i| V::interp(var(12 + i / 4, i % 4), PC))
+        .collect();
     let (_, l) = pack(&array_pair(&more), &PackOptions::default()).unwrap();
     assert_eq!(l.map[&var(13, 1)], var(3, 3));
     assert_eq!(l.map[&var(13, 2)], var(0, 0));
@@ -351,15 +394,27 @@ fn xfb_only_outputs_go_last_and_keep_their_capture() {
     };
     let v = push_uniform(&mut p.producer);
     let h = p.producer.add_value("h", varysat::ir::BitSize::B16);
-    push(&mut p.producer, InstKind::Alu { op: AluOp::F2F16, exact: false, srcs: vec![v] }, Some(h));
+    push(
+        &mut p.producer,
+        InstKind::Alu {
+            op: AluOp::F2F16,
+            exact: false,
+            srcs: vec![v],
+        },
+        Some(h),
+    );
     for (slot, val, x) in [(var(0, 0), v, xfb), (var16(7, 2, Half::Hi), h, xfb16)] {
-        push(&mut p.producer, InstKind::StoreOutput {
-            slot,
-            value: val,
-            indirect: None,
-            xfb: Some(x),
-            no_varying: true,
-        }, None);
+        push(
+            &mut p.producer,
+            InstKind::StoreOutput {
+                slot,
+                value: val,
+                indirect: None,
+                xfb: Some(x),
+                no_varying: true,
+            },
+            None,
+        );
     }
     let p = p.with_uniforms(1);
     let (out, l) = pack(&p, &PackOptions::default()).unwrap();
@@ -369,11 +424,20 @@ fn xfb_only_outputs_go_last_and_keep_their_capture() {
     assert_eq!(l.map[&var16(7, 2, Half::Hi)], var16(1, 1, Half::Lo));
     let mut stores = vec![];
     out.producer.for_each_inst(|i| {
-        if let InstKind::StoreOutput { slot, xfb: Some(x), no_varying, .. } = &i.kind {
+        if let InstKind::StoreOutput {
+            slot,
+            xfb: Some(x),
+            no_varying,
+            ..
+        } = &i.kind
+        {
             stores.push((*slot, *x, *no_varying));
         }
     });
-    assert_eq!(stores, vec![(var(1, 0), xfb, true), (var16(1, 1, Half::Lo), xfb16, true)]);
+    assert_eq!(
+        stores,
+        vec![(var(1, 0), xfb, true), (var16(1, 1, Half::Lo), xfb16, true)]
+    );
     assert_eq!(l.group_slots()[&Group::XfbOnly32], 1);
     // The FS reads one vec4: the xfb-only one is not an FS input.
     assert_eq!(l.consumer_slots, 1);
@@ -389,17 +453,25 @@ fn more_than_32_fs_slots_is_a_limit_error() {
     assert_eq!(l.consumer_slots, 32);
     vs.push(V::interp(IoSlot::new(Slot::Tex(0), 0), PC));
     let err = pack(&fs_pair(&vs), &PackOptions::default()).unwrap_err();
-    assert!(matches!(&err, Error::Limit(m) if m.contains("33 vec4 slots")), "{err}");
+    assert!(
+        matches!(&err, Error::Limit(m) if m.contains("33 vec4 slots")),
+        "{err}"
+    );
 }
 
 #[test]
 fn running_out_of_var_slots_is_a_limit_error() {
     // 125 interpolated values need 32 vec4s; the flat one would need VAR32.
-    let mut vs: Vec<V> = (0..125).map(|i| V::interp(var((i / 4) as u8, (i % 4) as u8), PC)).collect();
+    let mut vs: Vec<V> = (0..125)
+        .map(|i| V::interp(var((i / 4) as u8, (i % 4) as u8), PC))
+        .collect();
     vs[124] = V::interp(IoSlot::new(Slot::Fogc, 0), PC);
     vs.push(V::flat(IoSlot::new(Slot::Pntc, 0)));
     let err = pack(&fs_pair(&vs), &PackOptions::default()).unwrap_err();
-    assert!(matches!(&err, Error::Limit(m) if m.contains("VARn")), "{err}");
+    assert!(
+        matches!(&err, Error::Limit(m) if m.contains("VARn")),
+        "{err}"
+    );
 }
 
 #[test]
@@ -422,7 +494,10 @@ fn running_out_of_patch_slots_is_a_limit_error() {
     let _ = tcs.load_output(tail, None);
     let p = Pipeline::new(tcs.finish(), tes.finish()).with_uniforms(1);
     let err = pack(&p, &PackOptions::default()).unwrap_err();
-    assert!(matches!(&err, Error::Limit(m) if m.contains("PATCHn")), "{err}");
+    assert!(
+        matches!(&err, Error::Limit(m) if m.contains("PATCHn")),
+        "{err}"
+    );
 }
 
 #[test]
@@ -437,7 +512,11 @@ fn non_fs_varyings_never_go_to_pos() {
     let v0 = tcs.load_per_vertex(var(3, 3), id);
     let s = tcs.alu(AluOp::FAdd, &[p0, v0]);
     tcs.store_per_vertex(var(0, 0), s, id);
-    let (out, l) = pack(&Pipeline::new(vs.finish(), tcs.finish()), &PackOptions::default()).unwrap();
+    let (out, l) = pack(
+        &Pipeline::new(vs.finish(), tcs.finish()),
+        &PackOptions::default(),
+    )
+    .unwrap();
     assert_eq!(l.map[&IoSlot::new(Slot::Pos, 1)], IoSlot::new(Slot::Pos, 1));
     assert_eq!(l.map[&var(3, 3)], var(0, 0));
     assert_eq!(loads_of(&out, var(0, 0)), vec![Read::Flat]);
@@ -483,7 +562,11 @@ fn tcs_read_backs_follow_their_outputs() {
     let b = tes.load_input(IoSlot::new(Slot::Patch(0), 0));
     let s = tes.alu(AluOp::FAdd, &[a, b]);
     tes.store(IoSlot::new(Slot::Pos, 0), s);
-    let (out, l) = pack(&Pipeline::new(tcs.finish(), tes.finish()), &PackOptions::default()).unwrap();
+    let (out, l) = pack(
+        &Pipeline::new(tcs.finish(), tes.finish()),
+        &PackOptions::default(),
+    )
+    .unwrap();
     // VAR6.y is read by the TES: VAR0.x. VAR8.z is only read back: packed last, VAR1.x.
     assert_eq!(l.map[&var(6, 1)], var(0, 0));
     assert_eq!(l.map[&var(8, 2)], var(1, 0));
@@ -501,22 +584,36 @@ fn tcs_read_backs_follow_their_outputs() {
 fn dead_outputs_are_removed_and_unstored_inputs_become_undef() {
     let mut p = fs_pair(&[V::interp(var(2, 0), PC)]);
     let v = push_uniform(&mut p.producer);
-    push(&mut p.producer, InstKind::StoreOutput {
-        slot: var(0, 0),
-        value: v,
-        indirect: None,
-        xfb: None,
-        no_varying: false,
-    }, None);
+    push(
+        &mut p.producer,
+        InstKind::StoreOutput {
+            slot: var(0, 0),
+            value: v,
+            indirect: None,
+            xfb: None,
+            no_varying: false,
+        },
+        None,
+    );
     let r = p.consumer.add_value("ghost", varysat::ir::BitSize::B32);
-    push(&mut p.consumer, InstKind::LoadInput { slot: var(0, 1), indirect: None }, Some(r));
+    push(
+        &mut p.consumer,
+        InstKind::LoadInput {
+            slot: var(0, 1),
+            indirect: None,
+        },
+        Some(r),
+    );
     let (out, l) = pack(&p.with_uniforms(1), &PackOptions::default()).unwrap();
     assert_eq!(l.removed, BTreeSet::from([var(0, 0)]));
     assert_eq!(l.undefined, BTreeSet::from([var(0, 1)]));
     assert_eq!(l.map[&var(2, 0)], var(0, 0));
     // Only the live store remains at VAR0.x, and the ghost load is undef now.
     let mut stores = 0;
-    out.producer.for_each_inst(|i| stores += matches!(i.kind, InstKind::StoreOutput { slot, .. } if slot.slot == Slot::Var(0)) as i32);
+    out.producer.for_each_inst(|i| {
+        stores +=
+            matches!(i.kind, InstKind::StoreOutput { slot, .. } if slot.slot == Slot::Var(0)) as i32
+    });
     assert_eq!(stores, 1);
     assert_eq!(loads_of(&out, var(0, 1)), vec![]);
 }
@@ -531,7 +628,10 @@ fn gs_outputs_are_never_promoted_even_when_claimed_convergent() {
     let x = fs.load_interpolated(var(0, 0), PC);
     fs.store(data_out(0), x);
     let p = Pipeline::new(gs.finish(), fs.finish()).with_uniforms(1);
-    let opts = Packer::new().convergent(BTreeSet::from([var(0, 0)])).options().clone();
+    let opts = Packer::new()
+        .convergent(BTreeSet::from([var(0, 0)]))
+        .options()
+        .clone();
     let (out, l) = pack(&p, &opts).unwrap();
     assert!(l.loads.is_empty());
     assert_eq!(loads_of(&out, var(0, 0)), vec![Read::Interp(PC)]);

@@ -200,7 +200,11 @@ impl State<'_> {
                     if let Cell::Halves { lo, hi } = self.bins[i].cells[c as usize] {
                         if !lo || !hi {
                             let half = if lo { Half::Hi } else { Half::Lo };
-                            return Some(Pos { bin: i, comp: c, half });
+                            return Some(Pos {
+                                bin: i,
+                                comp: c,
+                                half,
+                            });
                         }
                     }
                 }
@@ -256,11 +260,12 @@ impl State<'_> {
             _ => Cell::Full,
         };
         let load = match (&item.class, &bin.kind) {
-            (Class::Convergent, BinKind::Interp { key, .. }) => match convergent_mode(key, flexible)
-            {
-                Some(Some(mode)) => LoadRewrite::Interp(mode),
-                _ => LoadRewrite::KeepInterp,
-            },
+            (Class::Convergent, BinKind::Interp { key, .. }) => {
+                match convergent_mode(key, flexible) {
+                    Some(Some(mode)) => LoadRewrite::Interp(mode),
+                    _ => LoadRewrite::KeepInterp,
+                }
+            }
             (Class::Convergent, _) => LoadRewrite::Flat,
             _ => LoadRewrite::Keep,
         };
@@ -356,12 +361,7 @@ pub(crate) fn fixed_bins(
     bins.into_values().collect()
 }
 
-fn fixed_kind(
-    vars: &Varyings,
-    comp: (Slot, u8),
-    consumer: Stage,
-    opts: &PackOptions,
-) -> BinKind {
+fn fixed_kind(vars: &Varyings, comp: (Slot, u8), consumer: Stage, opts: &PackOptions) -> BinKind {
     let Some(quals) = vars.comp_quals.get(&comp) else {
         return BinKind::Open;
     };

@@ -306,7 +306,10 @@ mod tests {
         });
         b.store(v(0), i[0]);
         b.store(v(1), j[0]);
-        assert_eq!(convergent_outputs(&b.finish()), [v(0)].into_iter().collect());
+        assert_eq!(
+            convergent_outputs(&b.finish()),
+            [v(0)].into_iter().collect()
+        );
     }
 
     #[test]

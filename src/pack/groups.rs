@@ -103,8 +103,8 @@ impl Item {
 pub(crate) fn domain_of(slot: Slot, p: &Pipeline) -> Option<Domain> {
     match slot.class() {
         SlotClass::Generic if slot == Slot::PrimitiveId => {
-            let gs_fs = p.producer.stage() == Stage::Geometry
-                && p.consumer.stage() == Stage::Fragment;
+            let gs_fs =
+                p.producer.stage() == Stage::Geometry && p.consumer.stage() == Stage::Fragment;
             gs_fs.then_some(Domain::Var)
         }
         SlotClass::Generic => Some(Domain::Var),
@@ -175,7 +175,10 @@ pub(crate) fn classify(
                 Slot::Col(n) | Slot::Bfc(n) => n,
                 _ => 0,
             };
-            colours.entry((n, slot.comp, slot.half)).or_default().push(*slot);
+            colours
+                .entry((n, slot.comp, slot.half))
+                .or_default()
+                .push(*slot);
             continue;
         }
         let conv = domain == Domain::Var && convergent.contains(slot);

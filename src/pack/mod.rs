@@ -197,8 +197,24 @@ pub fn pack(p: &Pipeline, opts: &PackOptions) -> Result<(Pipeline, Layout), Erro
     } else {
         0
     };
-    bins.extend(pack_domain(Domain::Patch, 0, &items, &vars, p, opts, &mut placements)?);
-    bins.extend(pack_colours(rot, &items, &vars, p, opts, &mut placements, &mut layout));
+    bins.extend(pack_domain(
+        Domain::Patch,
+        0,
+        &items,
+        &vars,
+        p,
+        opts,
+        &mut placements,
+    )?);
+    bins.extend(pack_colours(
+        rot,
+        &items,
+        &vars,
+        p,
+        opts,
+        &mut placements,
+        &mut layout,
+    ));
     layout.vec4s = bins
         .iter()
         .filter(|b| b.used())
@@ -232,7 +248,11 @@ fn pack_domain<'a>(
     let fixed = assign::fixed_bins(domain, vars, p.consumer.stage(), opts);
     let fam = assign::family(domain, rot);
     let packed = assign::pack_family(&fam, fixed, &mine, opts).map_err(|_| {
-        let family = if domain == Domain::Patch { "PATCH" } else { "VAR" };
+        let family = if domain == Domain::Patch {
+            "PATCH"
+        } else {
+            "VAR"
+        };
         Error::Limit(format!(
             "{} varyings need more than {MAX_SLOTS} {family}n vec4 slots",
             mine.len()
@@ -268,9 +288,9 @@ fn pack_colours<'a>(
             return packed.bins;
         }
     }
-    layout
-        .notes
-        .push("colour varyings kept in place: they do not pack into COL0/COL1 under the rules".into());
+    layout.notes.push(
+        "colour varyings kept in place: they do not pack into COL0/COL1 under the rules".into(),
+    );
     for item in mine {
         let m = item.members[0];
         let slot = match m.slot {

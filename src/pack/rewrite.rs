@@ -137,7 +137,15 @@ fn relocated(kind: &InstKind, new: IoSlot, form: LoadRewrite) -> InstKind {
             slot: new,
             indirect: None,
         },
-        (InstKind::LoadInterpolatedInput { slot, mode, operands, .. }, LoadRewrite::Interp(m)) => {
+        (
+            InstKind::LoadInterpolatedInput {
+                slot,
+                mode,
+                operands,
+                ..
+            },
+            LoadRewrite::Interp(m),
+        ) => {
             *slot = new;
             *mode = m;
             operands.clear();

@@ -137,7 +137,10 @@ impl Varyings {
         let (slot, indirect, qual) = match kind {
             InstKind::LoadInput { slot, indirect } => (*slot, indirect, Qual::Flat),
             InstKind::LoadInterpolatedInput {
-                slot, mode, indirect, ..
+                slot,
+                mode,
+                indirect,
+                ..
             } if fs => (*slot, indirect, Qual::Interp(*mode)),
             InstKind::LoadPerVertexInput { slot, indirect, .. } => (*slot, indirect, Qual::Flat),
             _ => return None,

@@ -2,7 +2,9 @@
 //! and read back how the packed consumer loads an address.
 #![allow(dead_code)]
 
-use varysat::ir::{AluOp, BitSize, Half, InstKind, InterpMode, IoSlot, Pipeline, ShaderBuilder, Slot, Stage};
+use varysat::ir::{
+    AluOp, BitSize, Half, InstKind, InterpMode, IoSlot, Pipeline, ShaderBuilder, Slot, Stage,
+};
 
 /// How the consumer reads a varying.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -24,19 +26,31 @@ pub struct V {
 
 impl V {
     pub fn interp(slot: IoSlot, m: InterpMode) -> V {
-        V { slot, reads: vec![Read::Interp(m)], conv: false }
+        V {
+            slot,
+            reads: vec![Read::Interp(m)],
+            conv: false,
+        }
     }
     pub fn interp16(slot: IoSlot, m: InterpMode) -> V {
         V::interp(slot, m)
     }
     pub fn flat(slot: IoSlot) -> V {
-        V { slot, reads: vec![Read::Flat], conv: false }
+        V {
+            slot,
+            reads: vec![Read::Flat],
+            conv: false,
+        }
     }
     pub fn flat16(slot: IoSlot) -> V {
         V::flat(slot)
     }
     pub fn conv(slot: IoSlot, m: InterpMode) -> V {
-        V { slot, reads: vec![Read::Interp(m)], conv: true }
+        V {
+            slot,
+            reads: vec![Read::Interp(m)],
+            conv: true,
+        }
     }
     pub fn conv16(slot: IoSlot, m: InterpMode) -> V {
         V::conv(slot, m)
@@ -69,12 +83,19 @@ pub fn fs_pair(vars: &[V]) -> Pipeline {
             let k = vs.f32(i as f32);
             vs.alu(AluOp::FAdd, &[a, k])
         };
-        let val = if v.fp16() { vs.alu(AluOp::F2F16, &[val]) } else { val };
+        let val = if v.fp16() {
+            vs.alu(AluOp::F2F16, &[val])
+        } else {
+            val
+        };
         vs.store(v.slot, val);
         for r in &v.reads {
             let x = match r {
                 Read::Flat => fs.inst(
-                    InstKind::LoadInput { slot: v.slot, indirect: None },
+                    InstKind::LoadInput {
+                        slot: v.slot,
+                        indirect: None,
+                    },
                     bits(v.slot),
                 ),
                 Read::Interp(m) => {
@@ -82,7 +103,11 @@ pub fn fs_pair(vars: &[V]) -> Pipeline {
                     fs.load_interpolated_at(v.slot, *m, &ops)
                 }
             };
-            let x = if v.fp16() { fs.alu(AluOp::F2F32, &[x]) } else { x };
+            let x = if v.fp16() {
+                fs.alu(AluOp::F2F32, &[x])
+            } else {
+                x
+            };
             if outs < 31 {
                 fs.store(data_out(outs), x);
                 outs += 1;
@@ -101,22 +126,32 @@ pub fn fs_pair(vars: &[V]) -> Pipeline {
 }
 
 fn bits(s: IoSlot) -> BitSize {
-    if s.half == Half::Full { BitSize::B32 } else { BitSize::B16 }
+    if s.half == Half::Full {
+        BitSize::B32
+    } else {
+        BitSize::B16
+    }
 }
 
 /// How the packed consumer reads `slot` directly, in program order.
 pub fn loads_of(p: &Pipeline, slot: IoSlot) -> Vec<Read> {
     let mut out = vec![];
     p.consumer.for_each_inst(|i| match &i.kind {
-        InstKind::LoadInput { slot: s, indirect: None }
-        | InstKind::LoadPerVertexInput { slot: s, indirect: None, .. }
-            if *s == slot =>
-        {
-            out.push(Read::Flat)
+        InstKind::LoadInput {
+            slot: s,
+            indirect: None,
         }
-        InstKind::LoadInterpolatedInput { slot: s, mode, indirect: None, .. } if *s == slot => {
-            out.push(Read::Interp(*mode))
-        }
+        | InstKind::LoadPerVertexInput {
+            slot: s,
+            indirect: None,
+            ..
+        } if *s == slot => out.push(Read::Flat),
+        InstKind::LoadInterpolatedInput {
+            slot: s,
+            mode,
+            indirect: None,
+            ..
+        } if *s == slot => out.push(Read::Interp(*mode)),
         _ => {}
     });
     out
