@@ -10,6 +10,7 @@ use pack_support::{fs_pair, loads_of, Read, V};
 use proptest::prelude::*;
 use varysat::ir::{Half, Interp, InterpLoc, InterpMode, IoSlot, Slot};
 use varysat::pack::{pack, PackOptions};
+use varysat::validate::validate;
 
 const MODES: [InterpMode; 3] = [
     InterpMode::PERSP_CENTER,
@@ -60,7 +61,11 @@ fn address(i: usize, s: &Spec, perm: &[u8]) -> IoSlot {
     let k = perm[i];
     let (n, c) = (k / 4, k % 4);
     if s.fp16 {
-        let half = if i.is_multiple_of(2) { Half::Lo } else { Half::Hi };
+        let half = if i.is_multiple_of(2) {
+            Half::Lo
+        } else {
+            Half::Hi
+        };
         IoSlot::half(Slot::Var(n), c, half)
     } else {
         IoSlot::var(n, c)
@@ -148,7 +153,9 @@ proptest! {
     ) {
         let vs: Vec<V> = items.iter().enumerate().map(|(i, s)| to_v(i, s, &perm)).collect();
         let pair = fs_pair(&vs);
+        prop_assert!(validate(&pair).is_ok());
         let (out, layout) = pack(&pair, &o).unwrap();
+        prop_assert!(validate(&out).is_ok(), "{:?}", validate(&out));
 
         // Every varying placed, at an address of its width; no two share one.
         let mut seen: BTreeSet<IoSlot> = BTreeSet::new();
