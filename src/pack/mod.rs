@@ -2,6 +2,26 @@
 //! slots following the grouping rules of reference/000 §7 and the AMD facts of the
 //! design (§5), and rewrites producer stores and consumer loads to match.
 //!
+//! The pipeline: `varying` collects every direct access and the components that
+//! must stay (indirect arrays, components accessed both as 32-bit and as halves);
+//! `convergence` finds producer outputs equal on all vertices; `groups` sorts the
+//! movable varyings into the reference's groups; `assign` fills vec4s first-fit in
+//! group order; `rewrite` applies the result.
+//!
+//! Decisions worth knowing:
+//! - Only VARn-class slots (VARn, FOGC, PNTC, and PRIMITIVE_ID between GS and FS),
+//!   PATCHn and colours move. TEXn, system-value slots and tessellation levels stay.
+//! - Outputs the consumer never reads are deleted unless transform feedback captures
+//!   them or a TCS reads them back (those are packed last, "xfb-only"); consumer loads
+//!   of addresses nothing stores become `undef` so that a moved varying can never
+//!   leak into them.
+//! - Slot counts are minimal for the rules: interpolated varyings of one key need
+//!   `ceil(n / 4)` vec4s whatever else happens, and convergent values only ever take
+//!   a hole that already exists before a flat vec4 is opened. The property test
+//!   checks this against an exhaustive search.
+//! - Colours pack into COL0/COL1 (BFCn moving with COLn); when the rules would need a
+//!   third vec4 they stay where they were and a note says so.
+//!
 //! ```
 //! use varysat::ir::{IoSlot, InterpMode, Pipeline, ShaderBuilder, Slot, Stage};
 //! use varysat::pack::{pack, PackOptions};
