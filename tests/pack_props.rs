@@ -232,3 +232,49 @@ fn brute_force_agrees_with_hand_counts() {
     assert_eq!(brute_force(&[i32_(0), i32_(1)], &strict), 2);
     assert_eq!(brute_force(&[i32_(0), i32_(1)], &o), 1);
 }
+
+/// A VS → GS pair storing `n32` 32-bit and `n16` 16-bit varyings at spread-out
+/// addresses, all read by the GS.
+fn gs_pair(n32: usize, n16: usize, perm: &[u8]) -> (varysat::ir::Pipeline, Vec<IoSlot>) {
+    use varysat::ir::{AluOp, ShaderBuilder, Stage};
+    let mut vs = ShaderBuilder::new(Stage::Vertex);
+    let mut gs = ShaderBuilder::new(Stage::Geometry);
+    let a = vs.load_input(IoSlot::new(Slot::Attr(0), 0));
+    let h = vs.alu(AluOp::F2F16, &[a]);
+    let k = gs.constant(varysat::ir::BitSize::B32, 1);
+    let mut slots = vec![];
+    for i in 0..n32 + n16 {
+        let (n, c) = (perm[i] / 4, perm[i] % 4);
+        let slot = if i < n32 {
+            IoSlot::var(n, c)
+        } else {
+            IoSlot::half(Slot::Var(n), c, Half::Lo)
+        };
+        vs.store(slot, if i < n32 { a } else { h });
+        let x = gs.load_per_vertex(slot, k);
+        gs.store(slot, x);
+        slots.push(slot);
+    }
+    gs.effect(varysat::ir::InstKind::EmitVertex);
+    (varysat::ir::Pipeline::new(vs.finish(), gs.finish()), slots)
+}
+
+proptest! {
+    #[test]
+    fn non_fs_varyings_pack_densely(
+        n32 in 0usize..10,
+        n16 in 0usize..10,
+        perm in Just((0..128u8).collect::<Vec<_>>()).prop_shuffle(),
+        pack16 in any::<bool>(),
+    ) {
+        let (p, slots) = gs_pair(n32, n16, &perm);
+        let o = PackOptions { pack_16bit: pack16, ..PackOptions::default() };
+        let (out, l) = pack(&p, &o).unwrap();
+        prop_assert!(validate(&out).is_ok(), "{:?}", validate(&out));
+        // All flat: 32-bit and 16-bit share vec4s; halves pair when allowed.
+        let comps = n32 + if pack16 { n16.div_ceil(2) } else { n16 };
+        prop_assert_eq!(l.vec4s.len(), comps.div_ceil(4));
+        let targets: BTreeSet<IoSlot> = slots.iter().map(|s| l.map[s]).collect();
+        prop_assert_eq!(targets.len(), slots.len());
+    }
+}
