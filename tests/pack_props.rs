@@ -243,8 +243,8 @@ fn gs_pair(n32: usize, n16: usize, perm: &[u8]) -> (varysat::ir::Pipeline, Vec<I
     let h = vs.alu(AluOp::F2F16, &[a]);
     let k = gs.constant(varysat::ir::BitSize::B32, 1);
     let mut slots = vec![];
-    for (i, k) in perm.iter().take(n32 + n16).enumerate() {
-        let (n, c) = (k / 4, k % 4);
+    for (i, p) in perm.iter().take(n32 + n16).enumerate() {
+        let (n, c) = (p / 4, p % 4);
         let slot = if i < n32 {
             IoSlot::var(n, c)
         } else {
