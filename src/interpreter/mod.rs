@@ -1,1 +1,61 @@
-//! The reference interpreter: runs a pipeline pair on seeded inputs and compares pipelines.
+//! The reference interpreter: runs a pipeline pair on seeded inputs and records its
+//! observable outputs ([`run`]), and decides whether two pairs behave the same
+//! ([`check_equivalent`]). It is the oracle every optimization is checked against,
+//! so it favours exactness and readability over speed.
+//!
+//! Values are bit patterns with a defined flag ([`Scalar`]); ALU ops are evaluated by
+//! `ir::eval_alu`, the same code the optimizer folds constants with. Inputs come from
+//! [`Inputs`], a pure function of the seed and structural keys.
+
+mod equiv;
+mod exec;
+mod inputs;
+mod observe;
+mod raster;
+mod run;
+mod stages;
+mod value;
+
+pub use equiv::{check_equivalent, compare, scalars_match, EquivConfig, Inequivalence, Mismatch};
+pub use inputs::{Inputs, INPUT_RANGE};
+pub use observe::{FragmentInfo, Item, ObsKey, Observation, Unit};
+pub use raster::{offset_barycentrics, OFFSET_SCALE, SAMPLE_OFFSETS};
+pub use value::Scalar;
+
+use crate::error::Error;
+use crate::ir::Pipeline;
+
+/// Settings of one run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunConfig {
+    /// Seed of every input.
+    pub seed: u64,
+    /// Fragments shaded per rasterized primitive (FS consumer).
+    pub fragments_per_primitive: usize,
+    /// Primitives or patches the producer is run for (and, for a GS producer, the
+    /// most assembled primitives rasterized).
+    pub max_primitives: usize,
+    /// Iterations after which one execution of a loop is an error.
+    pub loop_limit: u32,
+    /// Tess coordinates evaluated per patch by a TES consumer.
+    pub tess_coords_per_patch: usize,
+}
+
+impl Default for RunConfig {
+    fn default() -> RunConfig {
+        RunConfig {
+            seed: 0,
+            fragments_per_primitive: 4,
+            max_primitives: 2,
+            loop_limit: 1024,
+            tess_coords_per_patch: 4,
+        }
+    }
+}
+
+/// Runs pipeline `p` once on the inputs of `cfg.seed`. Fails with
+/// [`Error::Interpret`] when a loop exceeds `cfg.loop_limit`, a TCS has a barrier
+/// inside control flow, or the pair is malformed (an unknown value, an ill-typed op).
+pub fn run(p: &Pipeline, cfg: &RunConfig) -> Result<Observation, Error> {
+    run::run_pair(p, cfg)
+}

@@ -1,1 +1,47 @@
-fn main() {}
+//! The `varysat` command line: one subcommand per file, each a thin layer over the
+//! library. Errors print as `file:line:col: error: message`; bad input exits 1.
+
+mod check;
+mod fmt;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Optimizes the varyings between two linked shader stages.
+#[derive(Parser)]
+#[command(name = "varysat", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse and validate pair files.
+    Check(check::Args),
+    /// Print a pair file in canonical form.
+    Fmt(fmt::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(a) => check::run(a),
+        Command::Fmt(a) => fmt::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Reads, parses and validates one pair file.
+fn load(path: &std::path::Path) -> Result<varysat::Pipeline, varysat::Error> {
+    let pipeline = varysat::text::parse_file(path)?;
+    varysat::validate::validate(&pipeline)?;
+    Ok(pipeline)
+}

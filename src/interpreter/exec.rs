@@ -1,0 +1,551 @@
+//! One invocation of one shader: structured control flow, phis, loops with an
+//! iteration limit, undefined-value tracking, and the stage-independent intrinsics
+//! (uniforms, UBOs, SSBOs, textures). Stage-specific I/O goes through [`StageIo`].
+//!
+//! Undefined control flow: an `if` whose condition is undefined takes the else branch,
+//! and everything that branch does is *tainted* — every value it defines, every phi it
+//! feeds and every store, emit or discard it performs is marked undefined. A `break`
+//! taken under taint makes the loop's header phis undefined. Stores to an undefined
+//! or out-of-range address (indirect slot, vertex, SSBO word) are dropped.
+
+use std::collections::BTreeMap;
+
+use crate::error::{Diagnostic, Error};
+use crate::ir::{
+    eval_alu, AluOp, BitSize, Block, Indirect, Inst, InstKind, InterpMode, IoSlot, Pipeline,
+    Shader, SrcLoc, Stmt, SystemValue, Value, Xfb,
+};
+
+use super::{Inputs, Scalar};
+
+/// Stage-specific inputs and outputs of one invocation. Loads a stage does not have
+/// give undefined values; stores and events it does not have are ignored.
+pub(crate) trait StageIo {
+    /// A system value.
+    fn system_value(&mut self, _sv: SystemValue, size: BitSize) -> Scalar {
+        Scalar::undef(size)
+    }
+    /// `load_input`: VS attribute, FS flat input, TES patch input.
+    fn load_input(&mut self, _slot: IoSlot, size: BitSize) -> Scalar {
+        Scalar::undef(size)
+    }
+    /// `load_interpolated_input` with its operand values.
+    fn load_interpolated(
+        &mut self,
+        _slot: IoSlot,
+        _mode: InterpMode,
+        _ops: &[Scalar],
+        size: BitSize,
+    ) -> Scalar {
+        Scalar::undef(size)
+    }
+    /// `load_per_vertex_input` of input vertex `vertex`.
+    fn load_per_vertex(&mut self, _slot: IoSlot, _vertex: Scalar, size: BitSize) -> Scalar {
+        Scalar::undef(size)
+    }
+    /// TCS `load_output` (per-vertex when `vertex` is given).
+    fn load_output(&mut self, _slot: IoSlot, _vertex: Option<Scalar>, size: BitSize) -> Scalar {
+        Scalar::undef(size)
+    }
+    /// An output store (`vertex` for `store_per_vertex_output`).
+    fn store(&mut self, _slot: IoSlot, _value: Scalar, _vertex: Option<Scalar>, _how: StoreHow) {}
+    /// GS `emit_vertex`; `defined` is false under taint.
+    fn emit_vertex(&mut self, _defined: bool) {}
+    /// GS `end_primitive`.
+    fn end_primitive(&mut self) {}
+    /// FS `discard`; `defined` is false under taint.
+    fn discard(&mut self, _defined: bool) {}
+}
+
+/// The capture attributes of a store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StoreHow {
+    /// Transform feedback capture.
+    pub xfb: Option<Xfb>,
+    /// False for `no_varying` stores, which the next stage does not see.
+    pub varying: bool,
+}
+
+/// State shared by every invocation of a run: seeded inputs, declared uniform
+/// storage and the storage buffers' written words.
+pub(crate) struct World<'p> {
+    pub inputs: Inputs,
+    pub pipeline: &'p Pipeline,
+    pub ssbo: BTreeMap<(u32, u32), Scalar>,
+    pub loop_limit: u32,
+}
+
+impl World<'_> {
+    fn uniform(&self, index: u32) -> Scalar {
+        if index < self.pipeline.uniforms {
+            self.inputs.uniform(index)
+        } else {
+            Scalar::undef(BitSize::B32)
+        }
+    }
+
+    fn ubo(&self, block: u32, offset: Scalar) -> Scalar {
+        let size = self.pipeline.ubo_size(block);
+        match size {
+            Some(size) if offset.defined && offset.bits.is_multiple_of(4) && offset.bits < size => {
+                self.inputs.ubo(block, offset.bits)
+            }
+            _ => Scalar::undef(BitSize::B32),
+        }
+    }
+
+    fn ssbo_load(&self, buffer: u32, addr: u32) -> Scalar {
+        match self.ssbo.get(&(buffer, addr)) {
+            Some(v) => *v,
+            None => self.inputs.ssbo(buffer, addr),
+        }
+    }
+}
+
+/// How a statement list ended.
+#[derive(Debug)]
+pub(crate) enum Flow {
+    /// Fell off the end.
+    Next,
+    /// `break`; true when taken under taint.
+    Break(bool),
+    /// `continue` with the new header phi values.
+    Continue(Vec<Scalar>),
+    /// The invocation ended (`discard`).
+    Halt,
+}
+
+/// The value environment of one invocation.
+pub(crate) struct Invocation<'s> {
+    shader: &'s Shader,
+    vals: Vec<Scalar>,
+    taint: u32,
+}
+
+impl<'s> Invocation<'s> {
+    /// A fresh invocation with every value undefined.
+    pub fn new(shader: &'s Shader) -> Invocation<'s> {
+        let vals = shader
+            .values
+            .iter()
+            .map(|v| Scalar::undef(v.bits))
+            .collect();
+        Invocation {
+            shader,
+            vals,
+            taint: 0,
+        }
+    }
+
+    /// Runs a top-level statement list; returns whether the invocation is still alive.
+    pub fn run_top(
+        &mut self,
+        block: &[Stmt],
+        world: &mut World,
+        io: &mut dyn StageIo,
+    ) -> Result<bool, Error> {
+        match self.block(block, world, io)? {
+            Flow::Next => Ok(true),
+            Flow::Halt => Ok(false),
+            Flow::Break(_) | Flow::Continue(_) => Err(self.error(
+                world,
+                None,
+                "`break` or `continue` outside a loop".to_string(),
+            )),
+        }
+    }
+
+    fn error(&self, world: &World, loc: Option<SrcLoc>, msg: String) -> Error {
+        let file = world.pipeline.source.as_deref();
+        let stage = self.shader.stage();
+        Error::Interpret(Diagnostic::new(file, loc, format!("{stage}: {msg}")).to_string())
+    }
+
+    fn get(&self, v: Value, world: &World) -> Result<Scalar, Error> {
+        self.vals.get(v.index()).copied().ok_or_else(|| {
+            self.error(
+                world,
+                None,
+                format!("value #{} is not defined in the shader", v.0),
+            )
+        })
+    }
+
+    fn set(&mut self, v: Value, s: Scalar) {
+        if let Some(slot) = self.vals.get_mut(v.index()) {
+            let defined = s.defined && self.taint == 0;
+            *slot = s.resized(slot.size).defined_if(defined);
+        }
+    }
+
+    fn size(&self, v: Value) -> BitSize {
+        self.vals.get(v.index()).map_or(BitSize::B32, |s| s.size)
+    }
+
+    fn block(
+        &mut self,
+        block: &[Stmt],
+        world: &mut World,
+        io: &mut dyn StageIo,
+    ) -> Result<Flow, Error> {
+        for stmt in block {
+            let flow = match stmt {
+                Stmt::Inst(inst) => self.inst(inst, world, io)?,
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    phis,
+                    ..
+                } => {
+                    let c = self.get(*cond, world)?;
+                    let take_then = c.defined && c.bits & 1 != 0;
+                    let tainted = !c.defined;
+                    self.taint += tainted as u32;
+                    let body = if take_then { then_body } else { else_body };
+                    let flow = self.block(body, world, io);
+                    if matches!(flow, Ok(Flow::Next)) {
+                        for phi in phis {
+                            let src = if take_then {
+                                phi.then_val
+                            } else {
+                                phi.else_val
+                            };
+                            let v = self.get(src, world)?;
+                            self.set(phi.dst, v);
+                        }
+                    }
+                    self.taint -= tainted as u32;
+                    flow?
+                }
+                Stmt::Loop { phis, body, loc } => self.run_loop(phis, body, *loc, world, io)?,
+                Stmt::Break { .. } => Flow::Break(self.taint > 0),
+                Stmt::Continue { args, .. } => {
+                    let mut vals = vec![];
+                    for a in args {
+                        vals.push(self.get(*a, world)?.defined_if(self.taint == 0));
+                    }
+                    Flow::Continue(vals)
+                }
+            };
+            if !matches!(flow, Flow::Next) {
+                return Ok(flow);
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn run_loop(
+        &mut self,
+        phis: &[crate::ir::LoopPhi],
+        body: &Block,
+        loc: Option<SrcLoc>,
+        world: &mut World,
+        io: &mut dyn StageIo,
+    ) -> Result<Flow, Error> {
+        for phi in phis {
+            let v = self.get(phi.init, world)?;
+            self.set(phi.dst, v);
+        }
+        let mut iterations = 0u32;
+        loop {
+            iterations += 1;
+            if iterations > world.loop_limit {
+                let msg = format!("loop ran more than {} iterations", world.loop_limit);
+                return Err(self.error(world, loc, msg));
+            }
+            match self.block(body, world, io)? {
+                Flow::Next => {}
+                Flow::Halt => return Ok(Flow::Halt),
+                Flow::Break(tainted) => {
+                    if tainted {
+                        for phi in phis {
+                            let size = self.size(phi.dst);
+                            self.set(phi.dst, Scalar::undef(size));
+                        }
+                    }
+                    return Ok(Flow::Next);
+                }
+                Flow::Continue(args) => {
+                    if args.len() != phis.len() {
+                        let msg = format!(
+                            "`continue` has {} values for {} phis",
+                            args.len(),
+                            phis.len()
+                        );
+                        return Err(self.error(world, loc, msg));
+                    }
+                    for (phi, v) in phis.iter().zip(args) {
+                        self.set(phi.dst, v);
+                    }
+                }
+            }
+        }
+    }
+
+    fn operands(&self, vals: &[Value], world: &World) -> Result<Vec<Scalar>, Error> {
+        vals.iter().map(|v| self.get(*v, world)).collect()
+    }
+
+    /// The slot an access reaches, or `None` when its dynamic index is undefined or
+    /// leaves the indexed array.
+    fn effective_slot(
+        &self,
+        slot: IoSlot,
+        indirect: &Option<Indirect>,
+        world: &World,
+    ) -> Result<Option<IoSlot>, Error> {
+        let Some(ind) = indirect else {
+            return Ok(Some(slot));
+        };
+        let index = self.get(ind.index, world)?;
+        if !index.defined || index.bits >= ind.len as u32 {
+            return Ok(None);
+        }
+        Ok(slot
+            .slot
+            .offset(index.bits)
+            .map(|s| IoSlot { slot: s, ..slot }))
+    }
+
+    fn inst(
+        &mut self,
+        inst: &Inst,
+        world: &mut World,
+        io: &mut dyn StageIo,
+    ) -> Result<Flow, Error> {
+        match inst.result {
+            Some(r) => {
+                let v = self.value_of(&inst.kind, self.size(r), inst.loc, world, io)?;
+                self.set(r, v);
+                Ok(Flow::Next)
+            }
+            None => self.effect(&inst.kind, world, io),
+        }
+    }
+
+    /// The result of a value-producing instruction.
+    fn value_of(
+        &self,
+        kind: &InstKind,
+        size: BitSize,
+        loc: Option<SrcLoc>,
+        world: &mut World,
+        io: &mut dyn StageIo,
+    ) -> Result<Scalar, Error> {
+        let undef = Scalar::undef(size);
+        Ok(match kind {
+            InstKind::Const(c) => Scalar::new(*c, size),
+            InstKind::Alu { op, srcs, .. } => {
+                let vals = self.operands(srcs, world)?;
+                self.alu(*op, &vals, loc, world)?
+            }
+            InstKind::LoadInput { slot, indirect } => {
+                match self.effective_slot(*slot, indirect, world)? {
+                    Some(s) => io.load_input(s, size),
+                    None => undef,
+                }
+            }
+            InstKind::LoadInterpolatedInput {
+                slot,
+                mode,
+                operands,
+                indirect,
+            } => {
+                let ops = self.operands(operands, world)?;
+                match self.effective_slot(*slot, indirect, world)? {
+                    Some(s) => io.load_interpolated(s, *mode, &ops, size),
+                    None => undef,
+                }
+            }
+            InstKind::LoadPerVertexInput {
+                slot,
+                vertex,
+                indirect,
+            } => {
+                let vertex = self.get(*vertex, world)?;
+                match self.effective_slot(*slot, indirect, world)? {
+                    Some(s) => io.load_per_vertex(s, vertex, size),
+                    None => undef,
+                }
+            }
+            InstKind::LoadOutput {
+                slot,
+                vertex,
+                indirect,
+            } => {
+                let vertex = vertex.map(|v| self.get(v, world)).transpose()?;
+                match self.effective_slot(*slot, indirect, world)? {
+                    Some(s) => io.load_output(s, vertex, size),
+                    None => undef,
+                }
+            }
+            InstKind::LoadUniform { index } => world.uniform(*index),
+            InstKind::LoadUbo { block, offset } => world.ubo(*block, self.get(*offset, world)?),
+            InstKind::LoadSystemValue(sv) => io.system_value(*sv, size),
+            InstKind::Texture {
+                sampler,
+                comp,
+                coords,
+            } => {
+                let c = self.operands(coords, world)?;
+                if c.iter().all(|s| s.defined) {
+                    let bits: Vec<u32> = c.iter().map(|s| s.bits).collect();
+                    world.inputs.texture(*sampler, *comp, &bits, size)
+                } else {
+                    undef
+                }
+            }
+            InstKind::SsboLoad { buffer, addr } => {
+                let a = self.get(*addr, world)?;
+                if a.defined {
+                    world.ssbo_load(*buffer, a.bits).resized(size)
+                } else {
+                    undef
+                }
+            }
+            // `undef`, and effects given a result by a malformed pair.
+            _ => undef,
+        })
+    }
+
+    /// Performs an instruction without a result (stores, emits, discard…).
+    fn effect(
+        &mut self,
+        kind: &InstKind,
+        world: &mut World,
+        io: &mut dyn StageIo,
+    ) -> Result<Flow, Error> {
+        let tainted = self.taint > 0;
+        match kind {
+            InstKind::StoreOutput {
+                slot,
+                value,
+                indirect,
+                xfb,
+                no_varying,
+            } => {
+                let v = self.get(*value, world)?.defined_if(!tainted);
+                let how = StoreHow {
+                    xfb: *xfb,
+                    varying: !no_varying,
+                };
+                if let Some(s) = self.effective_slot(*slot, indirect, world)? {
+                    io.store(s, v, None, how);
+                }
+            }
+            InstKind::StorePerVertexOutput {
+                slot,
+                value,
+                vertex,
+                indirect,
+            } => {
+                let v = self.get(*value, world)?.defined_if(!tainted);
+                let vertex = self.get(*vertex, world)?;
+                let how = StoreHow {
+                    xfb: None,
+                    varying: true,
+                };
+                if let Some(s) = self.effective_slot(*slot, indirect, world)? {
+                    io.store(s, v, Some(vertex), how);
+                }
+            }
+            InstKind::SsboStore {
+                buffer,
+                addr,
+                value,
+            } => {
+                let a = self.get(*addr, world)?;
+                let v = self.get(*value, world)?.defined_if(!tainted);
+                if a.defined {
+                    world.ssbo.insert((*buffer, a.bits), v);
+                }
+            }
+            InstKind::EmitVertex => io.emit_vertex(!tainted),
+            InstKind::EndPrimitive => io.end_primitive(),
+            InstKind::Discard => {
+                io.discard(!tainted);
+                if !tainted {
+                    return Ok(Flow::Halt);
+                }
+            }
+            // Barriers split a TCS into phases before execution starts; elsewhere
+            // there is nothing to wait for. Value instructions without a result
+            // have nothing to do.
+            _ => {}
+        }
+        Ok(Flow::Next)
+    }
+
+    /// Evaluates an ALU op with `ir::eval_alu`. The result is undefined when a source
+    /// is, except for a `bcsel` whose defined condition selects a defined source.
+    fn alu(
+        &self,
+        op: AluOp,
+        vals: &[Scalar],
+        loc: Option<SrcLoc>,
+        world: &World,
+    ) -> Result<Scalar, Error> {
+        let sizes: Vec<BitSize> = vals.iter().map(|s| s.size).collect();
+        let out = op
+            .result_bits(&sizes)
+            .map_err(|msg| self.error(world, loc, msg))?;
+        let bits: Vec<u32> = vals.iter().map(|s| s.bits).collect();
+        let defined = match (op, vals) {
+            (AluOp::BCsel, [c, a, b]) => {
+                c.defined
+                    && if c.bits & 1 != 0 {
+                        a.defined
+                    } else {
+                        b.defined
+                    }
+            }
+            _ => vals.iter().all(|s| s.defined),
+        };
+        Ok(Scalar::new(eval_alu(op, &bits, &sizes), out).defined_if(defined))
+    }
+}
+
+/// Splits a TCS body at its top-level barriers into phases. A barrier nested in
+/// control flow cannot be scheduled this way and is an error naming its position.
+pub(crate) fn barrier_phases<'b>(
+    shader: &'b Shader,
+    file: Option<&str>,
+) -> Result<Vec<&'b [Stmt]>, Error> {
+    if let Some(loc) = nested_barrier(&shader.body, false) {
+        let msg = "tcs: `barrier` inside control flow is not supported by the interpreter";
+        return Err(Error::Interpret(
+            Diagnostic::new(file, loc, msg).to_string(),
+        ));
+    }
+    let is_barrier = |s: &Stmt| {
+        matches!(
+            s,
+            Stmt::Inst(Inst {
+                kind: InstKind::Barrier,
+                ..
+            })
+        )
+    };
+    Ok(shader.body.split(is_barrier).collect())
+}
+
+/// The position of the first barrier below top level (`Some(None)` when it has none).
+fn nested_barrier(block: &Block, nested: bool) -> Option<Option<SrcLoc>> {
+    for stmt in block {
+        let found = match stmt {
+            Stmt::Inst(i) if nested && i.kind == InstKind::Barrier => Some(i.loc),
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => nested_barrier(then_body, true).or_else(|| nested_barrier(else_body, true)),
+            Stmt::Loop { body, .. } => nested_barrier(body, true),
+            _ => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}

@@ -1,0 +1,250 @@
+//! Seeded inputs. Every input value is a hash of the run's seed and a structural key
+//! (slot and vertex number, uniform word, buffer address…), never of instruction order,
+//! so two pipelines that route values differently still see identical inputs.
+
+use crate::ir::{BitSize, Half, IoSlot};
+
+use super::Scalar;
+
+/// Lowest random float input; inputs lie in `[-INPUT_RANGE, INPUT_RANGE)` so that
+/// arithmetic on them stays finite.
+pub const INPUT_RANGE: f32 = 4.0;
+
+/// What a hash is for; keeps the streams of different kinds of input apart.
+#[derive(Clone, Copy)]
+enum Tag {
+    Attribute = 1,
+    PerVertexInput,
+    PatchInput,
+    Uniform,
+    Ubo,
+    Ssbo,
+    Texture,
+    InstanceId,
+    ViewIndex,
+    FrontFace,
+    SampleId,
+    TessCoord,
+    Barycentric,
+    ClipW,
+    FragCoord,
+}
+
+/// The seeded input source of one run. All methods are pure functions of the seed
+/// and their arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inputs {
+    /// The run's seed.
+    pub seed: u64,
+}
+
+/// splitmix64's finalizer: a bijective mix with good avalanche.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A structural key for an I/O address: slot index, component and half.
+fn slot_key(slot: IoSlot) -> u64 {
+    let half = match slot.half {
+        Half::Full => 0,
+        Half::Lo => 1,
+        Half::Hi => 2,
+    };
+    ((slot.slot.index() as u64) << 8) | ((slot.comp as u64) << 2) | half
+}
+
+impl Inputs {
+    /// The input source for `seed`.
+    pub fn new(seed: u64) -> Inputs {
+        Inputs { seed }
+    }
+
+    fn hash(&self, tag: Tag, keys: &[u64]) -> u64 {
+        let mut h = mix(self.seed ^ ((tag as u64) << 56));
+        for k in keys {
+            h = mix(h ^ *k);
+        }
+        h
+    }
+
+    /// A uniform float in `[0, 1)` with 24 random bits (exact in f32).
+    fn unit(&self, tag: Tag, keys: &[u64]) -> f32 {
+        (self.hash(tag, keys) >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// A float in `[-INPUT_RANGE, INPUT_RANGE)`, rounded to `size`.
+    fn float(&self, tag: Tag, keys: &[u64], size: BitSize) -> Scalar {
+        let v = (self.unit(tag, keys) * 2.0 - 1.0) * INPUT_RANGE;
+        match size {
+            BitSize::B1 => Scalar::new(self.hash(tag, keys) as u32, size),
+            _ => Scalar::float(v, size),
+        }
+    }
+
+    /// VS attribute `slot` (an `ATTRn` component) of vertex number `vertex`.
+    pub fn attribute(&self, slot: IoSlot, vertex: u32, size: BitSize) -> Scalar {
+        self.float(Tag::Attribute, &[slot_key(slot), vertex as u64], size)
+    }
+
+    /// A per-vertex input of a TCS, TES or GS producer, written by an earlier stage
+    /// outside the pair, for global input vertex number `vertex`.
+    pub fn per_vertex_input(&self, slot: IoSlot, vertex: u32, size: BitSize) -> Scalar {
+        self.float(Tag::PerVertexInput, &[slot_key(slot), vertex as u64], size)
+    }
+
+    /// A patch input of a TES producer (written by a TCS outside the pair).
+    pub fn patch_input(&self, slot: IoSlot, patch: u32, size: BitSize) -> Scalar {
+        self.float(Tag::PatchInput, &[slot_key(slot), patch as u64], size)
+    }
+
+    /// Word `index` of the default uniform block (a float).
+    pub fn uniform(&self, index: u32) -> Scalar {
+        self.float(Tag::Uniform, &[index as u64], BitSize::B32)
+    }
+
+    /// The word at byte `offset` of uniform buffer `block` (a float).
+    pub fn ubo(&self, block: u32, offset: u32) -> Scalar {
+        self.float(Tag::Ubo, &[block as u64, offset as u64], BitSize::B32)
+    }
+
+    /// The initial content of word `addr` of storage buffer `buffer` (a float).
+    pub fn ssbo(&self, buffer: u32, addr: u32) -> Scalar {
+        self.float(Tag::Ssbo, &[buffer as u64, addr as u64], BitSize::B32)
+    }
+
+    /// Component `comp` of a texture sample: a hash of sampler, component and the
+    /// coordinates' bit patterns, as a float in `[0, 1)`.
+    pub fn texture(&self, sampler: u32, comp: u8, coords: &[u32], size: BitSize) -> Scalar {
+        let mut keys = vec![sampler as u64, comp as u64];
+        keys.extend(coords.iter().map(|c| *c as u64));
+        Scalar::float(self.unit(Tag::Texture, &keys), size)
+    }
+
+    /// `instance_id` of the run, in `0..16`.
+    pub fn instance_id(&self) -> u32 {
+        (self.hash(Tag::InstanceId, &[]) % 16) as u32
+    }
+
+    /// `view_index` of the run, in `0..4`.
+    pub fn view_index(&self) -> u32 {
+        (self.hash(Tag::ViewIndex, &[]) % 4) as u32
+    }
+
+    /// `front_face` of rasterized primitive `prim`.
+    pub fn front_face(&self, prim: u32) -> bool {
+        self.hash(Tag::FrontFace, &[prim as u64]) & 1 != 0
+    }
+
+    /// `sample_id` of a fragment, in `0..4`.
+    pub fn sample_id(&self, prim: u32, frag: u32) -> u32 {
+        (self.hash(Tag::SampleId, &[prim as u64, frag as u64]) % 4) as u32
+    }
+
+    /// `frag_coord` x, y (pixel centres in `[0, 256)`) and z (depth in `[0, 1)`).
+    pub fn frag_coord(&self, prim: u32, frag: u32) -> [f32; 3] {
+        let k = |c: u64| self.unit(Tag::FragCoord, &[prim as u64, frag as u64, c]);
+        [
+            (k(0) * 256.0).floor() + 0.5,
+            (k(1) * 256.0).floor() + 0.5,
+            k(2),
+        ]
+    }
+
+    /// Tess coordinate `index` of patch `patch` for a domain: triangles give
+    /// `(u, v, 1-u-v)` with all three positive; quads and isolines give `(u, v, 0)` in
+    /// `[0, 1]`.
+    pub fn tess_coord(&self, triangles: bool, patch: u32, index: u32) -> [f32; 3] {
+        let k = |c: u64| self.unit(Tag::TessCoord, &[patch as u64, index as u64, c]);
+        if triangles {
+            let [u, v, _] = self.simplex(k(0), k(1), k(2));
+            [u, v, 1.0 - u - v]
+        } else {
+            [k(0), k(1), 0.0]
+        }
+    }
+
+    /// Barycentrics at one location of a fragment: `n` weights (1, 2 or 3 for points,
+    /// lines, triangles), each positive, summing to 1. `set` distinguishes centre,
+    /// centroid and sample positions.
+    pub fn barycentrics(&self, n: usize, prim: u32, frag: u32, set: u32) -> Vec<f32> {
+        let k = |c: u64| self.unit(Tag::Barycentric, &[prim as u64, frag as u64, set as u64, c]);
+        match n {
+            0 | 1 => vec![1.0],
+            2 => {
+                let a = 0.05 + 0.9 * k(0);
+                vec![a, 1.0 - a]
+            }
+            _ => {
+                let [a, b, _] = self.simplex(k(0), k(1), k(2));
+                vec![a, b, 1.0 - a - b]
+            }
+        }
+    }
+
+    /// Three positive weights from three uniforms, normalized (each at least 1/21).
+    fn simplex(&self, a: f32, b: f32, c: f32) -> [f32; 3] {
+        let (a, b, c) = (a + 0.05, b + 0.05, c + 0.05);
+        let s = a + b + c;
+        [a / s, b / s, c / s]
+    }
+
+    /// The clip-space w of vertex `k` of rasterized primitive `prim`, in `[0.5, 4.5)`,
+    /// independent of what the shader stores to POS.
+    pub fn clip_w(&self, prim: u32, k: u32) -> f32 {
+        0.5 + 4.0 * self.unit(Tag::ClipW, &[prim as u64, k as u64])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Slot;
+
+    #[test]
+    fn inputs_depend_on_keys_and_seed_only() {
+        let a = Inputs::new(7);
+        let slot = IoSlot::new(Slot::Attr(0), 1);
+        assert_eq!(
+            a.attribute(slot, 3, BitSize::B32),
+            Inputs::new(7).attribute(slot, 3, BitSize::B32)
+        );
+        assert_ne!(
+            a.attribute(slot, 3, BitSize::B32),
+            a.attribute(slot, 4, BitSize::B32)
+        );
+        assert_ne!(
+            a.attribute(slot, 3, BitSize::B32),
+            Inputs::new(8).attribute(slot, 3, BitSize::B32)
+        );
+    }
+
+    #[test]
+    fn floats_stay_in_range() {
+        let inp = Inputs::new(1);
+        for i in 0..200 {
+            let v = inp.uniform(i).as_f32();
+            assert!((-INPUT_RANGE..INPUT_RANGE).contains(&v), "{v}");
+            let t = inp.texture(0, 0, &[i], BitSize::B32).as_f32();
+            assert!((0.0..1.0).contains(&t), "{t}");
+        }
+    }
+
+    #[test]
+    fn barycentrics_are_positive_and_sum_to_one() {
+        let inp = Inputs::new(3);
+        for f in 0..50 {
+            for n in 1..=3 {
+                let l = inp.barycentrics(n, 0, f, 0);
+                assert_eq!(l.len(), n);
+                assert!(l.iter().all(|x| *x > 0.0));
+                assert!((l.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+            }
+            let t = inp.tess_coord(true, 0, f);
+            assert!(t.iter().all(|x| *x > 0.0), "{t:?}");
+            assert!((0.5..4.5).contains(&inp.clip_w(0, f)));
+        }
+    }
+}

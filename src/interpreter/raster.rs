@@ -1,0 +1,257 @@
+//! Rasterization for an FS consumer: seeded fragments inside each assembled primitive,
+//! their barycentrics and clip w, and interpolation of the producer's outputs.
+//!
+//! - perspective: `f = Σ(λk·fk/wk) / Σ(λk/wk)`; linear: `f = Σ λk·fk`; flat: the
+//!   provoking vertex. Plain IEEE f32 arithmetic (an Inf with weight 0 gives NaN).
+//! - centre, centroid and sample locations each have their own seeded barycentrics.
+//! - `at_offset dx dy` moves the centre barycentrics by the linear map
+//!   [`offset_barycentrics`]; `at_sample i` uses the offset `SAMPLE_OFFSETS[i]`
+//!   (undefined for an index outside the table).
+//! - 16-bit values are interpolated in f32 and rounded to f16.
+//! - Unwritten inputs are undefined, except TEXn.z = 0, TEXn.w = 1, LAYER = VIEWPORT = 0.
+
+use crate::error::Error;
+use crate::ir::{
+    BitSize, Interp, InterpLoc, InterpMode, IoSlot, ProvokingVertex, Shader, Slot, Stage,
+    StageInfo, SystemValue,
+};
+
+use super::exec::{Invocation, StageIo, StoreHow, World};
+use super::observe::{FragmentInfo, Item, Observation, Unit};
+use super::stages::Outputs;
+use super::{Inputs, Scalar};
+
+/// Sample positions (in pixels from the centre) of the standard 4× pattern, used by
+/// `at_sample`.
+pub const SAMPLE_OFFSETS: [[f32; 2]; 4] = [
+    [-0.125, -0.375],
+    [0.375, -0.125],
+    [-0.375, 0.125],
+    [0.125, 0.375],
+];
+
+/// How far one pixel of offset moves a barycentric weight.
+pub const OFFSET_SCALE: f32 = 0.25;
+
+/// Barycentrics `center` moved by a pixel offset `(dx, dy)`: a triangle's weights
+/// change by `OFFSET_SCALE · (dx, dy, -dx-dy)`, a line's by `OFFSET_SCALE · (dx, -dx)`,
+/// a point's not at all. The sum stays 1; weights may leave `[0, 1]` (extrapolation).
+pub fn offset_barycentrics(center: &[f32], dx: f32, dy: f32) -> Vec<f32> {
+    let (sx, sy) = (OFFSET_SCALE * dx, OFFSET_SCALE * dy);
+    match center {
+        [a, b, c] => vec![a + sx, b + sy, c - sx - sy],
+        [a, b] => vec![a + sx, b - sx],
+        other => other.to_vec(),
+    }
+}
+
+/// Interpolates vertex values with barycentric `weights`; `clip_w` is `Some` for
+/// perspective-correct interpolation.
+fn interpolate(values: &[f32], weights: &[f32], clip_w: Option<&[f32]>) -> f32 {
+    match clip_w {
+        Some(w) => {
+            let mut num = 0.0f32;
+            let mut den = 0.0f32;
+            for ((f, l), w) in values.iter().zip(weights).zip(w) {
+                num += l * f / w;
+                den += l / w;
+            }
+            num / den
+        }
+        None => values.iter().zip(weights).map(|(f, l)| l * f).sum(),
+    }
+}
+
+/// What an FS reads at `slot` of one vertex, with the fixed-function defaults.
+fn vertex_input(v: &Outputs, slot: IoSlot, size: BitSize) -> Scalar {
+    if let Some(s) = v.varying(slot, size) {
+        return s;
+    }
+    match (slot.slot, slot.comp) {
+        (Slot::Tex(_), 2) => Scalar::float(0.0, size),
+        (Slot::Tex(_), 3) => Scalar::float(1.0, size),
+        (Slot::Layer | Slot::Viewport, _) => Scalar::new(0, size),
+        _ => Scalar::undef(size),
+    }
+}
+
+struct FsIo<'a> {
+    inputs: Inputs,
+    vertices: &'a [&'a Outputs],
+    provoking: usize,
+    info: &'a FragmentInfo,
+    prim: u32,
+    frag: u32,
+    out: Outputs,
+    discard: Scalar,
+}
+
+impl FsIo<'_> {
+    /// The barycentrics a mode evaluates at, or `None` when its operands are undefined.
+    fn weights(&self, loc: InterpLoc, ops: &[Scalar]) -> Option<Vec<f32>> {
+        match (loc, ops) {
+            (InterpLoc::Center, _) => Some(self.info.center.clone()),
+            (InterpLoc::Centroid, _) => Some(self.info.centroid.clone()),
+            (InterpLoc::Sample, _) => Some(self.info.sample.clone()),
+            (InterpLoc::AtOffset, [dx, dy]) if dx.defined && dy.defined => Some(
+                offset_barycentrics(&self.info.center, dx.as_f32(), dy.as_f32()),
+            ),
+            (InterpLoc::AtSample, [i]) if i.defined => {
+                let [dx, dy] = SAMPLE_OFFSETS.get(i.bits as usize)?;
+                Some(offset_barycentrics(&self.info.center, *dx, *dy))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl StageIo for FsIo<'_> {
+    fn system_value(&mut self, sv: SystemValue, size: BitSize) -> Scalar {
+        let [x, y, z] = self.inputs.frag_coord(self.prim, self.frag);
+        let inv_w: f32 = self
+            .info
+            .center
+            .iter()
+            .zip(&self.info.clip_w)
+            .map(|(l, w)| l / w)
+            .sum();
+        match sv {
+            SystemValue::PrimitiveId => Scalar::new(self.prim, size),
+            SystemValue::FrontFace => Scalar::new(self.inputs.front_face(self.prim) as u32, size),
+            SystemValue::SampleId => Scalar::new(self.inputs.sample_id(self.prim, self.frag), size),
+            SystemValue::FragCoordX => Scalar::float(x, size),
+            SystemValue::FragCoordY => Scalar::float(y, size),
+            SystemValue::FragCoordZ => Scalar::float(z, size),
+            SystemValue::FragCoordW => Scalar::float(inv_w, size),
+            SystemValue::ViewIndex => Scalar::new(self.inputs.view_index(), size),
+            _ => Scalar::undef(size),
+        }
+    }
+
+    fn load_input(&mut self, slot: IoSlot, size: BitSize) -> Scalar {
+        match self.vertices.get(self.provoking) {
+            Some(v) => vertex_input(v, slot, size),
+            None => Scalar::undef(size),
+        }
+    }
+
+    fn load_interpolated(
+        &mut self,
+        slot: IoSlot,
+        mode: InterpMode,
+        ops: &[Scalar],
+        size: BitSize,
+    ) -> Scalar {
+        let vals: Vec<Scalar> = self
+            .vertices
+            .iter()
+            .map(|v| vertex_input(v, slot, size))
+            .collect();
+        let Some(weights) = self.weights(mode.loc, ops) else {
+            return Scalar::undef(size);
+        };
+        if vals.is_empty() || vals.iter().any(|v| !v.defined) {
+            return Scalar::undef(size);
+        }
+        let floats: Vec<f32> = vals.iter().map(|v| v.as_f32()).collect();
+        let w = (mode.interp == Interp::Persp).then_some(self.info.clip_w.as_slice());
+        Scalar::float(interpolate(&floats, &weights, w), size)
+    }
+
+    fn store(&mut self, slot: IoSlot, value: Scalar, _vertex: Option<Scalar>, how: StoreHow) {
+        self.out
+            .0
+            .insert(slot, super::stages::Stored { value, how });
+    }
+
+    fn discard(&mut self, defined: bool) {
+        // A discard under taint can only weaken an earlier definite one to "maybe".
+        if !(self.discard.defined && self.discard.bits == 1) {
+            self.discard = Scalar::bool(true).defined_if(defined);
+        }
+    }
+}
+
+/// Settings of rasterization.
+pub(crate) struct RasterConfig {
+    pub fragments_per_primitive: usize,
+    pub max_primitives: usize,
+}
+
+/// Runs the FS for the fragments of each assembled primitive and records its
+/// observable results: per fragment the discard flag and, unless definitely
+/// discarded, every stored output.
+pub(crate) fn rasterize(
+    fs: &Shader,
+    world: &mut World,
+    obs: &mut Observation,
+    prims: &[Vec<&Outputs>],
+    cfg: &RasterConfig,
+) -> Result<(), Error> {
+    let provoking = match fs.info {
+        StageInfo::Fragment { provoking } => provoking,
+        _ => ProvokingVertex::First,
+    };
+    for (p, verts) in prims.iter().take(cfg.max_primitives).enumerate() {
+        let p = p as u32;
+        let n = verts.len();
+        let inputs = world.inputs;
+        let clip_w: Vec<f32> = (0..n as u32).map(|k| inputs.clip_w(p, k)).collect();
+        for f in 0..cfg.fragments_per_primitive as u32 {
+            let info = FragmentInfo {
+                center: inputs.barycentrics(n, p, f, 0),
+                centroid: inputs.barycentrics(n, p, f, 1),
+                sample: inputs.barycentrics(n, p, f, 2),
+                clip_w: clip_w.clone(),
+            };
+            let mut io = FsIo {
+                inputs,
+                vertices: verts,
+                provoking: match provoking {
+                    ProvokingVertex::First => 0,
+                    ProvokingVertex::Last => n.saturating_sub(1),
+                },
+                info: &info,
+                prim: p,
+                frag: f,
+                out: Outputs::default(),
+                discard: Scalar::bool(false),
+            };
+            Invocation::new(fs).run_top(&fs.body, world, &mut io)?;
+            let path = [Unit::Primitive(p), Unit::Fragment(f)];
+            obs.insert(Some(Stage::Fragment), &path, Item::Discard, io.discard);
+            if !(io.discard.defined && io.discard.bits == 1) {
+                io.out.observe_all(obs, Stage::Fragment, &path);
+            }
+            obs.fragments.insert((p, f), info);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perspective_formula() {
+        let v = interpolate(&[1.0, 2.0, 4.0], &[0.5, 0.25, 0.25], Some(&[1.0, 2.0, 4.0]));
+        // (0.5 + 0.25 + 0.25) / (0.5 + 0.125 + 0.0625)
+        assert_eq!(v, 1.0 / 0.6875);
+        let l = interpolate(&[1.0, 2.0, 4.0], &[0.5, 0.25, 0.25], None);
+        assert_eq!(l, 2.0);
+    }
+
+    #[test]
+    fn infinity_with_zero_weight_gives_nan() {
+        let v = interpolate(&[f32::INFINITY, 1.0], &[0.0, 1.0], None);
+        assert!(v.is_nan());
+    }
+
+    #[test]
+    fn offsets_keep_the_sum() {
+        let m = offset_barycentrics(&[0.2, 0.3, 0.5], 0.5, -0.25);
+        assert_eq!(m, vec![0.2 + 0.125, 0.3 - 0.0625, 0.5 - 0.125 + 0.0625]);
+        assert_eq!(offset_barycentrics(&[1.0], 3.0, 3.0), vec![1.0]);
+    }
+}

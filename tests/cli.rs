@@ -1,0 +1,97 @@
+//! End-to-end tests of the `varysat` binary: exit codes, stdout and located errors.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn varysat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_varysat"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the varysat binary runs")
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("varysat-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn check_accepts_every_example() {
+    let mut args = vec!["check"];
+    let files: Vec<String> = std::fs::read_dir("examples/pairs")
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .collect();
+    assert!(files.len() >= 16);
+    args.extend(files.iter().map(String::as_str));
+    let out = varysat(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        files.len()
+    );
+}
+
+#[test]
+fn check_reports_syntax_errors_with_position_and_exit_1() {
+    let text = "(pair\n  (producer vs\n    (%a = faddd %b %c))\n  (consumer fs))";
+    let path = temp_file("syntax.pair", text);
+    let out = varysat(&["check", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(&format!("{}:3:11: error: ", path.display())),
+        "{err}"
+    );
+    assert!(err.contains("faddd"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn check_reports_validation_errors_with_position() {
+    let text = "(pair\n  (producer vs\n    (%a = load_input ATTR0.x)\n    (store_output VAR0.x %a))\n  (consumer fs\n    (%x = load_per_vertex_input VAR0.x %x)))\n";
+    let path = temp_file("invalid.pair", text);
+    let out = varysat(&["check", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("{}:6:5: error:", path.display())),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_file_is_an_error_not_a_panic() {
+    let out = varysat(&["check", "no/such/file.pair"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.starts_with("no/such/file.pair: error:"), "{err}");
+}
+
+#[test]
+fn fmt_prints_the_canonical_form_which_is_a_fixed_point() {
+    let text = "; comment\n(pair (producer vs (%a = load_input ATTR0.x) (store_output VAR0.x %a))\n (consumer fs (%x = load_input VAR0.x) (store_output DATA0.x %x)))";
+    let path = temp_file("messy.pair", text);
+    let out = varysat(&["fmt", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let once = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        once.contains("\n  (producer vs\n    (topology triangles)\n"),
+        "{once}"
+    );
+    let again_path = temp_file("canonical.pair", &once);
+    let again = varysat(&["fmt", again_path.to_str().unwrap()]);
+    assert_eq!(String::from_utf8(again.stdout).unwrap(), once);
+
+    let out = varysat(&["fmt", "--in-place", path.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), once);
+}
