@@ -6,7 +6,7 @@ mod pack_support;
 
 use std::collections::BTreeSet;
 
-use pack_support::{data_out, fs_pair, loads_of, Read, V};
+use pack_support::{data_out, fs_pair, loads_of, pack_checked, Read, V};
 use varysat::ir::{
     AluOp, Half, Indirect, InstKind, InterpLoc, InterpMode, IoSlot, Pipeline, ShaderBuilder, Slot,
     Stage, SystemValue, Xfb,
@@ -38,7 +38,7 @@ fn strict() -> PackOptions {
 #[test]
 fn interpolated_varyings_pack_from_var0_x_in_address_order() {
     let p = fs_pair(&[V::interp(var(7, 3), PC), V::interp(var(3, 1), PC)]);
-    let (out, l) = pack(&p, &PackOptions::default()).unwrap();
+    let (out, l) = pack_checked(&p, &PackOptions::default());
     assert_eq!(l.map[&var(3, 1)], var(0, 0));
     assert_eq!(l.map[&var(7, 3)], var(0, 1));
     assert_eq!(loads_of(&out, var(0, 0)), vec![Read::Interp(PC)]);
@@ -48,10 +48,10 @@ fn interpolated_varyings_pack_from_var0_x_in_address_order() {
 #[test]
 fn flexible_interpolation_lets_modes_share_a_vec4() {
     let vs = [V::interp(var(0, 0), PC), V::interp(var(1, 0), LC)];
-    let (_, flex) = pack(&fs_pair(&vs), &PackOptions::default()).unwrap();
+    let (_, flex) = pack_checked(&fs_pair(&vs), &PackOptions::default());
     assert_eq!(flex.map[&var(1, 0)], var(0, 1));
     // Without flexible interpolation each mode opens its own vec4.
-    let (_, per_mode) = pack(&fs_pair(&vs), &strict()).unwrap();
+    let (_, per_mode) = pack_checked(&fs_pair(&vs), &strict());
     assert_eq!(per_mode.map[&var(0, 0)], var(0, 0));
     assert_eq!(per_mode.map[&var(1, 0)], var(1, 0));
 }
@@ -59,7 +59,7 @@ fn flexible_interpolation_lets_modes_share_a_vec4() {
 #[test]
 fn flat_and_interpolated_never_share_a_vec4() {
     let p = fs_pair(&[V::flat(var(0, 0)), V::interp(var(0, 1), PC)]);
-    let (out, l) = pack(&p, &PackOptions::default()).unwrap();
+    let (out, l) = pack_checked(&p, &PackOptions::default());
     // Interpolated (fp32) comes first in group order, flat opens the next vec4.
     assert_eq!(l.map[&var(0, 1)], var(0, 0));
     assert_eq!(l.map[&var(0, 0)], var(1, 0));
@@ -73,13 +73,13 @@ fn fp16_and_fp32_interpolation_never_share_and_fp16_pairs_in_one_component() {
         V::interp(var16(2, 1, Half::Lo), PC),
         V::interp(var16(9, 3, Half::Hi), PC),
     ]);
-    let (_, l) = pack(&p, &PackOptions::default()).unwrap();
+    let (_, l) = pack_checked(&p, &PackOptions::default());
     assert_eq!(l.map[&var(4, 0)], var(0, 0));
     assert_eq!(l.map[&var16(2, 1, Half::Lo)], var16(1, 0, Half::Lo));
     assert_eq!(l.map[&var16(9, 3, Half::Hi)], var16(1, 0, Half::Hi));
     assert_eq!(l.group_slots()[&Group::Interp16], 1);
     // Without 16-bit packing each fp16 value takes a component of its own.
-    let (_, l) = pack(&p, &Packer::new().pack_16bit(false).options().clone()).unwrap();
+    let (_, l) = pack_checked(&p, &Packer::new().pack_16bit(false).options().clone());
     assert_eq!(l.map[&var16(2, 1, Half::Lo)], var16(1, 0, Half::Lo));
     assert_eq!(l.map[&var16(9, 3, Half::Hi)], var16(1, 1, Half::Lo));
 }
@@ -91,7 +91,7 @@ fn flat_32_and_16_bit_share_a_vec4() {
         V::flat(var(6, 2)),
         V::flat(var16(1, 1, Half::Hi)),
     ]);
-    let (_, l) = pack(&p, &PackOptions::default()).unwrap();
+    let (_, l) = pack_checked(&p, &PackOptions::default());
     // Flat32 group first (x), then both 16-bit values pair up in y.
     assert_eq!(l.map[&var(6, 2)], var(0, 0));
     assert_eq!(l.map[&var16(1, 1, Half::Hi)], var16(0, 1, Half::Lo));
@@ -108,17 +108,17 @@ fn convergent_values_fill_interpolated_holes() {
         V::conv(var(5, 0), LC),
     ]);
     // Flexible: the convergent value takes the free w and keeps its own loads.
-    let (out, l) = pack(&p, &PackOptions::default()).unwrap();
+    let (out, l) = pack_checked(&p, &PackOptions::default());
     assert_eq!(l.map[&var(5, 0)], var(0, 3));
     assert_eq!(l.loads[&var(5, 0)], LoadRewrite::KeepInterp);
     assert_eq!(loads_of(&out, var(0, 3)), vec![Read::Interp(LC)]);
     // Strict modes: it takes the vec4's mode instead.
-    let (out, l) = pack(&p, &strict()).unwrap();
+    let (out, l) = pack_checked(&p, &strict());
     assert_eq!(l.map[&var(5, 0)], var(0, 3));
     assert_eq!(l.loads[&var(5, 0)], LoadRewrite::Interp(PC));
     assert_eq!(loads_of(&out, var(0, 3)), vec![Read::Interp(PC)]);
     // Without convergent filling it is packed as flat, in a vec4 of its own.
-    let (out, l) = pack(&p, &Packer::new().convergent_fill(false).options().clone()).unwrap();
+    let (out, l) = pack_checked(&p, &Packer::new().convergent_fill(false).options().clone());
     assert_eq!(l.map[&var(5, 0)], var(1, 0));
     assert_eq!(loads_of(&out, var(1, 0)), vec![Read::Flat]);
 }
@@ -129,7 +129,7 @@ fn convergent_values_fill_flat_holes_and_leftovers_become_flat() {
     vs.push(V::flat(var(1, 0)));
     vs.push(V::conv(var(2, 0), PC));
     vs.push(V::conv16(var16(3, 0, Half::Lo), PC));
-    let (out, l) = pack(&fs_pair(&vs), &PackOptions::default()).unwrap();
+    let (out, l) = pack_checked(&fs_pair(&vs), &PackOptions::default());
     // The interpolated vec4 is full; flat VAR1.x, convergent32 joins it in y, and the
     // fp16 convergent value (no fp16 interpolated vec4 exists) takes z's low half.
     assert_eq!(l.map[&var(1, 0)], var(1, 0));
@@ -150,11 +150,10 @@ fn fs_groups_follow_the_reference_order() {
         V::flat(var(6, 0)),
         V::interp(var(5, 0), PC),
     ];
-    let (_, l) = pack(
+    let (_, l) = pack_checked(
         &fs_pair(&vs),
         &Packer::new().convergent_fill(false).options().clone(),
-    )
-    .unwrap();
+    );
     // interp32 | flat32, convergent32 (as flat), flat16 | interp16 — the flat vec4 is
     // opened before the fp16 one and the 16-bit flat value fills it.
     assert_eq!(l.map[&var(5, 0)], var(0, 0));
@@ -180,7 +179,7 @@ fn a_varying_read_both_flat_and_interpolated_gets_its_own_vec4() {
         },
         V::flat(var(4, 0)),
     ]);
-    let (_, l) = pack(&p, &PackOptions::default()).unwrap();
+    let (_, l) = pack_checked(&p, &PackOptions::default());
     assert_eq!(l.map[&var(0, 0)], var(0, 0));
     assert_eq!(l.map[&var(3, 0)], var(1, 0));
     assert_eq!(l.map[&var(4, 0)], var(2, 0));
@@ -204,7 +203,7 @@ fn patch_and_per_vertex_varyings_pack_apart() {
     let s = tes.alu(AluOp::FAdd, &[s, c]);
     tes.store(IoSlot::new(Slot::Pos, 0), s);
     let p = Pipeline::new(tcs.finish(), tes.finish());
-    let (_, l) = pack(&p, &PackOptions::default()).unwrap();
+    let (_, l) = pack_checked(&p, &PackOptions::default());
     assert_eq!(l.map[&var(5, 2)], var(0, 0));
     assert_eq!(
         l.map[&IoSlot::new(Slot::Patch(3), 3)],
@@ -231,25 +230,24 @@ fn colours_pack_among_themselves_with_channel_rotation() {
         V::interp(bfc(1, 1), PC),
         V::interp(col(0, 3), PC),
     ];
-    let (_, l) = pack(&fs_pair(&vs), &PackOptions::default()).unwrap();
+    let (_, l) = pack_checked(&fs_pair(&vs), &PackOptions::default());
     // VARs take VAR0.xy, so the first unused VAR channel is z: colours start at COL0.z.
     assert_eq!(l.map[&var(3, 0)], var(0, 0));
     assert_eq!(l.map[&col(0, 3)], col(0, 2));
     assert_eq!(l.map[&col(1, 1)], col(0, 3));
     // The back colour moves with its front colour.
     assert_eq!(l.map[&bfc(1, 1)], bfc(0, 3));
-    let (_, l) = pack(
+    let (_, l) = pack_checked(
         &fs_pair(&vs),
         &Packer::new().rotate_colors(false).options().clone(),
-    )
-    .unwrap();
+    );
     assert_eq!(l.map[&col(0, 3)], col(0, 0));
     assert_eq!(l.map[&col(1, 1)], col(0, 1));
     // Rotation wraps inside a colour vec4: 3 VAR channels used → w, x, y, z.
     let mut vs3 = vs.to_vec();
     vs3.push(V::interp(var(5, 0), PC));
     vs3.push(V::interp(col(1, 2), PC));
-    let (_, l) = pack(&fs_pair(&vs3), &PackOptions::default()).unwrap();
+    let (_, l) = pack_checked(&fs_pair(&vs3), &PackOptions::default());
     assert_eq!(l.map[&col(0, 3)], col(0, 3));
     assert_eq!(l.map[&col(1, 1)], col(0, 0));
     assert_eq!(l.map[&col(1, 2)], col(0, 1));
@@ -328,7 +326,7 @@ fn indirect_arrays_keep_their_layout_and_their_holes_are_filled() {
         V::interp(var(9, 3), PC),
         V::flat(var(10, 0)),
     ];
-    let (out, l) = pack(&array_pair(&vs), &PackOptions::default()).unwrap();
+    let (out, l) = pack_checked(&array_pair(&vs), &PackOptions::default());
     // The array's holes (VAR2.yzw, VAR3.yzw) are interpolated vec4s: the interpolated
     // values fill them first; the flat one cannot join and opens the lowest free VAR0.
     let mut array_reads = 0;
@@ -363,7 +361,7 @@ fn indirect_arrays_keep_their_layout_and_their_holes_are_filled() {
     let more: Vec<V> = (0..9)
         .map(|i| V::interp(var(12 + i / 4, i % 4), PC))
         .collect();
-    let (_, l) = pack(&array_pair(&more), &PackOptions::default()).unwrap();
+    let (_, l) = pack_checked(&array_pair(&more), &PackOptions::default());
     assert_eq!(l.map[&var(13, 1)], var(3, 3));
     assert_eq!(l.map[&var(13, 2)], var(0, 0));
     assert_eq!(l.map[&var(14, 0)], var(0, 2));
@@ -374,7 +372,7 @@ fn indirect_arrays_keep_their_layout_and_their_holes_are_filled() {
 fn tex_slots_are_not_compacted() {
     let tex = IoSlot::new(Slot::Tex(3), 1);
     let p = fs_pair(&[V::interp(tex, PC), V::interp(var(6, 2), PC)]);
-    let (out, l) = pack(&p, &PackOptions::default()).unwrap();
+    let (out, l) = pack_checked(&p, &PackOptions::default());
     assert_eq!(l.map[&tex], tex);
     assert_eq!(l.map[&var(6, 2)], var(0, 0));
     assert_eq!(loads_of(&out, tex), vec![Read::Interp(PC)]);
@@ -417,11 +415,12 @@ fn xfb_only_outputs_go_last_and_keep_their_capture() {
         );
     }
     let p = p.with_uniforms(1);
-    let (out, l) = pack(&p, &PackOptions::default()).unwrap();
+    let (out, l) = pack_checked(&p, &PackOptions::default());
     assert_eq!(l.map[&var(4, 1)], var(0, 0));
-    // xfb-only after every FS-visible vec4; 32-bit then 16-bit in the same vec4.
+    // xfb-only after every FS-visible vec4; 32-bit then 16-bit in the same vec4. The
+    // captured 16-bit value keeps its high half: xfb records a high half 2 bytes on.
     assert_eq!(l.map[&var(0, 0)], var(1, 0));
-    assert_eq!(l.map[&var16(7, 2, Half::Hi)], var16(1, 1, Half::Lo));
+    assert_eq!(l.map[&var16(7, 2, Half::Hi)], var16(1, 1, Half::Hi));
     let mut stores = vec![];
     out.producer.for_each_inst(|i| {
         if let InstKind::StoreOutput {
@@ -436,7 +435,7 @@ fn xfb_only_outputs_go_last_and_keep_their_capture() {
     });
     assert_eq!(
         stores,
-        vec![(var(1, 0), xfb, true), (var16(1, 1, Half::Lo), xfb16, true)]
+        vec![(var(1, 0), xfb, true), (var16(1, 1, Half::Hi), xfb16, true)]
     );
     assert_eq!(l.group_slots()[&Group::XfbOnly32], 1);
     // The FS reads one vec4: the xfb-only one is not an FS input.
@@ -449,7 +448,7 @@ fn more_than_32_fs_slots_is_a_limit_error() {
     let mut vs: Vec<V> = (0..124).map(|i| V::interp(var(i / 4, i % 4), PC)).collect();
     vs.extend((0..4).map(|c| V::flat(var(31, c))));
     let ok = fs_pair(&vs);
-    let (_, l) = pack(&ok, &PackOptions::default()).unwrap();
+    let (_, l) = pack_checked(&ok, &PackOptions::default());
     assert_eq!(l.consumer_slots, 32);
     vs.push(V::interp(IoSlot::new(Slot::Tex(0), 0), PC));
     let err = pack(&fs_pair(&vs), &PackOptions::default()).unwrap_err();
@@ -512,11 +511,10 @@ fn non_fs_varyings_never_go_to_pos() {
     let v0 = tcs.load_per_vertex(var(3, 3), id);
     let s = tcs.alu(AluOp::FAdd, &[p0, v0]);
     tcs.store_per_vertex(var(0, 0), s, id);
-    let (out, l) = pack(
+    let (out, l) = pack_checked(
         &Pipeline::new(vs.finish(), tcs.finish()),
         &PackOptions::default(),
-    )
-    .unwrap();
+    );
     assert_eq!(l.map[&IoSlot::new(Slot::Pos, 1)], IoSlot::new(Slot::Pos, 1));
     assert_eq!(l.map[&var(3, 3)], var(0, 0));
     assert_eq!(loads_of(&out, var(0, 0)), vec![Read::Flat]);
@@ -537,9 +535,9 @@ fn primitive_id_is_a_varn_between_gs_and_fs_only() {
         fs.store(data_out(0), x);
         Pipeline::new(g.finish(), fs.finish())
     };
-    let (_, l) = pack(&build(Stage::Geometry), &PackOptions::default()).unwrap();
+    let (_, l) = pack_checked(&build(Stage::Geometry), &PackOptions::default());
     assert_eq!(l.map[&pid], var(0, 0));
-    let (_, l) = pack(&build(Stage::TessEval), &PackOptions::default()).unwrap();
+    let (_, l) = pack_checked(&build(Stage::TessEval), &PackOptions::default());
     assert_eq!(l.map[&pid], pid);
 }
 
@@ -562,11 +560,10 @@ fn tcs_read_backs_follow_their_outputs() {
     let b = tes.load_input(IoSlot::new(Slot::Patch(0), 0));
     let s = tes.alu(AluOp::FAdd, &[a, b]);
     tes.store(IoSlot::new(Slot::Pos, 0), s);
-    let (out, l) = pack(
+    let (out, l) = pack_checked(
         &Pipeline::new(tcs.finish(), tes.finish()),
         &PackOptions::default(),
-    )
-    .unwrap();
+    );
     // VAR6.y is read by the TES: VAR0.x. VAR8.z is only read back: packed last, VAR1.x.
     assert_eq!(l.map[&var(6, 1)], var(0, 0));
     assert_eq!(l.map[&var(8, 2)], var(1, 0));
@@ -604,7 +601,7 @@ fn dead_outputs_are_removed_and_unstored_inputs_become_undef() {
         },
         Some(r),
     );
-    let (out, l) = pack(&p.with_uniforms(1), &PackOptions::default()).unwrap();
+    let (out, l) = pack_checked(&p.with_uniforms(1), &PackOptions::default());
     assert_eq!(l.removed, BTreeSet::from([var(0, 0)]));
     assert_eq!(l.undefined, BTreeSet::from([var(0, 1)]));
     assert_eq!(l.map[&var(2, 0)], var(0, 0));
@@ -632,7 +629,7 @@ fn gs_outputs_are_never_promoted_even_when_claimed_convergent() {
         .convergent(BTreeSet::from([var(0, 0)]))
         .options()
         .clone();
-    let (out, l) = pack(&p, &opts).unwrap();
+    let (out, l) = pack_checked(&p, &opts);
     assert!(l.loads.is_empty());
     assert_eq!(loads_of(&out, var(0, 0)), vec![Read::Interp(PC)]);
 }

@@ -198,8 +198,12 @@ impl State<'_> {
                 for p in 0..4u8 {
                     let c = self.comp(p);
                     if let Cell::Halves { lo, hi } = self.bins[i].cells[c as usize] {
-                        if !lo || !hi {
-                            let half = if lo { Half::Hi } else { Half::Lo };
+                        let free = match (lo, hi) {
+                            (true, false) => Some(Half::Hi),
+                            (false, true) => Some(Half::Lo),
+                            _ => None,
+                        };
+                        if let Some(half) = free.filter(|h| item.pin.is_none_or(|p| p == *h)) {
                             return Some(Pos {
                                 bin: i,
                                 comp: c,
@@ -229,7 +233,10 @@ impl State<'_> {
             (b.cells[c as usize] == Cell::Free).then_some(Pos {
                 bin,
                 comp: c,
-                half: if item.fp16 { Half::Lo } else { Half::Full },
+                half: match (item.fp16, item.pin) {
+                    (false, _) => Half::Full,
+                    (true, pin) => pin.unwrap_or(Half::Lo),
+                },
             })
         })
     }
@@ -253,9 +260,9 @@ impl State<'_> {
         *cell = match (*cell, pos.half) {
             (Cell::Halves { hi, .. }, Half::Lo) => Cell::Halves { lo: true, hi },
             (Cell::Halves { lo, .. }, Half::Hi) => Cell::Halves { lo, hi: true },
-            (_, Half::Lo) if pack16 => Cell::Halves {
-                lo: true,
-                hi: false,
+            (Cell::Free, h) if pack16 && h != Half::Full => Cell::Halves {
+                lo: h == Half::Lo,
+                hi: h == Half::Hi,
             },
             _ => Cell::Full,
         };

@@ -71,6 +71,9 @@ pub(crate) struct Item {
     pub fp16: bool,
     /// Placement class.
     pub class: Class,
+    /// The half a 16-bit value must keep: transform feedback captures a high half two
+    /// bytes further than a low one, so a captured value may not change halves.
+    pub pin: Option<Half>,
 }
 
 impl Item {
@@ -216,10 +219,15 @@ fn make_item(
     } else {
         Class::Interp(normalize(&quals, opts.flexible_interp))
     };
+    let captured = members
+        .iter()
+        .any(|m| vars.access.get(m).is_some_and(|a| a.xfb));
+    let pin = members.first().filter(|_| fp16 && captured).map(|m| m.half);
     Item {
         members,
         domain,
         fp16,
         class,
+        pin,
     }
 }

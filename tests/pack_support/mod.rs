@@ -156,3 +156,20 @@ pub fn loads_of(p: &Pipeline, slot: IoSlot) -> Vec<Read> {
     });
     out
 }
+
+/// Packs `p`, checks the packed pair validates and is interpreter-equivalent to `p`,
+/// and returns it with its layout.
+pub fn pack_checked(
+    p: &Pipeline,
+    o: &varysat::pack::PackOptions,
+) -> (Pipeline, varysat::pack::Layout) {
+    let (out, l) = varysat::pack::pack(p, o).unwrap_or_else(|e| panic!("pack: {e}"));
+    if let Err(e) = varysat::validate::validate(&out) {
+        panic!("packed pair does not validate: {e}");
+    }
+    let cfg = varysat::interpreter::EquivConfig::default();
+    if let Err(e) = varysat::interpreter::check_equivalent(p, &out, &cfg) {
+        panic!("packed pair differs: {e}");
+    }
+    (out, l)
+}
