@@ -633,3 +633,41 @@ fn gs_outputs_are_never_promoted_even_when_claimed_convergent() {
     assert!(l.loads.is_empty());
     assert_eq!(loads_of(&out, var(0, 0)), vec![Read::Interp(PC)]);
 }
+
+#[test]
+fn malformed_pairs_do_not_panic() {
+    // Component 9, a dangling value, an indirect array running off VAR31 and a
+    // pixel-shader-only load in a TES: the packer reports them instead of panicking.
+    let mut vs = ShaderBuilder::new(Stage::Vertex);
+    let a = vs.load_input(IoSlot::new(Slot::Attr(0), 0));
+    vs.store(IoSlot::var(0, 9), varysat::ir::Value(999));
+    vs.store_ex(
+        var(30, 1),
+        a,
+        Some(Indirect {
+            index: varysat::ir::Value(12345),
+            len: 200,
+        }),
+        None,
+    );
+    let mut fs = ShaderBuilder::new(Stage::Fragment);
+    let x = fs.load_interpolated(IoSlot::var(0, 9), PC);
+    let y = fs.load_input(var(31, 1));
+    let s = fs.alu(AluOp::FAdd, &[x, y]);
+    fs.store(data_out(0), s);
+    let p = Pipeline::new(vs.finish(), fs.finish());
+    for o in [PackOptions::default(), strict()] {
+        assert!(matches!(pack(&p, &o), Err(Error::Invalid(_))));
+    }
+    let mut tes = ShaderBuilder::new(Stage::TessEval);
+    let z = tes.load_interpolated(var(2, 2), PC);
+    tes.store(IoSlot::new(Slot::Pos, 0), z);
+    let mut vs = ShaderBuilder::new(Stage::Vertex);
+    let a = vs.load_input(IoSlot::new(Slot::Attr(0), 0));
+    vs.store(var(2, 2), a);
+    let r = pack(
+        &Pipeline::new(vs.finish(), tes.finish()),
+        &PackOptions::default(),
+    );
+    assert!(matches!(r, Err(Error::Invalid(_))));
+}

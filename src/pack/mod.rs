@@ -197,9 +197,11 @@ impl Packer {
 
 /// Packs the varyings of `p` and returns the rewritten pair with its layout.
 ///
-/// Fails with [`Error::Limit`] when the VARn or PATCHn family runs out of slots or the
-/// packed FS reads more than 32 vec4 slots.
+/// Fails with [`Error::Invalid`] when `p` does not validate, and with [`Error::Limit`]
+/// when the VARn or PATCHn family runs out of slots or the packed FS reads more than
+/// 32 vec4 slots.
 pub fn pack(p: &Pipeline, opts: &PackOptions) -> Result<(Pipeline, Layout), Error> {
+    crate::validate::validate(p)?;
     let vars = Varyings::collect(p);
     let convergent = if p.producer.stage() == Stage::Geometry {
         BTreeSet::new()
