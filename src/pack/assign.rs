@@ -137,7 +137,7 @@ impl State<'_> {
                 return Ok(self.take(item, p));
             }
         }
-        let kind = self.open_kind(item);
+        let kind = kind_for(item);
         let slot = self.fresh_slot().ok_or(Overflow)?;
         self.bins.push(Bin {
             slot,
@@ -160,17 +160,6 @@ impl State<'_> {
             }
             Class::Convergent => vec![Tier::Flat, Tier::Open],
             Class::Tail => vec![Tier::Tail],
-        }
-    }
-
-    fn open_kind(&self, item: &Item) -> BinKind {
-        match &item.class {
-            Class::Interp(key) => BinKind::Interp {
-                fp16: item.fp16,
-                key: key.clone(),
-            },
-            Class::Flat | Class::Convergent => BinKind::Flat,
-            Class::Tail => BinKind::Tail,
         }
     }
 
@@ -254,7 +243,7 @@ impl State<'_> {
         let flexible = self.opts.flexible_interp;
         let bin = &mut self.bins[pos.bin];
         if bin.kind == BinKind::Open {
-            bin.kind = self_kind(item);
+            bin.kind = kind_for(item);
         }
         let cell = &mut bin.cells[pos.comp as usize];
         *cell = match (*cell, pos.half) {
@@ -285,7 +274,8 @@ impl State<'_> {
     }
 }
 
-fn self_kind(item: &Item) -> BinKind {
+/// The kind of a vec4 opened by (or adopting) `item`: convergent values open flat ones.
+fn kind_for(item: &Item) -> BinKind {
     match &item.class {
         Class::Interp(key) => BinKind::Interp {
             fp16: item.fp16,
