@@ -379,3 +379,47 @@ fn join(a: &BinKind, b: &BinKind) -> BinKind {
         _ => BinKind::Locked,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Interp, InterpLoc};
+
+    fn key(q: &[Qual]) -> Key {
+        q.iter().copied().collect()
+    }
+
+    #[test]
+    fn convergent_values_join_only_operand_free_interpolated_vec4s() {
+        let pc = InterpMode::PERSP_CENTER;
+        let off = InterpMode {
+            interp: Interp::Persp,
+            loc: InterpLoc::AtOffset,
+        };
+        assert_eq!(convergent_mode(&key(&[Qual::AnyInterp]), true), Some(None));
+        assert_eq!(
+            convergent_mode(&key(&[Qual::Interp(pc)]), false),
+            Some(Some(pc))
+        );
+        assert_eq!(convergent_mode(&key(&[Qual::Interp(off)]), false), None);
+        assert_eq!(
+            convergent_mode(&key(&[Qual::Interp(off), Qual::Interp(pc)]), false),
+            Some(Some(pc))
+        );
+        assert_eq!(
+            convergent_mode(&key(&[Qual::AnyInterp, Qual::Flat]), true),
+            None
+        );
+    }
+
+    #[test]
+    fn fixed_kinds_join_to_locked_when_they_disagree() {
+        let interp = BinKind::Interp {
+            fp16: false,
+            key: key(&[Qual::AnyInterp]),
+        };
+        assert_eq!(join(&BinKind::Open, &interp), interp);
+        assert_eq!(join(&interp, &interp), interp);
+        assert_eq!(join(&interp, &BinKind::Flat), BinKind::Locked);
+    }
+}
