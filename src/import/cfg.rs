@@ -419,7 +419,8 @@ impl<'a> Translator<'a> {
             let keys: Vec<u32> = self.env.keys().copied().collect();
             for k in keys {
                 let (va, vb) = (a.env.get(&k).cloned(), b.env.get(&k).cloned());
-                let v = self.join(va, vb, la, lb, &mut phis)?;
+                let pre = self.env.get(&k).cloned();
+                let v = self.join_pre(va, vb, la, lb, pre, &mut phis)?;
                 if let Some(v) = v {
                     self.env.insert(k, v);
                 }
@@ -446,6 +447,20 @@ impl<'a> Translator<'a> {
         }
         self.e.push_stmt(Stmt::If { cond, then_body: a.body, else_body: b.body, phis, loc: None });
         Ok(Flow::Diverged)
+    }
+
+    /// Like `join`, but a path that left the value as it was before the `if` (`pre`)
+    /// needs no phi when the other path does not reach the merge.
+    fn join_pre(&mut self, a: Option<Val>, b: Option<Val>, la: bool, lb: bool, pre: Option<Val>, phis: &mut Vec<Phi>) -> Result<Option<Val>, Error> {
+        let live = match (la, lb) {
+            (true, false) => &a,
+            (false, true) => &b,
+            _ => return self.join(a, b, la, lb, phis),
+        };
+        if live.is_some() && *live == pre {
+            return Ok(pre);
+        }
+        self.join(a, b, la, lb, phis)
     }
 
     /// The value after an `if` of something that was `a` on the then-path and `b` on

@@ -29,7 +29,9 @@ impl<'a> Translator<'a> {
         let d = self.m.deco(var);
         let mut ty = g.ty;
         let struct_patch = self.struct_members_patch(ty);
-        let pv = per_vertex(self.m.stage, g.class, d.patch || struct_patch);
+        let tess_level = matches!(d.builtin, Some(BuiltIn::TessLevelOuter | BuiltIn::TessLevelInner));
+        let arrayed = matches!(self.m.ty(ty)?, Ty::Array { .. });
+        let pv = arrayed && !tess_level && per_vertex(self.m.stage, g.class, d.patch || struct_patch);
         if pv {
             ty = match self.m.ty(ty)? {
                 Ty::Array { elem, .. } => *elem,

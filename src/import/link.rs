@@ -83,7 +83,8 @@ fn first_location(m: &Module, var: u32) -> u32 {
 /// The variable's type without its per-vertex array dimension.
 fn strip_vertex(m: &Module, var: u32) -> Option<u32> {
     let g = m.vars.get(&var)?;
-    let patch = m.deco(var).patch || is_patch_block(m, g.ty);
+    let d = m.deco(var);
+    let patch = d.patch || is_patch_block(m, g.ty) || d.builtin.is_some();
     if per_vertex(m.stage, g.class, patch) {
         if let Some(Ty::Array { elem, .. }) = m.types.get(&g.ty) {
             return Some(*elem);
@@ -153,6 +154,8 @@ fn varyings(m: &Module, class: StorageClass) -> Result<Vec<Varying>, Error> {
 fn link_varyings(p: &Module, c: &Module, by_name: bool, lp: &mut StageLayout, lc: &mut StageLayout) -> Result<(), Error> {
     let outs = if p.stage == Stage::Fragment { vec![] } else { varyings(p, StorageClass::Output)? };
     let ins = if c.stage == Stage::Vertex { vec![] } else { varyings(c, StorageClass::Input)? };
+    link_outer(p, StorageClass::Input, lp)?;
+    link_outer(c, StorageClass::Output, lc)?;
     if !by_name {
         for (m, list, l) in [(p, &outs, &mut *lp), (c, &ins, &mut *lc)] {
             for v in list {
@@ -192,6 +195,27 @@ fn link_varyings(p: &Module, c: &Module, by_name: bool, lp: &mut StageLayout, lc
             check_range(c, v, base)?;
             lc.io_base.insert(v.var, base);
         }
+    }
+    Ok(())
+}
+
+/// The interfaces outside the pair (producer inputs, consumer outputs) keep their
+/// locations, or are numbered in order when they have none.
+fn link_outer(m: &Module, class: StorageClass, l: &mut StageLayout) -> Result<(), Error> {
+    let skip = match class {
+        StorageClass::Input => m.stage == Stage::Vertex,
+        _ => m.stage == Stage::Fragment,
+    };
+    if skip {
+        return Ok(());
+    }
+    let mut next = [0u32; 2];
+    for v in varyings(m, class)? {
+        let n = &mut next[v.patch as usize];
+        let base = v.loc.unwrap_or(*n);
+        *n = (*n).max(base + v.slots);
+        check_range(m, &v, base)?;
+        l.io_base.insert(v.var, base);
     }
     Ok(())
 }

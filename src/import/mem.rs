@@ -107,6 +107,9 @@ impl<'a> Translator<'a> {
             match path.split_first() {
                 Some((v, rest)) => {
                     path = rest;
+                    if let Idx::Const(k) = v {
+                        self.max_vertex = self.max_vertex.max(*k + 1);
+                    }
                     Some(self.index_value(v))
                 }
                 None => {
@@ -202,15 +205,42 @@ impl<'a> Translator<'a> {
             None
         };
         let walk = self.walk(tree, path, true).map_err(|e| self.m.err_plain(e))?;
-        if !walk.rest.is_empty() {
-            return Err(self.m.err_plain("dynamic index into a vector or built-in array in an output store is not supported"));
+        self.store_tree(&walk.tree, &walk.rest, vertex, &v)
+    }
+
+    /// Stores `v` into the part of `tree` that `rest` selects. A dynamic index the
+    /// slot addressing cannot express (a vector component, a built-in array element)
+    /// becomes one guarded store per candidate element.
+    fn store_tree(&mut self, tree: &Tree, rest: &[Idx], vertex: Option<Value>, v: &Val) -> Result<(), Error> {
+        let Some((first, more)) = rest.split_first() else {
+            let vals = v.leaves().ok_or_else(|| self.m.err_plain("stores a pointer"))?;
+            let leaves: Vec<Leaf> = tree.leaves().into_iter().cloned().collect();
+            for (leaf, x) in leaves.iter().zip(vals) {
+                self.store_io_leaf(leaf, vertex, x)?;
+            }
+            return Ok(());
+        };
+        let Tree::Node { kids, .. } = tree else {
+            return Err(self.m.err_plain("access chain indexes into a scalar"));
+        };
+        match first {
+            Idx::Const(k) => {
+                let kid = kids.get(*k as usize).ok_or_else(|| self.m.err_plain(format!("index {k} is out of bounds")))?;
+                self.store_tree(kid, more, vertex, v)
+            }
+            Idx::Dyn(i) => {
+                for (k, kid) in kids.iter().enumerate() {
+                    let cond = self.index_is(*i, k as u32).map_err(|e| self.m.err_plain(e))?;
+                    self.e.open();
+                    let r = self.store_tree(kid, more, vertex, v);
+                    let then_body = self.e.close();
+                    r?;
+                    let stmt = crate::ir::Stmt::If { cond, then_body, else_body: vec![], phis: vec![], loc: None };
+                    self.e.push_stmt(stmt);
+                }
+                Ok(())
+            }
         }
-        let vals = v.leaves().ok_or_else(|| self.m.err_plain("stores a pointer"))?;
-        let leaves: Vec<Leaf> = walk.tree.leaves().into_iter().cloned().collect();
-        for (leaf, x) in leaves.iter().zip(vals) {
-            self.store_io_leaf(leaf, vertex, x)?;
-        }
-        Ok(())
     }
 
     fn is_opaque(&self, var: u32) -> Result<bool, Error> {

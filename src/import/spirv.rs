@@ -46,6 +46,8 @@ pub(crate) struct Translator<'a> {
     pub depth: usize,
     /// The current instruction carries `NoContraction`.
     pub exact: bool,
+    /// One more than the largest constant vertex index into per-vertex inputs.
+    pub max_vertex: u32,
 }
 
 /// Translates the module's entry point into a shader.
@@ -64,12 +66,22 @@ pub(crate) fn translate(m: &Module, layout: &StageLayout, params: StageParams) -
         visited: vec![FxHashSet::default()],
         depth: 0,
         exact: false,
+        max_vertex: 0,
     };
     t.e.shader.info = stage_info(m, params)?;
     t.init_globals()?;
     let f = m.function(m.entry_fn).ok_or_else(|| m.err_plain("entry point function missing"))?;
     t.inline(f, &[])?;
-    Ok(t.e.finish())
+    // A constant index into the input patch proves the patch is at least that big.
+    let seen = u8::try_from(t.max_vertex).unwrap_or(u8::MAX);
+    let mut shader = t.e.finish();
+    match &mut shader.info {
+        StageInfo::TessCtrl { input_vertices, .. } | StageInfo::TessEval { input_vertices, .. } => {
+            *input_vertices = (*input_vertices).max(seen);
+        }
+        _ => {}
+    }
+    Ok(shader)
 }
 
 fn stage_info(m: &Module, p: StageParams) -> Result<StageInfo, Error> {
@@ -444,6 +456,8 @@ pub(crate) fn shape_of(m: &Module, ty: u32, depth: u32) -> Result<Shape, Error> 
 }
 
 /// Whether an interface variable of this stage and class is arrayed per vertex.
+/// Callers also require the variable's type to be an array: system values such as
+/// `gl_InvocationID` or `gl_TessCoord` are inputs of these stages but not arrayed.
 pub(crate) fn per_vertex(stage: Stage, class: StorageClass, patch: bool) -> bool {
     !patch
         && match class {

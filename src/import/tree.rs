@@ -97,12 +97,21 @@ impl Tree {
                 Idx::Dyn(v) => {
                     let st = stride.unwrap_or(0);
                     let mut first = kids.into_iter().next().ok_or("dynamic index into an empty array")?;
+                    // Leaves share their dynamic offset; compute each distinct one once.
+                    let mut memo: Vec<(Option<Value>, Value)> = vec![];
                     first.map_leaves(&mut |l| {
                         if io && l.dynamic.is_some() {
                             return Err("two dynamic indices into one I/O array are not supported".into());
                         }
                         let prev = l.dynamic.map(|(p, _)| p);
-                        let off = s.scale(*v, st, prev)?;
+                        let off = match memo.iter().find(|(p, _)| *p == prev) {
+                            Some((_, o)) => *o,
+                            None => {
+                                let o = s.scale(*v, st, prev)?;
+                                memo.push((prev, o));
+                                o
+                            }
+                        };
                         l.dynamic = Some((off, n * st));
                         Ok(())
                     })?;
