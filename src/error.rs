@@ -31,7 +31,11 @@ impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let file = self.file.as_deref().unwrap_or("<input>");
         match self.loc {
-            Some(loc) => write!(f, "{file}:{}:{}: error: {}", loc.line, loc.col, self.message),
+            Some(loc) => write!(
+                f,
+                "{file}:{}:{}: error: {}",
+                loc.line, loc.col, self.message
+            ),
             None => write!(f, "{file}: error: {}", self.message),
         }
     }

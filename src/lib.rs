@@ -10,8 +10,8 @@ pub mod ir;
 
 pub use error::{Diagnostic, Error};
 pub use ir::{Pipeline, Shader, Stage};
-pub mod interpreter;
 pub mod import;
+pub mod interpreter;
 pub mod pack;
 pub mod text;
 pub mod validate;

@@ -30,14 +30,18 @@ fn pairs() -> Vec<(String, String)> {
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| {
             let mut w = l.split_whitespace();
-            (w.next().unwrap_or("").to_owned(), w.next().unwrap_or("").to_owned())
+            (
+                w.next().unwrap_or("").to_owned(),
+                w.next().unwrap_or("").to_owned(),
+            )
         })
         .collect()
 }
 
 fn import(a: &str, b: &str) -> Pipeline {
     let d = corpus();
-    import_glsl(&d.join(a), &d.join(b), &ImportOptions::default()).unwrap_or_else(|e| panic!("{a} + {b}: {e}"))
+    import_glsl(&d.join(a), &d.join(b), &ImportOptions::default())
+        .unwrap_or_else(|e| panic!("{a} + {b}: {e}"))
 }
 
 #[test]
@@ -46,7 +50,10 @@ fn corpus_has_thirty_pairs_over_every_stage_pair() {
     assert!(ps.len() >= 30, "{} pairs", ps.len());
     let stage = |f: &str| varysat::import::stage_from_extension(Path::new(f)).expect(f);
     for (p, c) in Stage::pairs() {
-        assert!(ps.iter().any(|(a, b)| stage(a) == p && stage(b) == c), "no {p} -> {c} pair");
+        assert!(
+            ps.iter().any(|(a, b)| stage(a) == p && stage(b) == c),
+            "no {p} -> {c} pair"
+        );
     }
 }
 
@@ -102,7 +109,9 @@ fn varyings_are_matched_by_name_and_share_slots() {
     let mut modes = vec![];
     let mut flat = vec![];
     p.consumer.for_each_inst(|i| match &i.kind {
-        InstKind::LoadInterpolatedInput { slot, mode, .. } => modes.push((slot.slot, mode.interp, mode.loc)),
+        InstKind::LoadInterpolatedInput { slot, mode, .. } => {
+            modes.push((slot.slot, mode.interp, mode.loc))
+        }
         InstKind::LoadInput { slot, .. } => flat.push(slot.slot),
         _ => {}
     });
@@ -113,8 +122,12 @@ fn varyings_are_matched_by_name_and_share_slots() {
     assert!(flat.iter().all(|s| stored.contains(s)));
     // v_band is flat (int), v_screen noperspective, v_ndl centroid.
     assert_eq!(flat.len(), 1);
-    assert!(modes.iter().any(|(_, i, l)| *i == Interp::Linear && *l == InterpLoc::Center));
-    assert!(modes.iter().any(|(_, i, l)| *i == Interp::Persp && *l == InterpLoc::Centroid));
+    assert!(modes
+        .iter()
+        .any(|(_, i, l)| *i == Interp::Linear && *l == InterpLoc::Center));
+    assert!(modes
+        .iter()
+        .any(|(_, i, l)| *i == Interp::Persp && *l == InterpLoc::Centroid));
 }
 
 #[test]
@@ -192,4 +205,27 @@ fn spirv_files_import_by_location() {
     assert_eq!(slots.into_iter().collect::<Vec<_>>(), vec![0, 1, 2]);
     assert_eq!(p.ubos.len(), 1, "the push-constant block");
     assert_eq!(p.ubos[0].size, 64 + 4 + 4);
+}
+
+#[test]
+fn corpus_imports_without_spirv_opt() {
+    if !tools() {
+        return;
+    }
+    // Unoptimized glslang output: locals in memory, real function calls, loops whose
+    // counters live in variables. The translator must build SSA itself.
+    let opts = ImportOptions { spirv_opt: false, ..ImportOptions::default() };
+    let mut failures = vec![];
+    for (a, b) in pairs() {
+        let d = corpus();
+        match import_glsl(&d.join(&a), &d.join(&b), &opts) {
+            Ok(p) => {
+                if let Err(e) = varysat::validate::validate(&p) {
+                    failures.push(format!("{a} + {b}: invalid:\n{e}"));
+                }
+            }
+            Err(e) => failures.push(format!("{a} + {b}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

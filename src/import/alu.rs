@@ -20,7 +20,8 @@ impl<'a> Translator<'a> {
     }
 
     fn result_ty(&self, inst: &Instruction) -> R<u32> {
-        inst.result_type.ok_or_else(|| self.err(inst, "missing result type"))
+        inst.result_type
+            .ok_or_else(|| self.err(inst, "missing result type"))
     }
 
     /// The scalar element type of a scalar or vector type.
@@ -32,8 +33,16 @@ impl<'a> Translator<'a> {
     }
 
     /// Applies `f` componentwise; scalar operands are broadcast over vectors.
-    fn map(&mut self, inst: &Instruction, args: &[Val], mut f: impl FnMut(&mut Self, &[Value]) -> R<Value>) -> R<Val> {
-        let n = args.iter().filter_map(|a| a.items().map(<[Val]>::len)).max();
+    fn map(
+        &mut self,
+        inst: &Instruction,
+        args: &[Val],
+        mut f: impl FnMut(&mut Self, &[Value]) -> R<Value>,
+    ) -> R<Val> {
+        let n = args
+            .iter()
+            .filter_map(|a| a.items().map(<[Val]>::len))
+            .max();
         let comp = |a: &Val, i: usize| -> Option<Value> {
             match a {
                 Val::Scalar(v) => Some(*v),
@@ -51,7 +60,8 @@ impl<'a> Translator<'a> {
                 let mut out = vec![];
                 for i in 0..n {
                     let s: Option<Vec<Value>> = args.iter().map(|a| comp(a, i)).collect();
-                    let s = s.ok_or_else(|| self.err(inst, "operands are not vectors of one size"))?;
+                    let s =
+                        s.ok_or_else(|| self.err(inst, "operands are not vectors of one size"))?;
                     out.push(Val::Scalar(f(self, &s)?));
                 }
                 Ok(Val::Composite(out))
@@ -66,7 +76,13 @@ impl<'a> Translator<'a> {
 
     fn op2(&mut self, inst: &Instruction, op: AluOp, swap: bool) -> R<Val> {
         let (a, b) = (self.arg(inst, 0)?, self.arg(inst, 1)?);
-        self.map(inst, &[a, b], |t, s| if swap { t.alu(op, &[s[1], s[0]]) } else { t.alu(op, s) })
+        self.map(inst, &[a, b], |t, s| {
+            if swap {
+                t.alu(op, &[s[1], s[0]])
+            } else {
+                t.alu(op, s)
+            }
+        })
     }
 
     fn not(&mut self, x: Value) -> R<Value> {
@@ -188,9 +204,15 @@ impl<'a> Translator<'a> {
                 })?
             }
             Op::Any | Op::All => {
-                let op = if inst.class.opcode == Op::Any { A::IOr } else { A::IAnd };
+                let op = if inst.class.opcode == Op::Any {
+                    A::IOr
+                } else {
+                    A::IAnd
+                };
                 let a = self.arg(inst, 0)?;
-                let l = a.leaves().ok_or_else(|| self.err(inst, "operand is not a vector"))?;
+                let l = a
+                    .leaves()
+                    .ok_or_else(|| self.err(inst, "operand is not a vector"))?;
                 self.fold(op, &l)?
             }
             Op::Select => {
@@ -202,17 +224,44 @@ impl<'a> Translator<'a> {
             }
             Op::ConvertFToS => self.convert(inst, |b| (b == BitSize::B32).then_some(A::F2I32))?,
             Op::ConvertFToU => self.convert(inst, |b| (b == BitSize::B32).then_some(A::F2U32))?,
-            Op::ConvertSToF => self.convert(inst, |b| Some(if b == BitSize::B16 { A::I2F16 } else { A::I2F32 }))?,
+            Op::ConvertSToF => self.convert(inst, |b| {
+                Some(if b == BitSize::B16 {
+                    A::I2F16
+                } else {
+                    A::I2F32
+                })
+            })?,
             Op::ConvertUToF => self.convert(inst, |b| (b == BitSize::B32).then_some(A::U2F32))?,
-            Op::FConvert => self.convert(inst, |b| Some(if b == BitSize::B16 { A::F2F16 } else { A::F2F32 }))?,
-            Op::SConvert => self.convert(inst, |b| Some(if b == BitSize::B16 { A::I2I16 } else { A::I2I32 }))?,
-            Op::UConvert => self.convert(inst, |b| Some(if b == BitSize::B16 { A::I2I16 } else { A::U2U32 }))?,
+            Op::FConvert => self.convert(inst, |b| {
+                Some(if b == BitSize::B16 {
+                    A::F2F16
+                } else {
+                    A::F2F32
+                })
+            })?,
+            Op::SConvert => self.convert(inst, |b| {
+                Some(if b == BitSize::B16 {
+                    A::I2I16
+                } else {
+                    A::I2I32
+                })
+            })?,
+            Op::UConvert => self.convert(inst, |b| {
+                Some(if b == BitSize::B16 {
+                    A::I2I16
+                } else {
+                    A::U2U32
+                })
+            })?,
             Op::Bitcast => {
                 let a = self.arg(inst, 0)?;
                 let rt = self.result_ty(inst)?;
                 let same = a.leaves().map(|l| l.len()) == Some(self.shape(rt)?.leaf_bits().len());
                 if !same {
-                    return Err(self.err(inst, "bitcast between vectors of different lengths is not supported"));
+                    return Err(self.err(
+                        inst,
+                        "bitcast between vectors of different lengths is not supported",
+                    ));
                 }
                 a
             }
@@ -237,13 +286,19 @@ impl<'a> Translator<'a> {
             }
             Op::VectorExtractDynamic => {
                 let (v, i) = (self.arg(inst, 0)?, self.arg(inst, 1)?);
-                let i = i.scalar().ok_or_else(|| self.err(inst, "index is not a scalar"))?;
-                self.extract(v, &[super::val::Idx::Dyn(i)]).map_err(|e| self.err(inst, e))?
+                let i = i
+                    .scalar()
+                    .ok_or_else(|| self.err(inst, "index is not a scalar"))?;
+                self.extract(v, &[super::val::Idx::Dyn(i)])
+                    .map_err(|e| self.err(inst, e))?
             }
             Op::VectorInsertDynamic => {
                 let (v, x, i) = (self.arg(inst, 0)?, self.arg(inst, 1)?, self.arg(inst, 2)?);
-                let i = i.scalar().ok_or_else(|| self.err(inst, "index is not a scalar"))?;
-                self.insert(v, &[super::val::Idx::Dyn(i)], x).map_err(|e| self.err(inst, e))?
+                let i = i
+                    .scalar()
+                    .ok_or_else(|| self.err(inst, "index is not a scalar"))?;
+                self.insert(v, &[super::val::Idx::Dyn(i)], x)
+                    .map_err(|e| self.err(inst, e))?
             }
             Op::VectorShuffle => {
                 let (a, b) = (self.arg(inst, 0)?, self.arg(inst, 1)?);
@@ -251,11 +306,16 @@ impl<'a> Translator<'a> {
                 all.extend(b.items().unwrap_or(&[]).iter().cloned());
                 let mut out = vec![];
                 for i in 2..inst.operands.len() {
-                    let k = lit_at(inst, i).ok_or_else(|| self.err(inst, "bad shuffle component"))?;
+                    let k =
+                        lit_at(inst, i).ok_or_else(|| self.err(inst, "bad shuffle component"))?;
                     let v = match all.get(k as usize) {
                         Some(v) => v.clone(),
                         None if k == u32::MAX => {
-                            let bits = all.first().and_then(Val::scalar).map(|v| self.e.bits(v)).unwrap_or(BitSize::B32);
+                            let bits = all
+                                .first()
+                                .and_then(Val::scalar)
+                                .map(|v| self.e.bits(v))
+                                .unwrap_or(BitSize::B32);
                             Val::Scalar(self.e.undef(bits))
                         }
                         None => return Err(self.err(inst, "shuffle component out of range")),
@@ -270,7 +330,9 @@ impl<'a> Translator<'a> {
             }
             Op::VectorTimesScalar | Op::MatrixTimesScalar => {
                 let (a, s) = (self.arg(inst, 0)?, self.arg(inst, 1)?);
-                let s = s.scalar().ok_or_else(|| self.err(inst, "scalar operand expected"))?;
+                let s = s
+                    .scalar()
+                    .ok_or_else(|| self.err(inst, "scalar operand expected"))?;
                 self.scale(inst, &a, s)?
             }
             Op::MatrixTimesVector => {
@@ -279,7 +341,10 @@ impl<'a> Translator<'a> {
             }
             Op::VectorTimesMatrix => {
                 let (v, m) = (self.arg(inst, 0)?, self.arg(inst, 1)?);
-                let cols = m.items().ok_or_else(|| self.err(inst, "matrix operand expected"))?.to_vec();
+                let cols = m
+                    .items()
+                    .ok_or_else(|| self.err(inst, "matrix operand expected"))?
+                    .to_vec();
                 let mut out = vec![];
                 for c in &cols {
                     out.push(Val::Scalar(self.dot(inst, &v, c)?));
@@ -288,7 +353,10 @@ impl<'a> Translator<'a> {
             }
             Op::MatrixTimesMatrix => {
                 let (a, b) = (self.arg(inst, 0)?, self.arg(inst, 1)?);
-                let cols = b.items().ok_or_else(|| self.err(inst, "matrix operand expected"))?.to_vec();
+                let cols = b
+                    .items()
+                    .ok_or_else(|| self.err(inst, "matrix operand expected"))?
+                    .to_vec();
                 let mut out = vec![];
                 for c in &cols {
                     out.push(self.mat_vec(inst, &a, c)?);
@@ -297,7 +365,9 @@ impl<'a> Translator<'a> {
             }
             Op::OuterProduct => {
                 let (a, b) = (self.arg(inst, 0)?, self.arg(inst, 1)?);
-                let bl = b.leaves().ok_or_else(|| self.err(inst, "vector operand expected"))?;
+                let bl = b
+                    .leaves()
+                    .ok_or_else(|| self.err(inst, "vector operand expected"))?;
                 let mut out = vec![];
                 for s in bl {
                     out.push(self.scale(inst, &a, s)?);
@@ -306,11 +376,22 @@ impl<'a> Translator<'a> {
             }
             Op::Transpose => {
                 let m = self.arg(inst, 0)?;
-                let cols = m.items().ok_or_else(|| self.err(inst, "matrix operand expected"))?.to_vec();
-                let rows = cols.first().and_then(Val::items).map(<[Val]>::len).unwrap_or(0);
+                let cols = m
+                    .items()
+                    .ok_or_else(|| self.err(inst, "matrix operand expected"))?
+                    .to_vec();
+                let rows = cols
+                    .first()
+                    .and_then(Val::items)
+                    .map(<[Val]>::len)
+                    .unwrap_or(0);
                 let mut out = vec![];
                 for r in 0..rows {
-                    out.push(Val::Composite(cols.iter().filter_map(|c| c.items().and_then(|i| i.get(r)).cloned()).collect()));
+                    out.push(Val::Composite(
+                        cols.iter()
+                            .filter_map(|c| c.items().and_then(|i| i.get(r)).cloned())
+                            .collect(),
+                    ));
                 }
                 Val::Composite(out)
             }
@@ -321,7 +402,11 @@ impl<'a> Translator<'a> {
     fn unord(&mut self, inst: &Instruction, ordered_negation: AluOp, swap: bool) -> R<Val> {
         let (a, b) = (self.arg(inst, 0)?, self.arg(inst, 1)?);
         self.map(inst, &[a, b], |t, s| {
-            let x = if swap { t.alu(ordered_negation, &[s[1], s[0]])? } else { t.alu(ordered_negation, s)? };
+            let x = if swap {
+                t.alu(ordered_negation, &[s[1], s[0]])?
+            } else {
+                t.alu(ordered_negation, s)?
+            };
             t.not(x)
         })
     }
@@ -330,13 +415,25 @@ impl<'a> Translator<'a> {
         let rt = self.elem_ty(self.result_ty(inst)?)?;
         let to = self.scalar_bits(rt)?;
         let a = self.arg(inst, 0)?;
-        let op = pick(to).ok_or_else(|| self.err(inst, format!("conversion to {}-bit is not supported", to.bits())))?;
+        let op = pick(to).ok_or_else(|| {
+            self.err(
+                inst,
+                format!("conversion to {}-bit is not supported", to.bits()),
+            )
+        })?;
         self.map(inst, &[a], |t, s| {
             let from = t.e.bits(s[0]);
             match op.result_bits(&[from]) {
                 Ok(b) if b == to => t.alu(op, s),
                 _ if from == to => Ok(s[0]),
-                _ => Err(t.err(inst, format!("conversion from {}-bit to {}-bit is not supported", from.bits(), to.bits()))),
+                _ => Err(t.err(
+                    inst,
+                    format!(
+                        "conversion from {}-bit to {}-bit is not supported",
+                        from.bits(),
+                        to.bits()
+                    ),
+                )),
             }
         })
     }
@@ -372,7 +469,9 @@ impl<'a> Translator<'a> {
 
     fn dot(&mut self, inst: &Instruction, a: &Val, b: &Val) -> R<Value> {
         let (al, bl) = (a.leaves(), b.leaves());
-        let (Some(al), Some(bl)) = (al, bl) else { return Err(self.err(inst, "dot of non-vectors")) };
+        let (Some(al), Some(bl)) = (al, bl) else {
+            return Err(self.err(inst, "dot of non-vectors"));
+        };
         let mut acc: Option<Value> = None;
         for (x, y) in al.iter().zip(&bl) {
             let p = self.alu(AluOp::FMul, &[*x, *y])?;
@@ -385,17 +484,25 @@ impl<'a> Translator<'a> {
     }
 
     fn scale(&mut self, inst: &Instruction, a: &Val, s: Value) -> R<Val> {
-        let l = a.leaves().ok_or_else(|| self.err(inst, "vector operand expected"))?;
+        let l = a
+            .leaves()
+            .ok_or_else(|| self.err(inst, "vector operand expected"))?;
         let mut out = vec![];
         for x in l {
             out.push(self.alu(AluOp::FMul, &[x, s])?);
         }
-        a.rebuild(&mut out.into_iter()).ok_or_else(|| self.err(inst, "shape"))
+        a.rebuild(&mut out.into_iter())
+            .ok_or_else(|| self.err(inst, "shape"))
     }
 
     fn mat_vec(&mut self, inst: &Instruction, m: &Val, v: &Val) -> R<Val> {
-        let cols = m.items().ok_or_else(|| self.err(inst, "matrix operand expected"))?.to_vec();
-        let vl = v.leaves().ok_or_else(|| self.err(inst, "vector operand expected"))?;
+        let cols = m
+            .items()
+            .ok_or_else(|| self.err(inst, "matrix operand expected"))?
+            .to_vec();
+        let vl = v
+            .leaves()
+            .ok_or_else(|| self.err(inst, "vector operand expected"))?;
         let mut acc: Option<Val> = None;
         for (c, s) in cols.iter().zip(vl) {
             let term = self.scale(inst, c, s)?;
@@ -432,8 +539,10 @@ impl<'a> Translator<'a> {
             args.push(self.val(id)?);
         }
         use AluOp as A;
-        let un = |t: &mut Self, op: AluOp, args: &[Val]| t.map(inst, &args[..1], |t, s| t.alu(op, s));
-        let bin = |t: &mut Self, op: AluOp, args: &[Val]| t.map(inst, &args[..2], |t, s| t.alu(op, s));
+        let un =
+            |t: &mut Self, op: AluOp, args: &[Val]| t.map(inst, &args[..1], |t, s| t.alu(op, s));
+        let bin =
+            |t: &mut Self, op: AluOp, args: &[Val]| t.map(inst, &args[..2], |t, s| t.alu(op, s));
         if args.len() < arity(code) {
             return Err(self.err(inst, "too few operands"));
         }
@@ -460,7 +569,14 @@ impl<'a> Translator<'a> {
             9 => un(self, A::FCeil, &args)?,
             10 => un(self, A::FFract, &args)?,
             11 | 12 => self.map(inst, &args[..1], |t, s| {
-                let k = t.fconst(s[0], if code == 11 { std::f32::consts::PI / 180.0 } else { 180.0 / std::f32::consts::PI });
+                let k = t.fconst(
+                    s[0],
+                    if code == 11 {
+                        std::f32::consts::PI / 180.0
+                    } else {
+                        180.0 / std::f32::consts::PI
+                    },
+                );
                 t.alu(A::FMul, &[s[0], k])
             })?,
             13 => un(self, A::FSin, &args)?,
@@ -518,7 +634,9 @@ impl<'a> Translator<'a> {
             }
             68 => {
                 let (a, b) = (args[0].leaves(), args[1].leaves());
-                let (Some(a), Some(b)) = (a, b) else { return Err(self.err(inst, "cross of non-vectors")) };
+                let (Some(a), Some(b)) = (a, b) else {
+                    return Err(self.err(inst, "cross of non-vectors"));
+                };
                 if a.len() != 3 || b.len() != 3 {
                     return Err(self.err(inst, "cross needs 3-component vectors"));
                 }
@@ -540,7 +658,7 @@ impl<'a> Translator<'a> {
                 let d = self.dot(inst, &nref, &i)?;
                 let z = self.fconst(d, 0.0);
                 let lt = self.alu(A::FLt, &[d, z])?;
-                let neg = self.map(inst, &[n.clone()], |t, s| t.alu(A::FNeg, s))?;
+                let neg = self.map(inst, std::slice::from_ref(&n), |t, s| t.alu(A::FNeg, s))?;
                 self.select(lt, &n, &neg).map_err(|e| self.err(inst, e))?
             }
             71 => {
@@ -552,7 +670,12 @@ impl<'a> Translator<'a> {
                 self.map(inst, &[i, kn], |t, s| t.alu(A::FSub, s))?
             }
             76..=78 => return self.interpolate_at(inst, code).map(Some),
-            _ => return Err(self.err(inst, format!("GLSL.std.450 instruction {code} is not supported"))),
+            _ => {
+                return Err(self.err(
+                    inst,
+                    format!("GLSL.std.450 instruction {code} is not supported"),
+                ))
+            }
         };
         Ok(Some(v))
     }
@@ -581,16 +704,28 @@ impl<'a> Translator<'a> {
             _ => return Err(self.err(inst, "interpolant is not a pointer to an input")),
         };
         let d = self.m.deco(p.root);
-        let interp = if d.noperspective { Interp::Linear } else { Interp::Persp };
+        let interp = if d.noperspective {
+            Interp::Linear
+        } else {
+            Interp::Persp
+        };
         let (loc, ops) = match code {
             76 => (InterpLoc::Centroid, vec![]),
             77 => (InterpLoc::AtSample, vec![self.scalar(self.id(inst, 3)?)?]),
             _ => {
                 let off = self.val(self.id(inst, 3)?)?;
-                (InterpLoc::AtOffset, off.leaves().ok_or_else(|| self.err(inst, "offset is not a vector"))?)
+                (
+                    InterpLoc::AtOffset,
+                    off.leaves()
+                        .ok_or_else(|| self.err(inst, "offset is not a vector"))?,
+                )
             }
         };
-        self.load_io(&p, StorageClass::Input, Some((InterpMode { interp, loc }, ops)))
+        self.load_io(
+            &p,
+            StorageClass::Input,
+            Some((InterpMode { interp, loc }, ops)),
+        )
     }
 
     /// Image sampling, fetches and queries become per-component opaque `tex` ops.
@@ -614,7 +749,11 @@ impl<'a> Translator<'a> {
         let bits = shape.leaf_bits();
         let mut out = vec![];
         for (comp, b) in bits.iter().enumerate() {
-            let kind = InstKind::Texture { sampler: img, comp: comp as u8, coords: coords.clone() };
+            let kind = InstKind::Texture {
+                sampler: img,
+                comp: comp as u8,
+                coords: coords.clone(),
+            };
             out.push(self.e.inst(kind, *b));
         }
         Ok(shape.val(&mut out.into_iter()))

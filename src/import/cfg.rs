@@ -50,7 +50,9 @@ impl<'a> FnCtx<'a> {
             base_depth,
         };
         for (i, b) in f.blocks.iter().enumerate() {
-            let id = b.label_id().ok_or_else(|| m.err_plain("block without a label"))?;
+            let id = b
+                .label_id()
+                .ok_or_else(|| m.err_plain("block without a label"))?;
             if i == 0 {
                 ctx.entry = id;
             }
@@ -69,9 +71,10 @@ impl<'a> FnCtx<'a> {
             }
             let succ = match b.instructions.last() {
                 Some(t) => match t.class.opcode {
-                    Op::Branch | Op::BranchConditional | Op::Switch => {
-                        (0..t.operands.len()).filter_map(|i| id_at(t, i)).filter(|x| Some(*x) != id_at(t, 0) || t.class.opcode == Op::Branch).collect()
-                    }
+                    Op::Branch | Op::BranchConditional | Op::Switch => (0..t.operands.len())
+                        .filter_map(|i| id_at(t, i))
+                        .filter(|x| Some(*x) != id_at(t, 0) || t.class.opcode == Op::Branch)
+                        .collect(),
                     _ => vec![],
                 },
                 None => vec![],
@@ -104,7 +107,6 @@ pub(crate) struct LoopCtx {
     merge: u32,
     cont: u32,
     in_cont: bool,
-    header_phis: Vec<&'static str>,
     /// Ids of the header's `OpPhi`s, carried variables, escaping ids, merge `OpPhi`s.
     phi_ids: Vec<u32>,
     vars: Vec<u32>,
@@ -112,27 +114,33 @@ pub(crate) struct LoopCtx {
     merge_phis: Vec<u32>,
     /// The IR phi values, structured like the state they carry.
     dsts: Vec<Val>,
-    brk: Value,
     trick: bool,
     any_exit: bool,
 }
 
 impl<'a> Translator<'a> {
     fn fctx(&self) -> Result<&FnCtx<'a>, Error> {
-        self.fns.last().ok_or_else(|| self.m.err_plain("no function being translated"))
+        self.fns
+            .last()
+            .ok_or_else(|| self.m.err_plain("no function being translated"))
     }
 
     fn block(&self, id: u32) -> Result<&'a SpvBlock, Error> {
-        self.fctx()?
-            .blocks
-            .get(&id)
-            .copied()
-            .ok_or_else(|| self.m.err_plain(format!("branch to %{id}, which is not a block of this function")))
+        self.fctx()?.blocks.get(&id).copied().ok_or_else(|| {
+            self.m.err_plain(format!(
+                "branch to %{id}, which is not a block of this function"
+            ))
+        })
     }
 
     /// The `OpPhi` instructions at the top of a block.
     fn phis_of(&self, id: u32) -> Result<Vec<&'a Instruction>, Error> {
-        Ok(self.block(id)?.instructions.iter().take_while(|i| i.class.opcode == Op::Phi).collect())
+        Ok(self
+            .block(id)?
+            .instructions
+            .iter()
+            .take_while(|i| i.class.opcode == Op::Phi)
+            .collect())
     }
 
     /// The values `block`'s `OpPhi`s take when entered from `pred`.
@@ -147,7 +155,9 @@ impl<'a> Translator<'a> {
             }
             let v = match found {
                 Some(v) => self.val(v)?,
-                None => return Err(self.err(phi, "no incoming value for the edge it is reached by")),
+                None => {
+                    return Err(self.err(phi, "no incoming value for the edge it is reached by"))
+                }
             };
             out.push(v);
         }
@@ -170,7 +180,12 @@ impl<'a> Translator<'a> {
     }
 
     /// Translates blocks from `at` (entered from `pred`) until `end` or divergence.
-    pub fn run(&mut self, mut at: u32, mut pred: Option<u32>, end: Option<u32>) -> Result<Flow, Error> {
+    pub fn run(
+        &mut self,
+        mut at: u32,
+        mut pred: Option<u32>,
+        end: Option<u32>,
+    ) -> Result<Flow, Error> {
         let mut phis_bound = false;
         loop {
             if !phis_bound {
@@ -180,11 +195,22 @@ impl<'a> Translator<'a> {
             }
             let blk = self.block(at)?;
             self.visit(at);
-            let term = blk.instructions.last().ok_or_else(|| self.m.err_plain(format!("block %{at} is empty")))?;
-            let merge = blk.instructions.iter().rev().nth(1).filter(|i| matches!(i.class.opcode, Op::LoopMerge | Op::SelectionMerge));
+            let term = blk
+                .instructions
+                .last()
+                .ok_or_else(|| self.m.err_plain(format!("block %{at} is empty")))?;
+            let merge = blk
+                .instructions
+                .iter()
+                .rev()
+                .nth(1)
+                .filter(|i| matches!(i.class.opcode, Op::LoopMerge | Op::SelectionMerge));
             if let Some(lm) = merge.filter(|i| i.class.opcode == Op::LoopMerge) {
                 if phis_bound {
-                    return Err(self.err(lm, "a loop header that is also a merge block is not supported"));
+                    return Err(self.err(
+                        lm,
+                        "a loop header that is also a merge block is not supported",
+                    ));
                 }
                 let (m, c) = (self.id(lm, 0)?, self.id(lm, 1)?);
                 if !self.run_loop(at, pred, m, c)? {
@@ -254,17 +280,13 @@ impl<'a> Translator<'a> {
 
     /// Leaves the enclosing loop (so the IR never falls off a loop body) and diverges.
     fn diverge(&mut self) -> Flow {
-        if !self.loops.is_empty() && self.in_current_fn_loop() {
+        if !self.loops.is_empty() {
             self.e.push_stmt(Stmt::Break { loc: None });
             if let Some(l) = self.loops.last_mut() {
                 l.any_exit = true;
             }
         }
         Flow::Diverged
-    }
-
-    fn in_current_fn_loop(&self) -> bool {
-        true
     }
 
     fn ret(&mut self, term: &'a Instruction) -> Result<Flow, Error> {
@@ -289,7 +311,10 @@ impl<'a> Translator<'a> {
         let blk = self.block(at)?;
         let n = blk.instructions.len();
         for inst in blk.instructions.iter().take(n.saturating_sub(1)) {
-            if !matches!(inst.class.opcode, Op::Phi | Op::LoopMerge | Op::SelectionMerge) {
+            if !matches!(
+                inst.class.opcode,
+                Op::Phi | Op::LoopMerge | Op::SelectionMerge
+            ) {
                 self.inst(inst)?;
             }
         }
@@ -297,11 +322,18 @@ impl<'a> Translator<'a> {
     }
 
     /// Handles a branch to a block that ends the region or exits the innermost loop.
-    fn exit(&mut self, at: u32, pred: Option<u32>, end: Option<u32>) -> Result<Option<Flow>, Error> {
+    fn exit(
+        &mut self,
+        at: u32,
+        pred: Option<u32>,
+        end: Option<u32>,
+    ) -> Result<Option<Flow>, Error> {
         if Some(at) == end {
             return Ok(Some(Flow::Reached(self.phi_incoming(at, pred)?)));
         }
-        let Some(l) = self.loops.last() else { return Ok(None) };
+        let Some(l) = self.loops.last() else {
+            return Ok(None);
+        };
         let (header, merge, cont, in_cont) = (l.header, l.merge, l.cont, l.in_cont);
         if at == merge {
             self.break_site(pred)?;
@@ -317,11 +349,21 @@ impl<'a> Translator<'a> {
             self.set_in_cont(false);
             return match flow? {
                 Flow::Diverged => Ok(Some(Flow::Diverged)),
-                _ => Err(self.m.err_plain(format!("continue construct %{cont} does not branch back to its loop"))),
+                _ => Err(self.m.err_plain(format!(
+                    "continue construct %{cont} does not branch back to its loop"
+                ))),
             };
         }
-        if self.loops.iter().rev().skip(1).any(|o| at == o.merge || at == o.cont || at == o.header) {
-            return Err(self.m.err_plain(format!("branch to %{at} leaves more than one loop at once (not supported)")));
+        if self
+            .loops
+            .iter()
+            .rev()
+            .skip(1)
+            .any(|o| at == o.merge || at == o.cont || at == o.header)
+        {
+            return Err(self.m.err_plain(format!(
+                "branch to %{at} leaves more than one loop at once (not supported)"
+            )));
         }
         Ok(None)
     }
@@ -333,7 +375,11 @@ impl<'a> Translator<'a> {
     }
 
     /// Translates two alternative regions under `cond` and merges them.
-    fn two_way(&mut self, cond: Value, sides: [(u32, Option<u32>, Option<u32>); 2]) -> Result<Flow, Error> {
+    fn two_way(
+        &mut self,
+        cond: Value,
+        sides: [(u32, Option<u32>, Option<u32>); 2],
+    ) -> Result<Flow, Error> {
         let [(t, tp, te), (f, fp, fe)] = sides;
         let a = self.side(|s| s.run(t, tp, te))?;
         let b = self.side(|s| s.run(f, fp, fe))?;
@@ -345,7 +391,8 @@ impl<'a> Translator<'a> {
         let default = self.id(term, 1)?;
         let mut cases: Vec<(u32, Vec<u32>)> = vec![];
         for i in (2..term.operands.len()).step_by(2) {
-            let lit = lit_at(term, i).ok_or_else(|| self.err(term, "case literal is not 32-bit"))?;
+            let lit =
+                lit_at(term, i).ok_or_else(|| self.err(term, "case literal is not 32-bit"))?;
             let target = self.id(term, i + 1)?;
             match cases.iter_mut().find(|(t, _)| *t == target) {
                 Some((_, lits)) => lits.push(lit),
@@ -355,7 +402,14 @@ impl<'a> Translator<'a> {
         self.switch_chain(sel, &cases, default, at, merge)
     }
 
-    fn switch_chain(&mut self, sel: Value, cases: &[(u32, Vec<u32>)], default: u32, at: u32, merge: u32) -> Result<Flow, Error> {
+    fn switch_chain(
+        &mut self,
+        sel: Value,
+        cases: &[(u32, Vec<u32>)],
+        default: u32,
+        at: u32,
+        merge: u32,
+    ) -> Result<Flow, Error> {
         let Some(((target, lits), rest)) = cases.split_first() else {
             return self.run(default, Some(at), Some(merge));
         };
@@ -396,12 +450,21 @@ impl<'a> Translator<'a> {
             let ctx = self.fctx()?;
             defined
                 .into_iter()
-                .filter(|(id, _)| ctx.uses.get(id).is_some_and(|u| u.iter().any(|b| !visited.contains(b))))
+                .filter(|(id, _)| {
+                    ctx.uses
+                        .get(id)
+                        .is_some_and(|u| u.iter().any(|b| !visited.contains(b)))
+                })
                 .collect()
         };
         let env = std::mem::replace(&mut self.env, env0);
         self.revert(mark);
-        Ok(Side { flow, env, body, escapes })
+        Ok(Side {
+            flow,
+            env,
+            body,
+            escapes,
+        })
     }
 
     /// Emits the `if` for two translated sides and binds what flows out of it.
@@ -439,19 +502,39 @@ impl<'a> Translator<'a> {
                 let j = self.join(None, Some(v.clone()), false, true, &mut phis)?;
                 escapes.extend(j.map(|j| (*id, j)));
             }
-            self.e.push_stmt(Stmt::If { cond, then_body: a.body, else_body: b.body, phis, loc: None });
+            self.e.push_stmt(Stmt::If {
+                cond,
+                then_body: a.body,
+                else_body: b.body,
+                phis,
+                loc: None,
+            });
             for (id, v) in escapes {
                 self.bind(id, v);
             }
             return Ok(Flow::Reached(pending));
         }
-        self.e.push_stmt(Stmt::If { cond, then_body: a.body, else_body: b.body, phis, loc: None });
+        self.e.push_stmt(Stmt::If {
+            cond,
+            then_body: a.body,
+            else_body: b.body,
+            phis,
+            loc: None,
+        });
         Ok(Flow::Diverged)
     }
 
     /// Like `join`, but a path that left the value as it was before the `if` (`pre`)
     /// needs no phi when the other path does not reach the merge.
-    fn join_pre(&mut self, a: Option<Val>, b: Option<Val>, la: bool, lb: bool, pre: Option<Val>, phis: &mut Vec<Phi>) -> Result<Option<Val>, Error> {
+    fn join_pre(
+        &mut self,
+        a: Option<Val>,
+        b: Option<Val>,
+        la: bool,
+        lb: bool,
+        pre: Option<Val>,
+        phis: &mut Vec<Phi>,
+    ) -> Result<Option<Val>, Error> {
         let live = match (la, lb) {
             (true, false) => &a,
             (false, true) => &b,
@@ -465,7 +548,14 @@ impl<'a> Translator<'a> {
 
     /// The value after an `if` of something that was `a` on the then-path and `b` on
     /// the else-path; paths that did not reach the merge contribute undef.
-    fn join(&mut self, a: Option<Val>, b: Option<Val>, la: bool, lb: bool, phis: &mut Vec<Phi>) -> Result<Option<Val>, Error> {
+    fn join(
+        &mut self,
+        a: Option<Val>,
+        b: Option<Val>,
+        la: bool,
+        lb: bool,
+        phis: &mut Vec<Phi>,
+    ) -> Result<Option<Val>, Error> {
         let shape = match (&a, &b) {
             (Some(x), _) | (None, Some(x)) => x.clone(),
             _ => return Ok(None),
@@ -475,7 +565,9 @@ impl<'a> Translator<'a> {
             return match (la, lb, a, b) {
                 (true, false, Some(x), _) | (false, true, _, Some(x)) => Ok(Some(x)),
                 (_, _, Some(x), Some(y)) if x == y => Ok(Some(x)),
-                _ => Err(self.m.err_plain("a pointer or texture handle differs between the branches of an if")),
+                _ => Err(self.m.err_plain(
+                    "a pointer or texture handle differs between the branches of an if",
+                )),
             };
         };
         let get = |v: &Option<Val>| v.as_ref().and_then(Val::leaves);
@@ -483,15 +575,33 @@ impl<'a> Translator<'a> {
         let mut out = vec![];
         for (i, s) in sl.iter().enumerate() {
             let bits = self.e.bits(*s);
-            let x = if la { al.as_ref().and_then(|l| l.get(i).copied()) } else { None };
-            let y = if lb { bl.as_ref().and_then(|l| l.get(i).copied()) } else { None };
+            let x = if la {
+                al.as_ref().and_then(|l| l.get(i).copied())
+            } else {
+                None
+            };
+            let y = if lb {
+                bl.as_ref().and_then(|l| l.get(i).copied())
+            } else {
+                None
+            };
             let v = match (x, y) {
                 (Some(x), Some(y)) if x == y => x,
                 _ => {
-                    let tv = match x { Some(x) => x, None => self.e.undef(bits) };
-                    let ev = match y { Some(y) => y, None => self.e.undef(bits) };
+                    let tv = match x {
+                        Some(x) => x,
+                        None => self.e.undef(bits),
+                    };
+                    let ev = match y {
+                        Some(y) => y,
+                        None => self.e.undef(bits),
+                    };
                     let dst = self.e.phi_value(bits);
-                    phis.push(Phi { dst, then_val: tv, else_val: ev });
+                    phis.push(Phi {
+                        dst,
+                        then_val: tv,
+                        else_val: ev,
+                    });
                     dst
                 }
             };
@@ -501,17 +611,36 @@ impl<'a> Translator<'a> {
     }
 
     /// Translates a loop whose header is `h`; returns whether code after it is reachable.
-    fn run_loop(&mut self, h: u32, pred: Option<u32>, merge: u32, cont: u32) -> Result<bool, Error> {
+    fn run_loop(
+        &mut self,
+        h: u32,
+        pred: Option<u32>,
+        merge: u32,
+        cont: u32,
+    ) -> Result<bool, Error> {
         let blocks = self.fctx()?.loop_blocks(h, merge);
-        let header_phis: Vec<u32> = self.phis_of(h)?.iter().filter_map(|p| p.result_id).collect();
-        let merge_phis: Vec<u32> = self.phis_of(merge)?.iter().filter_map(|p| p.result_id).collect();
+        let header_phis: Vec<u32> = self
+            .phis_of(h)?
+            .iter()
+            .filter_map(|p| p.result_id)
+            .collect();
+        let merge_phis: Vec<u32> = self
+            .phis_of(merge)?
+            .iter()
+            .filter_map(|p| p.result_id)
+            .collect();
         let inits_h = self.phi_incoming(h, pred)?;
         let vars = self.modified_vars(&blocks)?;
         let escapes = self.escaping(&blocks, &header_phis)?;
 
         let mut inits: Vec<Val> = inits_h;
         for v in &vars {
-            inits.push(self.env.get(v).cloned().ok_or_else(|| self.m.err_plain("carried variable vanished"))?);
+            inits.push(
+                self.env
+                    .get(v)
+                    .cloned()
+                    .ok_or_else(|| self.m.err_plain("carried variable vanished"))?,
+            );
         }
         for id in escapes.iter().chain(&merge_phis) {
             let ty = self.def_type(*id)?;
@@ -520,14 +649,20 @@ impl<'a> Translator<'a> {
         let mut phis = vec![];
         let mut dsts = vec![];
         for init in &inits {
-            let leaves = init.leaves().ok_or_else(|| self.m.err_plain(format!("loop %{h} carries a pointer or texture handle")))?;
+            let leaves = init.leaves().ok_or_else(|| {
+                self.m
+                    .err_plain(format!("loop %{h} carries a pointer or texture handle"))
+            })?;
             let mut new = vec![];
             for l in leaves {
                 let dst = self.e.phi_value(self.e.bits(l));
                 phis.push(LoopPhi { dst, init: l });
                 new.push(dst);
             }
-            dsts.push(init.rebuild(&mut new.into_iter()).ok_or_else(|| self.m.err_plain("loop state shape"))?);
+            dsts.push(
+                init.rebuild(&mut new.into_iter())
+                    .ok_or_else(|| self.m.err_plain("loop state shape"))?,
+            );
         }
         let f = self.e.konst(BitSize::B1, 0);
         let brk = self.e.phi_value(BitSize::B1);
@@ -535,20 +670,24 @@ impl<'a> Translator<'a> {
 
         let env0 = self.env.clone();
         let mark = self.mark();
-        let ids: Vec<u32> = header_phis.iter().chain(&vars).chain(&escapes).chain(&merge_phis).copied().collect();
+        let ids: Vec<u32> = header_phis
+            .iter()
+            .chain(&vars)
+            .chain(&escapes)
+            .chain(&merge_phis)
+            .copied()
+            .collect();
         self.bind_state(&header_phis, &vars, &escapes, &dsts);
         self.loops.push(LoopCtx {
             header: h,
             merge,
             cont,
             in_cont: cont == h,
-            header_phis: vec![],
             phi_ids: ids,
             vars: vars.clone(),
             escapes: escapes.clone(),
             merge_phis: merge_phis.clone(),
             dsts: dsts.clone(),
-            brk,
             trick: false,
             any_exit: false,
         });
@@ -557,24 +696,36 @@ impl<'a> Translator<'a> {
         let flow = self.loop_body(h);
         self.depth -= 1;
         let mut body = self.e.close();
-        let l = self.loops.pop().ok_or_else(|| self.m.err_plain("loop stack"))?;
+        let l = self
+            .loops
+            .pop()
+            .ok_or_else(|| self.m.err_plain("loop stack"))?;
         flow?;
         self.revert(mark);
         self.env = env0;
         if l.trick {
-            let leave = Stmt::If { cond: brk, then_body: vec![Stmt::Break { loc: None }], else_body: vec![], phis: vec![], loc: None };
+            let leave = Stmt::If {
+                cond: brk,
+                then_body: vec![Stmt::Break { loc: None }],
+                else_body: vec![],
+                phis: vec![],
+                loc: None,
+            };
             body.insert(0, leave);
         } else {
             phis.pop();
             strip_last_continue_arg(&mut body);
         }
-        self.e.push_stmt(Stmt::Loop { phis, body, loc: None });
+        self.e.push_stmt(Stmt::Loop {
+            phis,
+            body,
+            loc: None,
+        });
         self.bind_state(&header_phis, &vars, &escapes, &dsts);
         let n = header_phis.len() + vars.len() + escapes.len();
         for (id, v) in merge_phis.iter().zip(dsts.iter().skip(n)) {
             self.bind(*id, v.clone());
         }
-        let _ = &l.header_phis;
         let _ = &l.phi_ids;
         Ok(l.any_exit)
     }
@@ -603,7 +754,10 @@ impl<'a> Translator<'a> {
         self.visit(h);
         self.body(h)?;
         let blk = self.block(h)?;
-        let term = blk.instructions.last().ok_or_else(|| self.m.err_plain("empty loop header"))?;
+        let term = blk
+            .instructions
+            .last()
+            .ok_or_else(|| self.m.err_plain("empty loop header"))?;
         let flow = match term.class.opcode {
             Op::Branch => self.run(self.id(term, 0)?, Some(h), None)?,
             Op::BranchConditional => {
@@ -615,17 +769,31 @@ impl<'a> Translator<'a> {
         };
         match flow {
             Flow::Diverged => Ok(()),
-            _ => Err(self.m.err_plain(format!("loop %{h} has a path that neither breaks nor continues"))),
+            _ => Err(self.m.err_plain(format!(
+                "loop %{h} has a path that neither breaks nor continues"
+            ))),
         }
     }
 
     /// The current loop state, with header phis and merge phis given.
-    fn state_leaves(&mut self, head: Vec<Val>, merge: Option<Vec<Val>>) -> Result<Vec<Value>, Error> {
-        let l = self.loops.last().ok_or_else(|| self.m.err_plain("no loop"))?;
+    fn state_leaves(
+        &mut self,
+        head: Vec<Val>,
+        merge: Option<Vec<Val>>,
+    ) -> Result<Vec<Value>, Error> {
+        let l = self
+            .loops
+            .last()
+            .ok_or_else(|| self.m.err_plain("no loop"))?;
         let (vars, escapes, n) = (l.vars.clone(), l.escapes.clone(), l.dsts.len());
         let mut state = head;
         for v in &vars {
-            state.push(self.env.get(v).cloned().ok_or_else(|| self.m.err_plain("carried variable vanished"))?);
+            state.push(
+                self.env
+                    .get(v)
+                    .cloned()
+                    .ok_or_else(|| self.m.err_plain("carried variable vanished"))?,
+            );
         }
         for id in &escapes {
             state.push(self.val(*id)?);
@@ -633,20 +801,31 @@ impl<'a> Translator<'a> {
         match merge {
             Some(m) => state.extend(m),
             None => {
-                let keep: Vec<Val> = self.loops.last().map(|l| l.dsts[state.len().min(n)..].to_vec()).unwrap_or_default();
+                let keep: Vec<Val> = self
+                    .loops
+                    .last()
+                    .map(|l| l.dsts[state.len().min(n)..].to_vec())
+                    .unwrap_or_default();
                 state.extend(keep);
             }
         }
         let mut out = vec![];
         for s in state {
-            out.extend(s.leaves().ok_or_else(|| self.m.err_plain("loop state holds a pointer"))?);
+            out.extend(
+                s.leaves()
+                    .ok_or_else(|| self.m.err_plain("loop state holds a pointer"))?,
+            );
         }
         Ok(out)
     }
 
     fn break_site(&mut self, pred: Option<u32>) -> Result<(), Error> {
         let (merge, nh, dsts) = match self.loops.last() {
-            Some(l) => (l.merge, l.phi_ids.len() - l.vars.len() - l.escapes.len() - l.merge_phis.len(), l.dsts.clone()),
+            Some(l) => (
+                l.merge,
+                l.phi_ids.len() - l.vars.len() - l.escapes.len() - l.merge_phis.len(),
+                l.dsts.clone(),
+            ),
             None => return Err(self.m.err_plain("break outside a loop")),
         };
         let head: Vec<Val> = dsts.iter().take(nh).cloned().collect();
@@ -673,7 +852,11 @@ impl<'a> Translator<'a> {
     }
 
     fn back_edge(&mut self, pred: Option<u32>) -> Result<(), Error> {
-        let header = self.loops.last().map(|l| l.header).ok_or_else(|| self.m.err_plain("continue outside a loop"))?;
+        let header = self
+            .loops
+            .last()
+            .map(|l| l.header)
+            .ok_or_else(|| self.m.err_plain("continue outside a loop"))?;
         let head = self.phi_incoming(header, pred)?;
         let mut args = self.state_leaves(head, None)?;
         args.push(self.e.konst(BitSize::B1, 0));
@@ -696,7 +879,11 @@ impl<'a> Translator<'a> {
             .defs
             .iter()
             .filter(|(id, (b, _))| blocks.contains(b) && !header_phis.contains(id))
-            .filter(|(id, _)| ctx.uses.get(id).is_some_and(|u| u.iter().any(|b| !blocks.contains(b))))
+            .filter(|(id, _)| {
+                ctx.uses
+                    .get(id)
+                    .is_some_and(|u| u.iter().any(|b| !blocks.contains(b)))
+            })
             .map(|(id, _)| *id)
             .collect();
         out.sort_unstable();
@@ -710,7 +897,9 @@ impl<'a> Translator<'a> {
         sorted.sort_unstable();
         let mut out = std::collections::BTreeSet::new();
         for b in sorted {
-            let Some(blk) = ctx.blocks.get(&b) else { continue };
+            let Some(blk) = ctx.blocks.get(&b) else {
+                continue;
+            };
             for inst in &blk.instructions {
                 match inst.class.opcode {
                     Op::Store | Op::CopyMemory => {
@@ -723,7 +912,10 @@ impl<'a> Translator<'a> {
                 }
             }
         }
-        Ok(out.into_iter().filter(|v| self.env.contains_key(v)).collect())
+        Ok(out
+            .into_iter()
+            .filter(|v| self.env.contains_key(v))
+            .collect())
     }
 
     /// The variable a pointer id points into, when it can be told before translation.
@@ -736,9 +928,16 @@ impl<'a> Translator<'a> {
         }
         let ctx = self.fns.last()?;
         let (b, _) = ctx.defs.get(&p)?;
-        let inst = ctx.blocks.get(b)?.instructions.iter().find(|i| i.result_id == Some(p))?;
+        let inst = ctx
+            .blocks
+            .get(b)?
+            .instructions
+            .iter()
+            .find(|i| i.result_id == Some(p))?;
         match inst.class.opcode {
-            Op::AccessChain | Op::InBoundsAccessChain | Op::CopyObject => self.root_of(id_at(inst, 0)?, depth + 1),
+            Op::AccessChain | Op::InBoundsAccessChain | Op::CopyObject => {
+                self.root_of(id_at(inst, 0)?, depth + 1)
+            }
             Op::Variable => Some(p),
             _ => None,
         }
@@ -748,11 +947,6 @@ impl<'a> Translator<'a> {
     pub fn alu(&mut self, op: AluOp, srcs: &[Value]) -> Result<Value, Error> {
         let exact = self.exact;
         self.e.alu(op, exact, srcs).map_err(|m| self.m.err_plain(m))
-    }
-
-    #[allow(dead_code)]
-    fn unused(&self) -> Option<&'static str> {
-        self.loops.last().and_then(|l| l.header_phis.first().copied())
     }
 }
 
@@ -777,7 +971,11 @@ fn strip_last_continue_arg(block: &mut crate::ir::Block) {
             Stmt::Continue { args, .. } => {
                 args.pop();
             }
-            Stmt::If { then_body, else_body, .. } => {
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
                 strip_last_continue_arg(then_body);
                 strip_last_continue_arg(else_body);
             }

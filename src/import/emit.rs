@@ -36,7 +36,11 @@ impl Emitter {
     }
 
     pub fn bits(&self, v: Value) -> BitSize {
-        self.shader.values.get(v.index()).map(|i| i.bits).unwrap_or(BitSize::B32)
+        self.shader
+            .values
+            .get(v.index())
+            .map(|i| i.bits)
+            .unwrap_or(BitSize::B32)
     }
 
     pub fn push_stmt(&mut self, stmt: Stmt) {
@@ -59,12 +63,20 @@ impl Emitter {
 
     pub fn inst(&mut self, kind: InstKind, bits: BitSize) -> Value {
         let v = self.fresh(bits);
-        self.push_stmt(Stmt::Inst(Inst { result: Some(v), kind, loc: None }));
+        self.push_stmt(Stmt::Inst(Inst {
+            result: Some(v),
+            kind,
+            loc: None,
+        }));
         v
     }
 
     pub fn effect(&mut self, kind: InstKind) {
-        self.push_stmt(Stmt::Inst(Inst { result: None, kind, loc: None }));
+        self.push_stmt(Stmt::Inst(Inst {
+            result: None,
+            kind,
+            loc: None,
+        }));
     }
 
     /// A constant, defined once in the prelude.
@@ -74,13 +86,13 @@ impl Emitter {
             return *v;
         }
         let v = self.fresh(bits);
-        self.prelude.push(Stmt::Inst(Inst { result: Some(v), kind: InstKind::Const(pattern), loc: None }));
+        self.prelude.push(Stmt::Inst(Inst {
+            result: Some(v),
+            kind: InstKind::Const(pattern),
+            loc: None,
+        }));
         self.consts.insert((bits, pattern), v);
         v
-    }
-
-    pub fn f32(&mut self, x: f32) -> Value {
-        self.konst(BitSize::B32, x.to_bits())
     }
 
     pub fn u32(&mut self, x: u32) -> Value {
@@ -93,7 +105,11 @@ impl Emitter {
             return *v;
         }
         let v = self.fresh(bits);
-        self.prelude.push(Stmt::Inst(Inst { result: Some(v), kind: InstKind::Undef, loc: None }));
+        self.prelude.push(Stmt::Inst(Inst {
+            result: Some(v),
+            kind: InstKind::Undef,
+            loc: None,
+        }));
         self.undefs.insert(bits, v);
         v
     }
@@ -102,7 +118,14 @@ impl Emitter {
     pub fn alu(&mut self, op: AluOp, exact: bool, srcs: &[Value]) -> Result<Value, String> {
         let sizes: Vec<BitSize> = srcs.iter().map(|v| self.bits(*v)).collect();
         let bits = op.result_bits(&sizes)?;
-        Ok(self.inst(InstKind::Alu { op, exact, srcs: srcs.to_vec() }, bits))
+        Ok(self.inst(
+            InstKind::Alu {
+                op,
+                exact,
+                srcs: srcs.to_vec(),
+            },
+            bits,
+        ))
     }
 
     /// The finished shader: prelude first, then the body.

@@ -28,7 +28,11 @@ pub const SPIRV_OPT: &str = "spirv-opt";
 
 /// Whether a tool can be run (it answers `--version`).
 pub fn tool_available(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
 }
 
 /// A directory removed when dropped.
@@ -43,7 +47,10 @@ impl TempDir {
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
         let dir = std::env::temp_dir().join(format!("varysat-{}-{n}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.display().to_string(), source })?;
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+            path: dir.display().to_string(),
+            source,
+        })?;
         Ok(TempDir(dir))
     }
 }
@@ -57,9 +64,16 @@ impl Drop for TempDir {
 /// Compiles one GLSL file (stage from its extension) to SPIR-V.
 pub fn compile_glsl(path: &Path, spirv_opt: bool) -> Result<Vec<u8>, Error> {
     let file = path.display().to_string();
-    let stage = stage_from_extension(path)
-        .ok_or_else(|| fail(&file, "cannot tell the stage: use .vert, .tesc, .tese, .geom or .frag"))?;
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: file.clone(), source })?;
+    let stage = stage_from_extension(path).ok_or_else(|| {
+        fail(
+            &file,
+            "cannot tell the stage: use .vert, .tesc, .tese, .geom or .frag",
+        )
+    })?;
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: file.clone(),
+        source,
+    })?;
     let source = rewrite_desktop_glsl(&text, stage).unwrap_or(text);
     let dir = TempDir::new()?;
     let ext = match stage {
@@ -70,10 +84,16 @@ pub fn compile_glsl(path: &Path, spirv_opt: bool) -> Result<Vec<u8>, Error> {
         Stage::Fragment => "frag",
     };
     let src = dir.0.join(format!("shader.{ext}"));
-    std::fs::write(&src, &source).map_err(|source| Error::Io { path: src.display().to_string(), source })?;
+    std::fs::write(&src, &source).map_err(|source| Error::Io {
+        path: src.display().to_string(),
+        source,
+    })?;
     let out = dir.0.join("shader.spv");
     let mut log = run_glslang(&src, &out, "-V")?;
-    if log.as_deref().is_some_and(|l| l.contains("non-opaque uniforms outside a block")) {
+    if log
+        .as_deref()
+        .is_some_and(|l| l.contains("non-opaque uniforms outside a block"))
+    {
         log = run_glslang(&src, &out, "-G")?;
     }
     if let Some(log) = log {
@@ -87,13 +107,30 @@ pub fn compile_glsl(path: &Path, spirv_opt: bool) -> Result<Vec<u8>, Error> {
             .arg("-o")
             .arg(&opt)
             .output()
-            .map_err(|e| fail(&file, format!("cannot run {SPIRV_OPT} (install spirv-tools: scripts/setup.sh): {e}")))?;
+            .map_err(|e| {
+                fail(
+                    &file,
+                    format!("cannot run {SPIRV_OPT} (install spirv-tools: scripts/setup.sh): {e}"),
+                )
+            })?;
         if !o.status.success() {
-            return Err(fail(&file, format!("{SPIRV_OPT} failed: {}", String::from_utf8_lossy(&o.stderr).trim())));
+            return Err(fail(
+                &file,
+                format!(
+                    "{SPIRV_OPT} failed: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ),
+            ));
         }
-        return std::fs::read(&opt).map_err(|source| Error::Io { path: opt.display().to_string(), source });
+        return std::fs::read(&opt).map_err(|source| Error::Io {
+            path: opt.display().to_string(),
+            source,
+        });
     }
-    std::fs::read(&out).map_err(|source| Error::Io { path: out.display().to_string(), source })
+    std::fs::read(&out).map_err(|source| Error::Io {
+        path: out.display().to_string(),
+        source,
+    })
 }
 
 /// Runs glslang; `None` on success, else its log.
@@ -104,7 +141,10 @@ fn run_glslang(src: &Path, out: &Path, target: &str) -> Result<Option<String>, E
         .arg(src)
         .output()
         .map_err(|e| {
-            fail(&src.display().to_string(), format!("cannot run {GLSLANG} (install glslang-tools: scripts/setup.sh): {e}"))
+            fail(
+                &src.display().to_string(),
+                format!("cannot run {GLSLANG} (install glslang-tools: scripts/setup.sh): {e}"),
+            )
         })?;
     if o.status.success() {
         return Ok(None);
@@ -117,7 +157,9 @@ fn run_glslang(src: &Path, out: &Path, target: &str) -> Result<Option<String>, E
 /// The first `ERROR: file:line: message` of a glslang log as a located diagnostic.
 fn glslang_error(file: &str, log: &str) -> Error {
     for line in log.lines() {
-        let Some(rest) = line.strip_prefix("ERROR: ") else { continue };
+        let Some(rest) = line.strip_prefix("ERROR: ") else {
+            continue;
+        };
         let mut parts = rest.splitn(3, ':');
         let (_, l, msg) = (parts.next(), parts.next(), parts.next());
         if let (Some(l), Some(msg)) = (l.and_then(|l| l.trim().parse::<u32>().ok()), msg) {
@@ -132,7 +174,9 @@ fn glslang_error(file: &str, log: &str) -> Error {
 /// Rewrites desktop-GL GLSL 1.x (no `#version`, or below 140) as described in the
 /// module documentation; `None` when the source needs no rewrite.
 pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
-    let version_line = src.lines().position(|l| l.trim_start().starts_with("#version"));
+    let version_line = src
+        .lines()
+        .position(|l| l.trim_start().starts_with("#version"));
     let version: u32 = version_line
         .and_then(|i| src.lines().nth(i))
         .and_then(|l| l.split_whitespace().nth(1))
@@ -194,7 +238,9 @@ fn idents(s: &str) -> impl Iterator<Item = (usize, &str)> {
                 return Some((start, &s[start..i]));
             }
             if c.is_ascii_digit() {
-                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'.') {
+                while i < bytes.len()
+                    && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'.')
+                {
                     i += 1;
                 }
                 continue;

@@ -8,7 +8,8 @@ use super::module::{Decos, Ty};
 use super::spirv::{per_vertex, Translator};
 use super::tree::{Addr, Leaf, Tree};
 use crate::ir::{
-    BitSize, Half, Indirect, InstKind, Interp, InterpLoc, InterpMode, IoSlot, Slot, Stage, SystemValue, Value,
+    BitSize, Half, Indirect, InstKind, Interp, InterpLoc, InterpMode, IoSlot, Slot, Stage,
+    SystemValue, Value,
 };
 use crate::Error;
 
@@ -25,31 +26,49 @@ impl<'a> Translator<'a> {
     /// The tree of an I/O variable with its vertex dimension stripped, and whether
     /// it has one.
     pub fn io_tree(&mut self, var: u32) -> Result<(Tree, bool), Error> {
-        let g = self.m.vars.get(&var).cloned().ok_or_else(|| self.m.err_plain(format!("%{var} is not a variable")))?;
+        let g = self
+            .m
+            .vars
+            .get(&var)
+            .cloned()
+            .ok_or_else(|| self.m.err_plain(format!("%{var} is not a variable")))?;
         let d = self.m.deco(var);
         let mut ty = g.ty;
         let struct_patch = self.struct_members_patch(ty);
-        let tess_level = matches!(d.builtin, Some(BuiltIn::TessLevelOuter | BuiltIn::TessLevelInner));
+        let tess_level = matches!(
+            d.builtin,
+            Some(BuiltIn::TessLevelOuter | BuiltIn::TessLevelInner)
+        );
         let arrayed = matches!(self.m.ty(ty)?, Ty::Array { .. });
-        let pv = arrayed && !tess_level && per_vertex(self.m.stage, g.class, d.patch || struct_patch);
+        let pv =
+            arrayed && !tess_level && per_vertex(self.m.stage, g.class, d.patch || struct_patch);
         if pv {
             ty = match self.m.ty(ty)? {
                 Ty::Array { elem, .. } => *elem,
-                _ => return Err(self.m.err_plain(format!("per-vertex variable %{var} is not an array"))),
+                _ => {
+                    return Err(self
+                        .m
+                        .err_plain(format!("per-vertex variable %{var} is not an array")))
+                }
             };
         }
         if let Some(b) = d.builtin {
             return Ok((self.builtin_tree(b, ty, g.class, &d)?, pv));
         }
         if let Ty::Struct { members } = self.m.ty(ty)?.clone() {
-            let any_builtin = (0..members.len() as u32).any(|i| self.m.member_deco(ty, i).builtin.is_some());
+            let any_builtin =
+                (0..members.len() as u32).any(|i| self.m.member_deco(ty, i).builtin.is_some());
             if any_builtin {
                 let mut kids = vec![];
                 for (i, mt) in members.iter().enumerate() {
                     let md = self.m.member_deco(ty, i as u32);
                     match md.builtin {
                         Some(b) => kids.push(self.builtin_tree(b, *mt, g.class, &md)?),
-                        None => return Err(self.m.err_plain(format!("block %{ty} mixes built-in and user members"))),
+                        None => {
+                            return Err(self
+                                .m
+                                .err_plain(format!("block %{ty} mixes built-in and user members")))
+                        }
                     }
                 }
                 return Ok((Tree::Node { kids, stride: None }, pv));
@@ -64,11 +83,16 @@ impl<'a> Translator<'a> {
         let base = match family {
             Slot::Attr(_) | Slot::Data(_) => d.location.unwrap_or(0),
             _ => *self.layout.io_base.get(&var).ok_or_else(|| {
-                self.m.err_plain(format!("interface variable %{var} `{}` has no location", self.m.name(var)))
+                self.m.err_plain(format!(
+                    "interface variable %{var} `{}` has no location",
+                    self.m.name(var)
+                ))
             })?,
         };
         if family == Slot::Data(0) && d.index.unwrap_or(0) != 0 {
-            return Err(self.m.err_plain(format!("%{var}: dual-source blending (Index 1) is not supported")));
+            return Err(self.m.err_plain(format!(
+                "%{var}: dual-source blending (Index 1) is not supported"
+            )));
         }
         let ctx = LocCtx {
             family,
@@ -90,7 +114,9 @@ impl<'a> Translator<'a> {
             _ => ty,
         };
         match self.m.types.get(&inner) {
-            Some(Ty::Struct { members }) => (0..members.len() as u32).any(|i| self.m.member_deco(inner, i).patch),
+            Some(Ty::Struct { members }) => {
+                (0..members.len() as u32).any(|i| self.m.member_deco(inner, i).patch)
+            }
             _ => false,
         }
     }
@@ -117,25 +143,47 @@ impl<'a> Translator<'a> {
             Ty::Bool | Ty::Int { .. } | Ty::Float { .. } => {
                 let bits = self.scalar_bits(ty)?;
                 let is_int = matches!(self.m.ty(ty)?, Ty::Int { .. });
-                let slot = ctx
-                    .family
-                    .offset(ctx.base + loc)
-                    .ok_or_else(|| self.m.err_plain(format!("location {} is out of range for {}", ctx.base + loc, ctx.family)))?;
+                let slot = ctx.family.offset(ctx.base + loc).ok_or_else(|| {
+                    self.m.err_plain(format!(
+                        "location {} is out of range for {}",
+                        ctx.base + loc,
+                        ctx.family
+                    ))
+                })?;
                 if comp > 3 {
-                    return Err(self.m.err_plain(format!("component {comp} is out of range")));
+                    return Err(self
+                        .m
+                        .err_plain(format!("component {comp} is out of range")));
                 }
-                let half = if bits == BitSize::B16 { Half::Lo } else { Half::Full };
+                let half = if bits == BitSize::B16 {
+                    Half::Lo
+                } else {
+                    Half::Full
+                };
                 let interp = (ctx.fs_input && !d.flat && !is_int).then(|| interp_mode(d));
                 let x = match (ctx.xfb, xfb.as_mut()) {
                     (Some(b), Some(off)) => {
                         let o = *off;
                         *off += 4;
-                        Some((b, u16::try_from(o).map_err(|_| self.m.err_plain("xfb offset out of range"))?))
+                        Some((
+                            b,
+                            u16::try_from(o)
+                                .map_err(|_| self.m.err_plain("xfb offset out of range"))?,
+                        ))
                     }
                     _ => None,
                 };
-                let addr = Addr::Io { slot: IoSlot::half(slot, comp as u8, half), interp, patch: ctx.patch, xfb: x };
-                Ok(Tree::Leaf(Leaf { addr, bits, dynamic: None }))
+                let addr = Addr::Io {
+                    slot: IoSlot::half(slot, comp as u8, half),
+                    interp,
+                    patch: ctx.patch,
+                    xfb: x,
+                };
+                Ok(Tree::Leaf(Leaf {
+                    addr,
+                    bits,
+                    dynamic: None,
+                }))
             }
             Ty::Vector { elem, n } => {
                 let mut kids = vec![];
@@ -149,15 +197,30 @@ impl<'a> Translator<'a> {
                 for i in 0..n {
                     kids.push(self.loc_tree(col, loc + i, comp, d, ctx, xfb, None, depth + 1)?);
                 }
-                Ok(Tree::Node { kids, stride: Some(1) })
+                Ok(Tree::Node {
+                    kids,
+                    stride: Some(1),
+                })
             }
             Ty::Array { elem, len } => {
                 let per = self.locations(elem)?;
                 let mut kids = vec![];
                 for i in 0..len {
-                    kids.push(self.loc_tree(elem, loc + i * per, comp, d, ctx, xfb, None, depth + 1)?);
+                    kids.push(self.loc_tree(
+                        elem,
+                        loc + i * per,
+                        comp,
+                        d,
+                        ctx,
+                        xfb,
+                        None,
+                        depth + 1,
+                    )?);
                 }
-                Ok(Tree::Node { kids, stride: Some(per) })
+                Ok(Tree::Node {
+                    kids,
+                    stride: Some(per),
+                })
             }
             Ty::Struct { members } => {
                 let mut kids = vec![];
@@ -179,12 +242,23 @@ impl<'a> Translator<'a> {
                     if md.offset.is_some() && ctx.xfb.is_some() {
                         *xfb = md.offset;
                     }
-                    kids.push(self.loc_tree(*mt, at, md.component.unwrap_or(0), &merged, ctx, xfb, None, depth + 1)?);
+                    kids.push(self.loc_tree(
+                        *mt,
+                        at,
+                        md.component.unwrap_or(0),
+                        &merged,
+                        ctx,
+                        xfb,
+                        None,
+                        depth + 1,
+                    )?);
                     next = at + self.locations(*mt)?;
                 }
                 Ok(Tree::Node { kids, stride: None })
             }
-            other => Err(self.m.err_plain(format!("type %{ty} ({other:?}) cannot be a shader input or output"))),
+            other => Err(self.m.err_plain(format!(
+                "type %{ty} ({other:?}) cannot be a shader input or output"
+            ))),
         }
     }
 
@@ -193,7 +267,13 @@ impl<'a> Translator<'a> {
         locations(self.m, ty, 0)
     }
 
-    fn builtin_tree(&mut self, b: BuiltIn, ty: u32, class: StorageClass, d: &Decos) -> Result<Tree, Error> {
+    fn builtin_tree(
+        &mut self,
+        b: BuiltIn,
+        ty: u32,
+        class: StorageClass,
+        d: &Decos,
+    ) -> Result<Tree, Error> {
         use BuiltIn as B;
         let stage = self.m.stage;
         let input = class == StorageClass::Input;
@@ -201,13 +281,27 @@ impl<'a> Translator<'a> {
         let slot = |s: Slot, comp: u8, interp: bool, patch: bool| {
             let interp = (fs_in && interp).then(|| interp_mode(d));
             Tree::Leaf(Leaf {
-                addr: Addr::Io { slot: IoSlot::new(s, comp), interp, patch, xfb: None },
+                addr: Addr::Io {
+                    slot: IoSlot::new(s, comp),
+                    interp,
+                    patch,
+                    xfb: None,
+                },
                 bits: BitSize::B32,
                 dynamic: None,
             })
         };
-        let sys = |sv: SystemValue| Tree::Leaf(Leaf { addr: Addr::Sys(sv), bits: sv.bits(), dynamic: None });
-        let vec = |items: Vec<Tree>| Tree::Node { kids: items, stride: None };
+        let sys = |sv: SystemValue| {
+            Tree::Leaf(Leaf {
+                addr: Addr::Sys(sv),
+                bits: sv.bits(),
+                dynamic: None,
+            })
+        };
+        let vec = |items: Vec<Tree>| Tree::Node {
+            kids: items,
+            stride: None,
+        };
         let len = match self.m.ty(ty)? {
             Ty::Array { len, .. } => *len,
             _ => 1,
@@ -217,20 +311,36 @@ impl<'a> Translator<'a> {
             B::Position => vec((0..4).map(|c| slot(Slot::Pos, c, true, false)).collect()),
             B::PointSize => slot(Slot::Psiz, 0, true, false),
             B::ClipDistance | B::CullDistance => {
-                let lo = |i: u32| if b == B::ClipDistance { Slot::ClipDist(i >= 4) } else { Slot::CullDist(i >= 4) };
+                let lo = |i: u32| {
+                    if b == B::ClipDistance {
+                        Slot::ClipDist(i >= 4)
+                    } else {
+                        Slot::CullDist(i >= 4)
+                    }
+                };
                 if len > 8 {
-                    return Err(self.m.err_plain(format!("{b:?} has {len} elements (at most 8)")));
+                    return Err(self
+                        .m
+                        .err_plain(format!("{b:?} has {len} elements (at most 8)")));
                 }
-                vec((0..len).map(|i| slot(lo(i), (i % 4) as u8, true, false)).collect())
+                vec((0..len)
+                    .map(|i| slot(lo(i), (i % 4) as u8, true, false))
+                    .collect())
             }
             B::Layer => slot(Slot::Layer, 0, false, false),
             B::ViewportIndex => slot(Slot::Viewport, 0, false, false),
-            B::PrimitiveId if input && !(stage == Stage::Fragment && self.params.peer == Stage::Geometry) => {
+            B::PrimitiveId
+                if input && !(stage == Stage::Fragment && self.params.peer == Stage::Geometry) =>
+            {
                 sys(SystemValue::PrimitiveId)
             }
             B::PrimitiveId => slot(Slot::PrimitiveId, 0, false, false),
-            B::TessLevelOuter => vec((0..4).map(|c| slot(Slot::TessLevelOuter, c, false, tess_patch)).collect()),
-            B::TessLevelInner => vec((0..2).map(|c| slot(Slot::TessLevelInner, c, false, tess_patch)).collect()),
+            B::TessLevelOuter => vec((0..4)
+                .map(|c| slot(Slot::TessLevelOuter, c, false, tess_patch))
+                .collect()),
+            B::TessLevelInner => vec((0..2)
+                .map(|c| slot(Slot::TessLevelInner, c, false, tess_patch))
+                .collect()),
             B::FragDepth => slot(Slot::Depth, 0, false, false),
             B::SampleMask if !input => vec(vec![slot(Slot::SampleMask, 0, false, false)]),
             B::VertexIndex | B::VertexId => sys(SystemValue::VertexId),
@@ -251,7 +361,11 @@ impl<'a> Translator<'a> {
                 sys(SystemValue::FragCoordZ),
                 sys(SystemValue::FragCoordW),
             ]),
-            other => return Err(self.m.err_plain(format!("built-in {other:?} is not supported"))),
+            other => {
+                return Err(self
+                    .m
+                    .err_plain(format!("built-in {other:?} is not supported")))
+            }
         })
     }
 
@@ -268,29 +382,65 @@ impl<'a> Translator<'a> {
         let kind = match &leaf.addr {
             Addr::Sys(sv) => InstKind::LoadSystemValue(*sv),
             Addr::Io { slot, interp, .. } => match (class, vertex) {
-                (StorageClass::Output, v) => InstKind::LoadOutput { slot: *slot, vertex: v, indirect },
-                (_, Some(v)) => InstKind::LoadPerVertexInput { slot: *slot, vertex: v, indirect },
+                (StorageClass::Output, v) => InstKind::LoadOutput {
+                    slot: *slot,
+                    vertex: v,
+                    indirect,
+                },
+                (_, Some(v)) => InstKind::LoadPerVertexInput {
+                    slot: *slot,
+                    vertex: v,
+                    indirect,
+                },
                 (_, None) => match (mode, interp) {
-                    (Some((mode, operands)), _) => InstKind::LoadInterpolatedInput { slot: *slot, mode, operands, indirect },
-                    (None, Some(mode)) => {
-                        InstKind::LoadInterpolatedInput { slot: *slot, mode: *mode, operands: vec![], indirect }
-                    }
-                    (None, None) => InstKind::LoadInput { slot: *slot, indirect },
+                    (Some((mode, operands)), _) => InstKind::LoadInterpolatedInput {
+                        slot: *slot,
+                        mode,
+                        operands,
+                        indirect,
+                    },
+                    (None, Some(mode)) => InstKind::LoadInterpolatedInput {
+                        slot: *slot,
+                        mode: *mode,
+                        operands: vec![],
+                        indirect,
+                    },
+                    (None, None) => InstKind::LoadInput {
+                        slot: *slot,
+                        indirect,
+                    },
                 },
             },
-            other => return Err(self.m.err_plain(format!("internal: {other:?} is not an I/O leaf"))),
+            other => {
+                return Err(self
+                    .m
+                    .err_plain(format!("internal: {other:?} is not an I/O leaf")))
+            }
         };
         Ok(self.e.inst(kind, leaf.bits))
     }
 
     /// Stores one output leaf.
-    pub fn store_io_leaf(&mut self, leaf: &Leaf, vertex: Option<Value>, value: Value) -> Result<(), Error> {
+    pub fn store_io_leaf(
+        &mut self,
+        leaf: &Leaf,
+        vertex: Option<Value>,
+        value: Value,
+    ) -> Result<(), Error> {
         let indirect = self.indirect(leaf)?;
-        let Addr::Io { slot, xfb, patch, .. } = &leaf.addr else {
+        let Addr::Io {
+            slot, xfb, patch, ..
+        } = &leaf.addr
+        else {
             return Err(self.m.err_plain("store to a built-in input"));
         };
         let kind = match vertex {
-            Some(vertex) if !patch => InstKind::StorePerVertexOutput { slot: *slot, value, vertex, indirect },
+            Some(vertex) if !patch => InstKind::StorePerVertexOutput {
+                slot: *slot,
+                value,
+                vertex,
+                indirect,
+            },
             _ => InstKind::StoreOutput {
                 slot: *slot,
                 value,
@@ -306,7 +456,8 @@ impl<'a> Translator<'a> {
     fn indirect(&self, leaf: &Leaf) -> Result<Option<Indirect>, Error> {
         match (&leaf.addr, leaf.dynamic) {
             (Addr::Io { .. }, Some((index, len))) => {
-                let len = u8::try_from(len).map_err(|_| self.m.err_plain("indirectly indexed I/O array is too long"))?;
+                let len = u8::try_from(len)
+                    .map_err(|_| self.m.err_plain("indirectly indexed I/O array is too long"))?;
                 Ok(Some(Indirect { index, len }))
             }
             _ => Ok(None),
@@ -317,7 +468,11 @@ impl<'a> Translator<'a> {
 /// The interpolation a set of decorations asks for.
 pub(crate) fn interp_mode(d: &Decos) -> InterpMode {
     InterpMode {
-        interp: if d.noperspective { Interp::Linear } else { Interp::Persp },
+        interp: if d.noperspective {
+            Interp::Linear
+        } else {
+            Interp::Persp
+        },
         loc: if d.sample {
             InterpLoc::Sample
         } else if d.centroid {

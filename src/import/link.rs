@@ -62,7 +62,12 @@ pub(crate) fn link(p: &Module, c: &Module, by_name: bool) -> Result<Linked, Erro
     let uniform_words = link_uniforms(p, c, &mut lp, &mut lc)?;
     let ubos = link_buffers(p, c, &mut lp, &mut lc)?;
     link_samplers(p, c, &mut lp, &mut lc)?;
-    Ok(Linked { producer: lp, consumer: lc, uniform_words, ubos })
+    Ok(Linked {
+        producer: lp,
+        consumer: lc,
+        uniform_words,
+        ubos,
+    })
 }
 
 fn first_location(m: &Module, var: u32) -> u32 {
@@ -73,9 +78,10 @@ fn first_location(m: &Module, var: u32) -> u32 {
     let Some(g) = m.vars.get(&var) else { return 0 };
     let ty = strip_vertex(m, var).unwrap_or(g.ty);
     match m.types.get(&ty) {
-        Some(Ty::Struct { members }) => {
-            (0..members.len() as u32).filter_map(|i| m.member_deco(ty, i).location).min().unwrap_or(0)
-        }
+        Some(Ty::Struct { members }) => (0..members.len() as u32)
+            .filter_map(|i| m.member_deco(ty, i).location)
+            .min()
+            .unwrap_or(0),
         _ => 0,
     }
 }
@@ -99,7 +105,9 @@ fn is_patch_block(m: &Module, ty: u32) -> bool {
         _ => ty,
     };
     match m.types.get(&inner) {
-        Some(Ty::Struct { members }) => (0..members.len() as u32).any(|i| m.member_deco(inner, i).patch),
+        Some(Ty::Struct { members }) => {
+            (0..members.len() as u32).any(|i| m.member_deco(inner, i).patch)
+        }
         _ => false,
     }
 }
@@ -118,7 +126,9 @@ fn is_builtin_var(m: &Module, var: u32, ty: u32) -> bool {
         return true;
     }
     match m.types.get(&ty) {
-        Some(Ty::Struct { members }) => (0..members.len() as u32).any(|i| m.member_deco(ty, i).builtin.is_some()),
+        Some(Ty::Struct { members }) => {
+            (0..members.len() as u32).any(|i| m.member_deco(ty, i).builtin.is_some())
+        }
         _ => false,
     }
 }
@@ -134,7 +144,11 @@ fn varyings(m: &Module, class: StorageClass) -> Result<Vec<Varying>, Error> {
             continue;
         }
         let is_block = matches!(m.types.get(&ty), Some(Ty::Struct { .. })) && m.deco(ty).block;
-        let key = if is_block { format!("block {}", m.name(ty)) } else { m.name(*id).to_owned() };
+        let key = if is_block {
+            format!("block {}", m.name(ty))
+        } else {
+            m.name(*id).to_owned()
+        };
         let d = m.deco(*id);
         let loc = d.location.or_else(|| m.deco(ty).location).or_else(|| {
             let f = first_location(m, *id);
@@ -151,16 +165,34 @@ fn varyings(m: &Module, class: StorageClass) -> Result<Vec<Varying>, Error> {
     Ok(out)
 }
 
-fn link_varyings(p: &Module, c: &Module, by_name: bool, lp: &mut StageLayout, lc: &mut StageLayout) -> Result<(), Error> {
-    let outs = if p.stage == Stage::Fragment { vec![] } else { varyings(p, StorageClass::Output)? };
-    let ins = if c.stage == Stage::Vertex { vec![] } else { varyings(c, StorageClass::Input)? };
+fn link_varyings(
+    p: &Module,
+    c: &Module,
+    by_name: bool,
+    lp: &mut StageLayout,
+    lc: &mut StageLayout,
+) -> Result<(), Error> {
+    let outs = if p.stage == Stage::Fragment {
+        vec![]
+    } else {
+        varyings(p, StorageClass::Output)?
+    };
+    let ins = if c.stage == Stage::Vertex {
+        vec![]
+    } else {
+        varyings(c, StorageClass::Input)?
+    };
     link_outer(p, StorageClass::Input, lp)?;
     link_outer(c, StorageClass::Output, lc)?;
     if !by_name {
         for (m, list, l) in [(p, &outs, &mut *lp), (c, &ins, &mut *lc)] {
             for v in list {
                 let loc = v.loc.ok_or_else(|| {
-                    m.err_plain(format!("varying %{} `{}` has no Location decoration", v.var, m.name(v.var)))
+                    m.err_plain(format!(
+                        "varying %{} `{}` has no Location decoration",
+                        v.var,
+                        m.name(v.var)
+                    ))
                 })?;
                 check_range(m, v, loc)?;
                 l.io_base.insert(v.var, loc);
@@ -239,7 +271,12 @@ fn opaque(m: &Module, mut ty: u32) -> bool {
     matches!(m.types.get(&ty), Some(Ty::Opaque))
 }
 
-fn link_uniforms(p: &Module, c: &Module, lp: &mut StageLayout, lc: &mut StageLayout) -> Result<u32, Error> {
+fn link_uniforms(
+    p: &Module,
+    c: &Module,
+    lp: &mut StageLayout,
+    lc: &mut StageLayout,
+) -> Result<u32, Error> {
     let mut sizes: BTreeMap<String, u32> = BTreeMap::new();
     for m in [p, c] {
         for (id, g) in &m.vars {
@@ -283,7 +320,12 @@ fn resource_key(m: &Module, var: u32) -> Key {
     }
 }
 
-fn link_buffers(p: &Module, c: &Module, lp: &mut StageLayout, lc: &mut StageLayout) -> Result<Vec<UboDecl>, Error> {
+fn link_buffers(
+    p: &Module,
+    c: &Module,
+    lp: &mut StageLayout,
+    lc: &mut StageLayout,
+) -> Result<Vec<UboDecl>, Error> {
     let mut ubo_sizes: BTreeMap<Key, u32> = BTreeMap::new();
     let mut ssbos: BTreeMap<Key, ()> = BTreeMap::new();
     let classify = |m: &Module, id: u32| -> Option<(bool, Key)> {
@@ -318,7 +360,8 @@ fn link_buffers(p: &Module, c: &Module, lp: &mut StageLayout, lc: &mut StageLayo
         for id in m.vars.keys() {
             match classify(m, *id) {
                 Some((true, k)) => {
-                    l.ubo_block.insert(*id, ubo_index.get(&k).copied().unwrap_or(0));
+                    l.ubo_block
+                        .insert(*id, ubo_index.get(&k).copied().unwrap_or(0));
                 }
                 Some((false, k)) => {
                     l.ssbo.insert(*id, ssbo_index.get(&k).copied().unwrap_or(0));
@@ -330,11 +373,20 @@ fn link_buffers(p: &Module, c: &Module, lp: &mut StageLayout, lc: &mut StageLayo
     Ok(ubo_sizes
         .values()
         .zip(0..)
-        .map(|(size, block)| UboDecl { block, size: (*size).max(4).div_ceil(4) * 4, loc: None })
+        .map(|(size, block)| UboDecl {
+            block,
+            size: (*size).max(4).div_ceil(4) * 4,
+            loc: None,
+        })
         .collect())
 }
 
-fn link_samplers(p: &Module, c: &Module, lp: &mut StageLayout, lc: &mut StageLayout) -> Result<(), Error> {
+fn link_samplers(
+    p: &Module,
+    c: &Module,
+    lp: &mut StageLayout,
+    lc: &mut StageLayout,
+) -> Result<(), Error> {
     let mut counts: BTreeMap<Key, u32> = BTreeMap::new();
     let count = |m: &Module, mut ty: u32| {
         let mut n = 1u32;

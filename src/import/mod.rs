@@ -79,7 +79,11 @@ pub fn stage_from_extension(path: &Path) -> Option<Stage> {
 }
 
 /// Imports a producer and a consumer SPIR-V module (one entry point each).
-pub fn import_spirv(producer: &[u8], consumer: &[u8], opts: &ImportOptions) -> Result<Pipeline, Error> {
+pub fn import_spirv(
+    producer: &[u8],
+    consumer: &[u8],
+    opts: &ImportOptions,
+) -> Result<Pipeline, Error> {
     import_spirv_named(producer, "<producer>", consumer, "<consumer>", opts, false)
 }
 
@@ -94,7 +98,10 @@ fn import_spirv_named(
     let p = module::Module::load(producer, pname)?;
     let c = module::Module::load(consumer, cname)?;
     if !p.stage.can_feed(c.stage) {
-        return Err(fail(cname, format!("a {} shader cannot feed a {} shader", p.stage, c.stage)));
+        return Err(fail(
+            cname,
+            format!("a {} shader cannot feed a {} shader", p.stage, c.stage),
+        ));
     }
     let by_name = opts.match_by_name.unwrap_or(from_glsl);
     let linked = link::link(&p, &c, by_name)?;
@@ -107,7 +114,11 @@ fn import_spirv_named(
         _ => None,
     };
     let pv = opts.patch_vertices;
-    let pp = spirv::StageParams { patch_vertices: pv, topology, peer: c.stage };
+    let pp = spirv::StageParams {
+        patch_vertices: pv,
+        topology,
+        peer: c.stage,
+    };
     let cp = spirv::StageParams {
         patch_vertices: tcs_out.and_then(|n| u8::try_from(n).ok()).unwrap_or(pv),
         topology,
@@ -125,19 +136,34 @@ fn import_spirv_named(
 }
 
 /// Compiles two GLSL files with glslang (see [`compile_glsl`]) and imports them.
-pub fn import_glsl(producer: &Path, consumer: &Path, opts: &ImportOptions) -> Result<Pipeline, Error> {
+pub fn import_glsl(
+    producer: &Path,
+    consumer: &Path,
+    opts: &ImportOptions,
+) -> Result<Pipeline, Error> {
     let pb = compile_glsl(producer, opts.spirv_opt)?;
     let cb = compile_glsl(consumer, opts.spirv_opt)?;
-    let (pn, cn) = (producer.display().to_string(), consumer.display().to_string());
+    let (pn, cn) = (
+        producer.display().to_string(),
+        consumer.display().to_string(),
+    );
     import_spirv_named(&pb, &pn, &cb, &cn, opts, true)
 }
 
 /// Imports two files, each SPIR-V (`.spv`, or starting with the SPIR-V magic number)
 /// or GLSL (by extension).
-pub fn import_files(producer: &Path, consumer: &Path, opts: &ImportOptions) -> Result<Pipeline, Error> {
+pub fn import_files(
+    producer: &Path,
+    consumer: &Path,
+    opts: &ImportOptions,
+) -> Result<Pipeline, Error> {
     let load = |p: &Path| -> Result<(Vec<u8>, bool), Error> {
-        let bytes = std::fs::read(p).map_err(|source| Error::Io { path: p.display().to_string(), source })?;
-        let spv = bytes.len() >= 4 && (bytes[..4] == [0x03, 0x02, 0x23, 0x07] || bytes[..4] == [0x07, 0x23, 0x02, 0x03]);
+        let bytes = std::fs::read(p).map_err(|source| Error::Io {
+            path: p.display().to_string(),
+            source,
+        })?;
+        let spv = bytes.len() >= 4
+            && (bytes[..4] == [0x03, 0x02, 0x23, 0x07] || bytes[..4] == [0x07, 0x23, 0x02, 0x03]);
         if spv {
             return Ok((bytes, false));
         }
@@ -145,6 +171,9 @@ pub fn import_files(producer: &Path, consumer: &Path, opts: &ImportOptions) -> R
     };
     let (pb, pg) = load(producer)?;
     let (cb, cg) = load(consumer)?;
-    let (pn, cn) = (producer.display().to_string(), consumer.display().to_string());
+    let (pn, cn) = (
+        producer.display().to_string(),
+        consumer.display().to_string(),
+    );
     import_spirv_named(&pb, &pn, &cb, &cn, opts, pg && cg)
 }

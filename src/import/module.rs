@@ -15,14 +15,33 @@ use crate::Error;
 pub(crate) enum Ty {
     Void,
     Bool,
-    Int { width: u32, signed: bool },
-    Float { width: u32 },
-    Vector { elem: u32, n: u32 },
-    Matrix { col: u32, n: u32 },
-    Array { elem: u32, len: u32 },
+    Int {
+        width: u32,
+        signed: bool,
+    },
+    Float {
+        width: u32,
+    },
+    Vector {
+        elem: u32,
+        n: u32,
+    },
+    Matrix {
+        col: u32,
+        n: u32,
+    },
+    Array {
+        elem: u32,
+        len: u32,
+    },
     RuntimeArray,
-    Struct { members: Vec<u32> },
-    Pointer { class: StorageClass, pointee: u32 },
+    Struct {
+        members: Vec<u32>,
+    },
+    Pointer {
+        class: StorageClass,
+        pointee: u32,
+    },
     /// Images, samplers and sampled images: opaque handles.
     Opaque,
     Function,
@@ -131,11 +150,14 @@ fn stage_of(model: ExecutionModel) -> Option<Stage> {
 impl Module {
     /// Parses and indexes a SPIR-V binary. `file` names it in diagnostics.
     pub fn load(bytes: &[u8], file: &str) -> Result<Module, Error> {
-        if bytes.len() % 4 != 0 || bytes.len() < 20 {
-            return Err(fail(file, "not a SPIR-V module (size is not a whole number of words)"));
+        if !bytes.len().is_multiple_of(4) || bytes.len() < 20 {
+            return Err(fail(
+                file,
+                "not a SPIR-V module (size is not a whole number of words)",
+            ));
         }
-        let raw = dr::load_bytes(bytes)
-            .map_err(|e| fail(file, format!("cannot parse SPIR-V: {e}")))?;
+        let raw =
+            dr::load_bytes(bytes).map_err(|e| fail(file, format!("cannot parse SPIR-V: {e}")))?;
         let mut m = Module {
             raw,
             file: file.to_owned(),
@@ -161,7 +183,10 @@ impl Module {
             }
         }
         if !m.functions.contains_key(&m.entry_fn) {
-            return Err(fail(file, format!("entry point function %{} is not defined", m.entry_fn)));
+            return Err(fail(
+                file,
+                format!("entry point function %{} is not defined", m.entry_fn),
+            ));
         }
         Ok(m)
     }
@@ -186,7 +211,12 @@ impl Module {
         let (stage, f) = match found.as_slice() {
             [one] => *one,
             [] => return Err(fail(&self.file, "the module has no OpEntryPoint")),
-            _ => return Err(fail(&self.file, "the module has several entry points; pass one shader stage per module")),
+            _ => {
+                return Err(fail(
+                    &self.file,
+                    "the module has several entry points; pass one shader stage per module",
+                ))
+            }
         };
         self.stage = stage;
         self.entry_fn = f;
@@ -195,7 +225,9 @@ impl Module {
                 continue;
             }
             if let Some(Operand::ExecutionMode(mode)) = em.operands.get(1) {
-                let args = (2..em.operands.len()).filter_map(|i| lit_at(em, i)).collect();
+                let args = (2..em.operands.len())
+                    .filter_map(|i| lit_at(em, i))
+                    .collect();
                 self.modes.push((*mode, args));
             }
         }
@@ -224,7 +256,8 @@ impl Module {
                     (Some(t), Some(Operand::Decoration(d))) => ((t, None), *d, 2),
                     _ => continue,
                 },
-                Op::MemberDecorate => match (id_at(inst, 0), lit_at(inst, 1), inst.operands.get(2)) {
+                Op::MemberDecorate => match (id_at(inst, 0), lit_at(inst, 1), inst.operands.get(2))
+                {
                     (Some(t), Some(m), Some(Operand::Decoration(d))) => ((t, Some(m)), *d, 3),
                     _ => continue,
                 },
@@ -240,7 +273,9 @@ impl Module {
 
     fn index_globals(&mut self) -> Result<(), Error> {
         for inst in &self.raw.ext_inst_imports {
-            if let (Some(id), Some(Operand::LiteralString(s))) = (inst.result_id, inst.operands.first()) {
+            if let (Some(id), Some(Operand::LiteralString(s))) =
+                (inst.result_id, inst.operands.first())
+            {
                 if s == "GLSL.std.450" {
                     self.glsl_ext = Some(id);
                 }
@@ -258,14 +293,20 @@ impl Module {
                 Op::Constant | Op::SpecConstant => {
                     match (inst.operands.first(), inst.operands.len()) {
                         (Some(Operand::LiteralBit32(v)), 1) => ConstDef::Scalar(*v),
-                        _ => return Err(self.err(inst, "only 32-bit and smaller constants are supported")),
+                        _ => {
+                            return Err(
+                                self.err(inst, "only 32-bit and smaller constants are supported")
+                            )
+                        }
                     }
                 }
                 Op::ConstantTrue | Op::SpecConstantTrue => ConstDef::Scalar(1),
                 Op::ConstantFalse | Op::SpecConstantFalse => ConstDef::Scalar(0),
-                Op::ConstantComposite | Op::SpecConstantComposite => {
-                    ConstDef::Composite((0..inst.operands.len()).filter_map(|i| id_at(inst, i)).collect())
-                }
+                Op::ConstantComposite | Op::SpecConstantComposite => ConstDef::Composite(
+                    (0..inst.operands.len())
+                        .filter_map(|i| id_at(inst, i))
+                        .collect(),
+                ),
                 Op::ConstantNull => ConstDef::Null,
                 Op::Undef => ConstDef::Undef,
                 Op::Variable => {
@@ -277,7 +318,14 @@ impl Module {
                         Some(Ty::Pointer { pointee, .. }) => *pointee,
                         _ => return Err(self.err(inst, "variable whose type is not a pointer")),
                     };
-                    self.vars.insert(id, GlobalVar { class, ty, init: id_at(inst, 1) });
+                    self.vars.insert(
+                        id,
+                        GlobalVar {
+                            class,
+                            ty,
+                            init: id_at(inst, 1),
+                        },
+                    );
                     continue;
                 }
                 Op::String | Op::Line | Op::NoLine | Op::ExtInst => continue,
@@ -294,10 +342,19 @@ impl Module {
         Ok(Some(match inst.class.opcode {
             Op::TypeVoid => Ty::Void,
             Op::TypeBool => Ty::Bool,
-            Op::TypeInt => Ty::Int { width: lit(0), signed: lit(1) != 0 },
+            Op::TypeInt => Ty::Int {
+                width: lit(0),
+                signed: lit(1) != 0,
+            },
             Op::TypeFloat => Ty::Float { width: lit(0) },
-            Op::TypeVector => Ty::Vector { elem: op(0), n: lit(1) },
-            Op::TypeMatrix => Ty::Matrix { col: op(0), n: lit(1) },
+            Op::TypeVector => Ty::Vector {
+                elem: op(0),
+                n: lit(1),
+            },
+            Op::TypeMatrix => Ty::Matrix {
+                col: op(0),
+                n: lit(1),
+            },
             Op::TypeArray => {
                 let len = match self.consts.get(&op(1)) {
                     Some((_, ConstDef::Scalar(v))) => *v,
@@ -307,15 +364,22 @@ impl Module {
             }
             Op::TypeRuntimeArray => Ty::RuntimeArray,
             Op::TypeStruct => Ty::Struct {
-                members: (0..inst.operands.len()).filter_map(|i| id_at(inst, i)).collect(),
+                members: (0..inst.operands.len())
+                    .filter_map(|i| id_at(inst, i))
+                    .collect(),
             },
             Op::TypePointer => match inst.operands.first() {
-                Some(Operand::StorageClass(class)) => Ty::Pointer { class: *class, pointee: op(1) },
+                Some(Operand::StorageClass(class)) => Ty::Pointer {
+                    class: *class,
+                    pointee: op(1),
+                },
                 _ => return Err(self.err(inst, "pointer type without a storage class")),
             },
             Op::TypeImage | Op::TypeSampler | Op::TypeSampledImage => Ty::Opaque,
             Op::TypeFunction => Ty::Function,
-            Op::TypeForwardPointer => return Err(self.err(inst, "forward pointers are not supported")),
+            Op::TypeForwardPointer => {
+                return Err(self.err(inst, "forward pointers are not supported"))
+            }
             _ => return Ok(None),
         }))
     }
@@ -332,7 +396,9 @@ impl Module {
 
     /// The type with this id.
     pub fn ty(&self, id: u32) -> Result<&Ty, Error> {
-        self.types.get(&id).ok_or_else(|| self.err_plain(format!("%{id} is not a type")))
+        self.types
+            .get(&id)
+            .ok_or_else(|| self.err_plain(format!("%{id} is not a type")))
     }
 
     /// Decorations of an id (empty when none).
@@ -342,12 +408,18 @@ impl Module {
 
     /// Decorations of a struct member (empty when none).
     pub fn member_deco(&self, ty: u32, member: u32) -> Decos {
-        self.member_decos.get(&(ty, member)).cloned().unwrap_or_default()
+        self.member_decos
+            .get(&(ty, member))
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// The execution mode's first argument, if the mode is set.
     pub fn mode(&self, mode: ExecutionMode) -> Option<u32> {
-        self.modes.iter().find(|(m, _)| *m == mode).map(|(_, a)| a.first().copied().unwrap_or(0))
+        self.modes
+            .iter()
+            .find(|(m, _)| *m == mode)
+            .map(|(_, a)| a.first().copied().unwrap_or(0))
     }
 
     /// Whether an execution mode is set.
@@ -357,7 +429,9 @@ impl Module {
 
     /// The function with this id.
     pub fn function(&self, id: u32) -> Option<&dr::Function> {
-        self.functions.get(&id).and_then(|i| self.raw.functions.get(*i))
+        self.functions
+            .get(&id)
+            .and_then(|i| self.raw.functions.get(*i))
     }
 
     /// The debug name of a variable or its block type, or "" when stripped.

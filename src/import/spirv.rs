@@ -9,7 +9,7 @@ use fxhash::{FxHashMap, FxHashSet};
 use rspirv::dr::{Function, Instruction};
 use rspirv::spirv::{ExecutionMode, Op, StorageClass};
 
-use super::cfg::{FnCtx, Flow, LoopCtx};
+use super::cfg::{Flow, FnCtx, LoopCtx};
 use super::emit::Emitter;
 use super::link::StageLayout;
 use super::module::{describe, id_at, ConstDef, Module, Ty};
@@ -51,7 +51,11 @@ pub(crate) struct Translator<'a> {
 }
 
 /// Translates the module's entry point into a shader.
-pub(crate) fn translate(m: &Module, layout: &StageLayout, params: StageParams) -> Result<Shader, Error> {
+pub(crate) fn translate(
+    m: &Module,
+    layout: &StageLayout,
+    params: StageParams,
+) -> Result<Shader, Error> {
     let mut t = Translator {
         m,
         e: Emitter::new(m.stage),
@@ -70,7 +74,9 @@ pub(crate) fn translate(m: &Module, layout: &StageLayout, params: StageParams) -
     };
     t.e.shader.info = stage_info(m, params)?;
     t.init_globals()?;
-    let f = m.function(m.entry_fn).ok_or_else(|| m.err_plain("entry point function missing"))?;
+    let f = m
+        .function(m.entry_fn)
+        .ok_or_else(|| m.err_plain("entry point function missing"))?;
     t.inline(f, &[])?;
     // A constant index into the input patch proves the patch is at least that big.
     let seen = u8::try_from(t.max_vertex).unwrap_or(u8::MAX);
@@ -87,16 +93,28 @@ pub(crate) fn translate(m: &Module, layout: &StageLayout, params: StageParams) -
 fn stage_info(m: &Module, p: StageParams) -> Result<StageInfo, Error> {
     use ExecutionMode as M;
     let prim = |modes: &[(M, Primitive)], default| {
-        modes.iter().find(|(mode, _)| m.has_mode(*mode)).map(|(_, p)| *p).unwrap_or(default)
+        modes
+            .iter()
+            .find(|(mode, _)| m.has_mode(*mode))
+            .map(|(_, p)| *p)
+            .unwrap_or(default)
     };
     Ok(match m.stage {
-        Stage::Vertex => StageInfo::Vertex { topology: p.topology },
+        Stage::Vertex => StageInfo::Vertex {
+            topology: p.topology,
+        },
         Stage::TessCtrl => StageInfo::TessCtrl {
             input_vertices: p.patch_vertices,
             output_vertices: small(m, m.mode(M::OutputVertices).unwrap_or(3))?,
         },
         Stage::TessEval => StageInfo::TessEval {
-            domain: prim(&[(M::Quads, Primitive::Quads), (M::Isolines, Primitive::Isolines)], Primitive::Triangles),
+            domain: prim(
+                &[
+                    (M::Quads, Primitive::Quads),
+                    (M::Isolines, Primitive::Isolines),
+                ],
+                Primitive::Triangles,
+            ),
             input_vertices: p.patch_vertices,
             point_mode: m.has_mode(M::PointMode),
         },
@@ -111,14 +129,19 @@ fn stage_info(m: &Module, p: StageParams) -> Result<StageInfo, Error> {
                 Primitive::Triangles,
             ),
             output: prim(
-                &[(M::OutputPoints, Primitive::Points), (M::OutputLineStrip, Primitive::LineStrip)],
+                &[
+                    (M::OutputPoints, Primitive::Points),
+                    (M::OutputLineStrip, Primitive::LineStrip),
+                ],
                 Primitive::TriangleStrip,
             ),
             max_vertices: u16::try_from(m.mode(M::OutputVertices).unwrap_or(3))
                 .map_err(|_| m.err_plain("GS max_vertices out of range"))?,
             invocations: small(m, m.mode(M::Invocations).unwrap_or(1))?,
         },
-        Stage::Fragment => StageInfo::Fragment { provoking: crate::ir::ProvokingVertex::First },
+        Stage::Fragment => StageInfo::Fragment {
+            provoking: crate::ir::ProvokingVertex::First,
+        },
     })
 }
 
@@ -178,7 +201,9 @@ impl<'a> Translator<'a> {
         if let Some(g) = self.m.vars.get(&id) {
             return Ok(self.global_ptr(id, g.ty, g.class));
         }
-        Err(self.m.err_plain(format!("%{id} is used but not defined where it is used")))
+        Err(self
+            .m
+            .err_plain(format!("%{id} is used but not defined where it is used")))
     }
 
     /// A scalar operand.
@@ -191,7 +216,9 @@ impl<'a> Translator<'a> {
 
     fn constant(&mut self, ty: u32, def: &ConstDef, depth: u32) -> Result<Val, Error> {
         if depth > 64 {
-            return Err(self.m.err_plain(format!("constant type %{ty} nests too deeply")));
+            return Err(self
+                .m
+                .err_plain(format!("constant type %{ty} nests too deeply")));
         }
         match def {
             ConstDef::Scalar(bits) => {
@@ -205,7 +232,11 @@ impl<'a> Translator<'a> {
                 for p in parts {
                     let v = match self.m.consts.get(p).cloned() {
                         Some((pty, pdef)) => self.constant(pty, &pdef, depth + 1)?,
-                        None => return Err(self.m.err_plain(format!("constant %{p} is not a constant"))),
+                        None => {
+                            return Err(self
+                                .m
+                                .err_plain(format!("constant %{p} is not a constant")))
+                        }
                     };
                     items.push(v);
                 }
@@ -219,7 +250,11 @@ impl<'a> Translator<'a> {
         let shape = self.shape(ty)?;
         let mut leaves = vec![];
         for b in shape.leaf_bits() {
-            leaves.push(if zero { self.e.konst(b, 0) } else { self.e.undef(b) });
+            leaves.push(if zero {
+                self.e.konst(b, 0)
+            } else {
+                self.e.undef(b)
+            });
         }
         Ok(shape.val(&mut leaves.into_iter()))
     }
@@ -230,7 +265,9 @@ impl<'a> Translator<'a> {
             Ty::Bool => Ok(BitSize::B1),
             Ty::Int { width: 32, .. } | Ty::Float { width: 32 } => Ok(BitSize::B32),
             Ty::Int { width: 16, .. } | Ty::Float { width: 16 } => Ok(BitSize::B16),
-            other => Err(self.m.err_plain(format!("type %{ty} ({other:?}) is not a 16/32-bit scalar or bool"))),
+            other => Err(self.m.err_plain(format!(
+                "type %{ty} ({other:?}) is not a 16/32-bit scalar or bool"
+            ))),
         }
     }
 
@@ -240,8 +277,12 @@ impl<'a> Translator<'a> {
     }
 
     fn init_globals(&mut self) -> Result<(), Error> {
-        let vars: Vec<(u32, StorageClass, u32, Option<u32>)> =
-            self.m.vars.iter().map(|(id, g)| (*id, g.class, g.ty, g.init)).collect();
+        let vars: Vec<(u32, StorageClass, u32, Option<u32>)> = self
+            .m
+            .vars
+            .iter()
+            .map(|(id, g)| (*id, g.class, g.ty, g.init))
+            .collect();
         for (id, class, ty, init) in vars {
             let shadowed = class == StorageClass::Private
                 || (class == StorageClass::Output && self.m.stage != Stage::TessCtrl);
@@ -255,7 +296,11 @@ impl<'a> Translator<'a> {
             if class == StorageClass::Output && init.is_some() {
                 let undef = self.filled(ty, false)?;
                 self.env.insert(id, undef);
-                let p = super::val::Ptr { root: id, path: vec![], ty };
+                let p = super::val::Ptr {
+                    root: id,
+                    path: vec![],
+                    ty,
+                };
                 self.store(&p, v, None)?;
             } else {
                 self.env.insert(id, v);
@@ -267,7 +312,9 @@ impl<'a> Translator<'a> {
     /// Inlines a function body with the given arguments; returns its result.
     pub fn inline(&mut self, f: &'a Function, args: &[Val]) -> Result<Option<Val>, Error> {
         if self.fns.len() > 64 {
-            return Err(self.m.err_plain("function calls nest too deeply (recursion?)"));
+            return Err(self
+                .m
+                .err_plain("function calls nest too deeply (recursion?)"));
         }
         for (p, a) in f.parameters.iter().zip(args) {
             if let Some(id) = p.result_id {
@@ -286,7 +333,9 @@ impl<'a> Translator<'a> {
         let ret = ctx.and_then(|c| c.ret);
         match (ret, ret_ty) {
             (Some(v), _) => Ok(Some(v)),
-            (None, Some(t)) if !matches!(self.m.ty(t)?, Ty::Void) => Ok(Some(self.filled(t, false)?)),
+            (None, Some(t)) if !matches!(self.m.ty(t)?, Ty::Void) => {
+                Ok(Some(self.filled(t, false)?))
+            }
             _ => Ok(None),
         }
     }
@@ -296,7 +345,13 @@ impl<'a> Translator<'a> {
         let rid = inst.result_id;
         self.exact = rid.map(|r| self.m.deco(r).no_contraction).unwrap_or(false);
         let out = match inst.class.opcode {
-            Op::Nop | Op::Line | Op::NoLine | Op::Name | Op::MemoryBarrier | Op::SelectionMerge | Op::LoopMerge => None,
+            Op::Nop
+            | Op::Line
+            | Op::NoLine
+            | Op::Name
+            | Op::MemoryBarrier
+            | Op::SelectionMerge
+            | Op::LoopMerge => None,
             Op::Variable => {
                 self.local_var(inst)?;
                 None
@@ -345,7 +400,10 @@ impl<'a> Translator<'a> {
 
     fn call(&mut self, inst: &'a Instruction) -> Result<Option<Val>, Error> {
         let fid = self.id(inst, 0)?;
-        let f = self.m.function(fid).ok_or_else(|| self.m.err(inst, "calls an undefined function"))?;
+        let f = self
+            .m
+            .function(fid)
+            .ok_or_else(|| self.m.err(inst, "calls an undefined function"))?;
         let mut args = vec![];
         for i in 1..inst.operands.len() {
             let a = self.id(inst, i)?;
@@ -366,7 +424,10 @@ impl<'a> Translator<'a> {
 
     /// An error for an instruction varysat does not translate.
     pub fn unsupported(&self, inst: &Instruction) -> Error {
-        crate::import::fail(&self.m.file, format!("{}: unsupported instruction", describe(inst)))
+        crate::import::fail(
+            &self.m.file,
+            format!("{}: unsupported instruction", describe(inst)),
+        )
     }
 }
 
@@ -413,7 +474,9 @@ impl Shape {
     pub fn val(&self, leaves: &mut impl Iterator<Item = crate::ir::Value>) -> Val {
         match self {
             Shape::Scalar(_) => Val::Scalar(leaves.next().unwrap_or(crate::ir::Value(0))),
-            Shape::Composite(items) => Val::Composite(items.iter().map(|s| s.val(leaves)).collect()),
+            Shape::Composite(items) => {
+                Val::Composite(items.iter().map(|s| s.val(leaves)).collect())
+            }
         }
     }
 }
@@ -427,7 +490,11 @@ pub(crate) fn shape_of(m: &Module, ty: u32, depth: u32) -> Result<Shape, Error> 
         Ty::Bool => Shape::Scalar(BitSize::B1),
         Ty::Int { width, .. } | Ty::Float { width } => match bits(*width) {
             Some(b) => Shape::Scalar(b),
-            None => return Err(m.err_plain(format!("type %{ty}: {width}-bit scalars are not supported"))),
+            None => {
+                return Err(
+                    m.err_plain(format!("type %{ty}: {width}-bit scalars are not supported"))
+                )
+            }
         },
         Ty::Vector { elem, n } => {
             let e = shape_of(m, *elem, depth + 1)?;
@@ -439,7 +506,9 @@ pub(crate) fn shape_of(m: &Module, ty: u32, depth: u32) -> Result<Shape, Error> 
         }
         Ty::Array { elem, len } => {
             if *len > 4096 {
-                return Err(m.err_plain(format!("type %{ty}: array of {len} elements is too large to scalarize")));
+                return Err(m.err_plain(format!(
+                    "type %{ty}: array of {len} elements is too large to scalarize"
+                )));
             }
             let e = shape_of(m, *elem, depth + 1)?;
             Shape::Composite(vec![e; *len as usize])
@@ -451,7 +520,9 @@ pub(crate) fn shape_of(m: &Module, ty: u32, depth: u32) -> Result<Shape, Error> 
             }
             Shape::Composite(items)
         }
-        other => return Err(m.err_plain(format!("type %{ty} ({other:?}) cannot be held in a value"))),
+        other => {
+            return Err(m.err_plain(format!("type %{ty} ({other:?}) cannot be held in a value")))
+        }
     })
 }
 
@@ -461,7 +532,9 @@ pub(crate) fn shape_of(m: &Module, ty: u32, depth: u32) -> Result<Shape, Error> 
 pub(crate) fn per_vertex(stage: Stage, class: StorageClass, patch: bool) -> bool {
     !patch
         && match class {
-            StorageClass::Input => matches!(stage, Stage::TessCtrl | Stage::TessEval | Stage::Geometry),
+            StorageClass::Input => {
+                matches!(stage, Stage::TessCtrl | Stage::TessEval | Stage::Geometry)
+            }
             StorageClass::Output => stage == Stage::TessCtrl,
             _ => false,
         }

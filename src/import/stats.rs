@@ -23,25 +23,44 @@ pub struct Stats {
 /// Whether a slot carries an optimizable varying (not a position, clip distance or
 /// other fixed-function output, nor a tessellation level).
 fn counted(slot: Slot) -> bool {
-    matches!(slot.class(), SlotClass::Generic | SlotClass::Patch | SlotClass::Tex | SlotClass::Color)
+    matches!(
+        slot.class(),
+        SlotClass::Generic | SlotClass::Patch | SlotClass::Tex | SlotClass::Color
+    )
 }
 
 /// Every (slot, component) an access may touch: the base, or the whole indirect range.
 fn touched(io: IoSlot, ind: &Option<Indirect>) -> Vec<(Slot, u8)> {
     match ind {
         None => vec![(io.slot, io.comp)],
-        Some(i) => (0..i.len as u32).filter_map(|k| io.slot.offset(k)).map(|s| (s, io.comp)).collect(),
+        Some(i) => (0..i.len as u32)
+            .filter_map(|k| io.slot.offset(k))
+            .map(|s| (s, io.comp))
+            .collect(),
     }
 }
 
 fn stores(s: &Shader) -> BTreeSet<(Slot, u8, bool)> {
     let mut out = BTreeSet::new();
     s.for_each_inst(|i| match &i.kind {
-        InstKind::StoreOutput { slot, indirect, xfb, .. } => {
-            out.extend(touched(*slot, indirect).into_iter().map(|(s, c)| (s, c, xfb.is_some())));
+        InstKind::StoreOutput {
+            slot,
+            indirect,
+            xfb,
+            ..
+        } => {
+            out.extend(
+                touched(*slot, indirect)
+                    .into_iter()
+                    .map(|(s, c)| (s, c, xfb.is_some())),
+            );
         }
         InstKind::StorePerVertexOutput { slot, indirect, .. } => {
-            out.extend(touched(*slot, indirect).into_iter().map(|(s, c)| (s, c, false)));
+            out.extend(
+                touched(*slot, indirect)
+                    .into_iter()
+                    .map(|(s, c)| (s, c, false)),
+            );
         }
         _ => {}
     });
@@ -66,9 +85,13 @@ pub fn stats(p: &Pipeline) -> Stats {
     let mut rd = reads(&p.consumer);
     rd.extend(reads(&p.producer));
     let comps: BTreeSet<(Slot, u8)> = st.iter().map(|(s, c, _)| (*s, *c)).collect();
-    let live: BTreeSet<(Slot, u8)> =
-        st.iter().filter(|(s, c, x)| *x || rd.contains(&(*s, *c))).map(|(s, c, _)| (*s, *c)).collect();
-    let slots = |set: &BTreeSet<(Slot, u8)>| set.iter().map(|(s, _)| *s).collect::<BTreeSet<_>>().len();
+    let live: BTreeSet<(Slot, u8)> = st
+        .iter()
+        .filter(|(s, c, x)| *x || rd.contains(&(*s, *c)))
+        .map(|(s, c, _)| (*s, *c))
+        .collect();
+    let slots =
+        |set: &BTreeSet<(Slot, u8)>| set.iter().map(|(s, _)| *s).collect::<BTreeSet<_>>().len();
     Stats {
         declared_components: comps.len(),
         declared_slots: slots(&comps),

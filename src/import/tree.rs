@@ -22,9 +22,15 @@ pub(crate) enum Addr {
     },
     Sys(SystemValue),
     /// Byte offset in a uniform buffer.
-    Ubo { block: u32, offset: u32 },
+    Ubo {
+        block: u32,
+        offset: u32,
+    },
     /// Byte offset in a storage buffer.
-    Ssbo { buffer: u32, offset: u32 },
+    Ssbo {
+        buffer: u32,
+        offset: u32,
+    },
     /// Word of the default uniform block.
     Word(u32),
 }
@@ -43,7 +49,10 @@ pub(crate) struct Leaf {
 pub(crate) enum Tree {
     Leaf(Leaf),
     /// Children; `stride` (slots or bytes) when child `k` is child 0 moved by `k*stride`.
-    Node { kids: Vec<Tree>, stride: Option<u32> },
+    Node {
+        kids: Vec<Tree>,
+        stride: Option<u32>,
+    },
 }
 
 /// The result of walking a path: the subtree reached, and the indices that must
@@ -67,7 +76,10 @@ impl Tree {
         }
     }
 
-    fn map_leaves(&mut self, f: &mut dyn FnMut(&mut Leaf) -> Result<(), String>) -> Result<(), String> {
+    fn map_leaves(
+        &mut self,
+        f: &mut dyn FnMut(&mut Leaf) -> Result<(), String>,
+    ) -> Result<(), String> {
         match self {
             Tree::Leaf(l) => f(l),
             Tree::Node { kids, .. } => kids.iter_mut().try_for_each(|k| k.map_leaves(f)),
@@ -84,7 +96,10 @@ impl Tree {
                 _ => true,
             };
             if !strided {
-                return Ok(Walk { tree, rest: path[i..].to_vec() });
+                return Ok(Walk {
+                    tree,
+                    rest: path[i..].to_vec(),
+                });
             }
             let Tree::Node { kids, stride } = tree else {
                 return Err("access chain indexes into a scalar".into());
@@ -92,16 +107,24 @@ impl Tree {
             let n = kids.len() as u32;
             match idx {
                 Idx::Const(k) => {
-                    tree = kids.into_iter().nth(*k as usize).ok_or_else(|| format!("constant index {k} is out of bounds"))?;
+                    tree = kids
+                        .into_iter()
+                        .nth(*k as usize)
+                        .ok_or_else(|| format!("constant index {k} is out of bounds"))?;
                 }
                 Idx::Dyn(v) => {
                     let st = stride.unwrap_or(0);
-                    let mut first = kids.into_iter().next().ok_or("dynamic index into an empty array")?;
+                    let mut first = kids
+                        .into_iter()
+                        .next()
+                        .ok_or("dynamic index into an empty array")?;
                     // Leaves share their dynamic offset; compute each distinct one once.
                     let mut memo: Vec<(Option<Value>, Value)> = vec![];
                     first.map_leaves(&mut |l| {
                         if io && l.dynamic.is_some() {
-                            return Err("two dynamic indices into one I/O array are not supported".into());
+                            return Err(
+                                "two dynamic indices into one I/O array are not supported".into()
+                            );
                         }
                         let prev = l.dynamic.map(|(p, _)| p);
                         let off = match memo.iter().find(|(p, _)| *p == prev) {

@@ -52,9 +52,12 @@ impl Val {
     pub fn rebuild(&self, leaves: &mut impl Iterator<Item = Value>) -> Option<Val> {
         Some(match self {
             Val::Scalar(_) => Val::Scalar(leaves.next()?),
-            Val::Composite(items) => {
-                Val::Composite(items.iter().map(|i| i.rebuild(leaves)).collect::<Option<_>>()?)
-            }
+            Val::Composite(items) => Val::Composite(
+                items
+                    .iter()
+                    .map(|i| i.rebuild(leaves))
+                    .collect::<Option<_>>()?,
+            ),
             other => other.clone(),
         })
     }

@@ -248,7 +248,11 @@ impl ShaderBuilder {
     /// A loop with header phis initialized from `inits`; the body receives the phi
     /// values and must leave with [`Self::break_`] or [`Self::continue_`]. Returns the
     /// phi values, which are visible after the loop.
-    pub fn loop_(&mut self, inits: &[Value], body_fn: impl FnOnce(&mut Self, &[Value])) -> Vec<Value> {
+    pub fn loop_(
+        &mut self,
+        inits: &[Value],
+        body_fn: impl FnOnce(&mut Self, &[Value]),
+    ) -> Vec<Value> {
         let phis: Vec<LoopPhi> = inits
             .iter()
             .map(|init| LoopPhi {

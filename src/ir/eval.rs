@@ -131,7 +131,9 @@ fn eval_other(op: AluOp, srcs: &[u32], sizes: &[BitSize]) -> u32 {
         IAdd => a.wrapping_add(b()),
         ISub => a.wrapping_sub(b()),
         IMul => a.wrapping_mul(b()),
-        IDiv => ia.checked_div(ib()).unwrap_or(if ib() == 0 { 0 } else { ia }) as u32,
+        IDiv => ia
+            .checked_div(ib())
+            .unwrap_or(if ib() == 0 { 0 } else { ia }) as u32,
         UDiv => a.checked_div(b()).unwrap_or(0),
         IRem => ia.checked_rem(ib()).unwrap_or(0) as u32,
         UMod => a.checked_rem(b()).unwrap_or(0),
@@ -181,7 +183,10 @@ mod tests {
 
     #[test]
     fn float_ops() {
-        assert_eq!(eval_alu(AluOp::FAdd, &[f(1.5), f(2.0)], &[B32, B32]), f(3.5));
+        assert_eq!(
+            eval_alu(AluOp::FAdd, &[f(1.5), f(2.0)], &[B32, B32]),
+            f(3.5)
+        );
         assert_eq!(
             eval_alu(AluOp::FLrp, &[f(0.0), f(10.0), f(0.25)], &[B32, B32, B32]),
             f(2.5)

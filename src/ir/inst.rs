@@ -1,7 +1,6 @@
 //! Instructions: ALU ops, constants, and the intrinsics that touch I/O, uniforms,
 //! system values and side effects, plus the small enums they are parameterized by.
 
-
 use super::{AluOp, IoSlot, Value};
 
 /// Interpolation of an FS input (perspective-correct or screen-linear).

@@ -201,7 +201,10 @@ impl AluOp {
     /// Whether the op reads its sources as floats (float arithmetic and compares).
     pub fn is_float(self) -> bool {
         matches!(self.class(), OpClass::Float | OpClass::FloatCmp)
-            || matches!(self, AluOp::F2F16 | AluOp::F2F32 | AluOp::F2I32 | AluOp::F2U32)
+            || matches!(
+                self,
+                AluOp::F2F16 | AluOp::F2F32 | AluOp::F2I32 | AluOp::F2U32
+            )
     }
 
     /// Whether `op(a, b) == op(b, a)` bit for bit.
@@ -209,8 +212,22 @@ impl AluOp {
         use AluOp::*;
         matches!(
             self,
-            FAdd | FMul | FMin | FMax | FEq | FNeu | IAdd | IMul | IMin | IMax | UMin | UMax
-                | IEq | INe | IAnd | IOr | IXor
+            FAdd | FMul
+                | FMin
+                | FMax
+                | FEq
+                | FNeu
+                | IAdd
+                | IMul
+                | IMin
+                | IMax
+                | UMin
+                | UMax
+                | IEq
+                | INe
+                | IAnd
+                | IOr
+                | IXor
         )
     }
 

@@ -170,10 +170,7 @@ impl Slot {
 
     /// Whether a value written here is a varying, i.e. may cross between two stages.
     pub fn is_varying(self) -> bool {
-        !matches!(
-            self.class(),
-            SlotClass::Attribute | SlotClass::FragResult
-        )
+        !matches!(self.class(), SlotClass::Attribute | SlotClass::FragResult)
     }
 
     /// A dense index (0..NUM_SLOTS) for tables keyed by slot.
@@ -314,7 +311,11 @@ impl FromStr for IoSlot {
             Some("y") => 1,
             Some("z") => 2,
             Some("w") => 3,
-            Some(c) => return Err(format!("bad component `{c}` in `{s}`, expected x, y, z or w")),
+            Some(c) => {
+                return Err(format!(
+                    "bad component `{c}` in `{s}`, expected x, y, z or w"
+                ))
+            }
             None => return Err(format!("slot `{s}` needs a component, e.g. `{slot}.x`")),
         };
         let half = match parts.next() {
