@@ -11,6 +11,7 @@ pub mod ir;
 
 pub use error::{Diagnostic, Error};
 pub use ir::{Pipeline, Shader, Stage};
+pub mod import;
 pub mod interpreter;
 pub mod pack;
 pub mod text;

@@ -4,6 +4,7 @@
 mod check;
 mod equiv;
 mod fmt;
+mod import;
 mod run;
 
 use std::process::ExitCode;
@@ -24,6 +25,8 @@ enum Command {
     Check(check::Args),
     /// Print a pair file in canonical form.
     Fmt(fmt::Args),
+    /// Import a producer/consumer pair from GLSL or SPIR-V into `.pair` text.
+    Import(import::Args),
     /// Run a pair in the reference interpreter and print its observable outputs.
     Run(run::Args),
     /// Check that two pairs have the same observable behaviour.
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
+        Command::Import(a) => import::run(a),
         Command::Run(a) => run::run(a),
         Command::Equiv(a) => equiv::run(a),
     };
