@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod gen;
 pub mod ir;
 
 pub use error::{Diagnostic, Error};
@@ -14,6 +15,7 @@ pub mod assign;
 pub mod egraph;
 pub mod emit;
 pub mod extract;
+pub mod import;
 pub mod interpreter;
 pub mod optimize;
 pub mod pack;

@@ -5,6 +5,7 @@ mod check;
 mod equiv;
 mod fmt;
 mod opt;
+mod import;
 mod run;
 
 use std::process::ExitCode;
@@ -27,6 +28,8 @@ enum Command {
     Fmt(fmt::Args),
     /// Optimize the varyings of a pair file.
     Opt(opt::Args),
+    /// Import a producer/consumer pair from GLSL or SPIR-V into `.pair` text.
+    Import(import::Args),
     /// Run a pair in the reference interpreter and print its observable outputs.
     Run(run::Args),
     /// Check that two pairs have the same observable behaviour.
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
         Command::Opt(a) => opt::run(a),
+        Command::Import(a) => import::run(a),
         Command::Run(a) => run::run(a),
         Command::Equiv(a) => equiv::run(a),
     };
