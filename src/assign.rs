@@ -69,6 +69,34 @@ pub fn assign_slots(
     Ok(out)
 }
 
+/// The alternative to dense packing: every varying stays at the original slot it came
+/// from (`hints`). Used when dense packing would need more vec4s than the input did,
+/// e.g. around pinned slots or where the input mixed qualifiers in one vec4. `None`
+/// when a varying has no original slot, two share one, or one is in `taken`.
+pub fn keep_original_slots(
+    varyings: &[VaryingKey],
+    hints: &BTreeMap<VaryingKey, IoSlot>,
+    taken: &BTreeSet<IoSlot>,
+) -> Option<BTreeMap<VaryingKey, IoSlot>> {
+    let mut out = BTreeMap::new();
+    let mut used = BTreeSet::new();
+    for k in varyings {
+        let io = *hints.get(k)?;
+        if taken.contains(&io) || !used.insert(io) {
+            return None;
+        }
+        out.insert(*k, io);
+    }
+    Some(out)
+}
+
+/// Number of distinct vec4 slots an assignment touches together with `occupied`.
+pub fn vec4_count(a: &BTreeMap<VaryingKey, IoSlot>, occupied: &BTreeSet<Slot>) -> usize {
+    let mut all: BTreeSet<Slot> = occupied.clone();
+    all.extend(a.values().map(|io| io.slot));
+    all.len()
+}
+
 fn next_free(base: Slot, next: &mut u32, occupied: &BTreeSet<Slot>) -> Result<Slot, Error> {
     loop {
         let slot = base
@@ -115,6 +143,21 @@ mod tests {
         assert_eq!(a[&vars[1]], IoSlot::var(2, 0));
         assert_eq!(a[&vars[2]], IoSlot::var(2, 1));
         assert_eq!(a[&vars[3]], IoSlot::new(Slot::Patch(0), 0));
+    }
+
+    #[test]
+    fn keeping_original_slots_needs_distinct_free_origins() {
+        let pc = VaryingKind::Interp(InterpMode::PERSP_CENTER);
+        let vars = [key(pc, 1, BitSize::B32), key(pc, 2, BitSize::B32)];
+        let hints: BTreeMap<VaryingKey, IoSlot> =
+            [(vars[0], IoSlot::var(0, 1)), (vars[1], IoSlot::var(4, 0))].into();
+        let kept = keep_original_slots(&vars, &hints, &BTreeSet::new()).unwrap();
+        assert_eq!(kept[&vars[0]], IoSlot::var(0, 1));
+        let occupied: BTreeSet<Slot> = [Slot::Var(0)].into();
+        assert_eq!(vec4_count(&kept, &occupied), 2);
+        let taken: BTreeSet<IoSlot> = [IoSlot::var(4, 0)].into();
+        assert!(keep_original_slots(&vars, &hints, &taken).is_none());
+        assert!(keep_original_slots(&vars, &BTreeMap::new(), &BTreeSet::new()).is_none());
     }
 
     #[test]

@@ -309,7 +309,7 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
         fallback: None,
     };
     let hints = slot_hints(&lowered, &g, &sel);
-    let slots = crate::assign::assign_slots(&chosen.varyings, &occupied, &hints)?;
+    let slots = choose_slots(&lowered, &chosen.varyings, &occupied, &hints)?;
     let input = EmitInput {
         lowered: &lowered,
         egraph: &g,
@@ -348,6 +348,32 @@ fn emit_pair(p: &Pipeline, input: &EmitInput<'_>) -> Result<Pipeline, Error> {
     Ok(out)
 }
 
+/// Dense packing, unless keeping the original slots touches fewer vec4s (so the slot
+/// count never grows around pinned slots or inputs that mixed qualifiers in a vec4).
+fn choose_slots(
+    l: &Lowered,
+    varyings: &[crate::extract::VaryingKey],
+    occupied: &BTreeSet<Slot>,
+    hints: &BTreeMap<crate::extract::VaryingKey, IoSlot>,
+) -> Result<BTreeMap<crate::extract::VaryingKey, IoSlot>, Error> {
+    use crate::assign::{assign_slots, keep_original_slots, vec4_count};
+    let dense = assign_slots(varyings, occupied, hints);
+    // Components whose original stores stay (pinned, xfb, system values).
+    let taken: BTreeSet<IoSlot> = l
+        .stored
+        .iter()
+        .filter(|io| (l.pins.reason(**io).is_some() && l.needed.contains(io)) || l.xfb.contains(io))
+        .copied()
+        .collect();
+    let kept = keep_original_slots(varyings, hints, &taken);
+    match (dense, kept) {
+        (Ok(d), Some(k)) if vec4_count(&k, occupied) < vec4_count(&d, occupied) => Ok(k),
+        (Ok(d), _) => Ok(d),
+        (Err(_), Some(k)) => Ok(k),
+        (Err(e), None) => Err(e),
+    }
+}
+
 /// For each chosen varying, the first original slot whose load became it.
 fn slot_hints(
     l: &Lowered,
@@ -366,12 +392,12 @@ fn slot_hints(
     hints
 }
 
-/// vec4 slots new varyings must avoid: any slot an original store keeps.
+/// vec4 slots new varyings must avoid: any slot an original store or load keeps.
 fn occupied_slots(p: &Pipeline, l: &Lowered) -> BTreeSet<Slot> {
     let consumer = p.consumer.stage();
     let mut out = BTreeSet::new();
     for io in &l.stored {
-        let kept = l.pins.reason(*io).is_some()
+        let kept = (l.pins.reason(*io).is_some() && l.needed.contains(io))
             || l.xfb.contains(io)
             || matches!(role(io.slot, consumer), Role::SysVal | Role::TessLevel);
         if kept {
@@ -383,7 +409,6 @@ fn occupied_slots(p: &Pipeline, l: &Lowered) -> BTreeSet<Slot> {
             out.insert(io.slot);
         }
     }
-    out.extend(l.pins.slots.keys().copied());
     out
 }
 

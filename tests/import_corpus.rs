@@ -220,7 +220,10 @@ fn corpus_imports_without_spirv_opt() {
     }
     // Unoptimized glslang output: locals in memory, real function calls, loops whose
     // counters live in variables. The translator must build SSA itself.
-    let opts = ImportOptions { spirv_opt: false, ..ImportOptions::default() };
+    let opts = ImportOptions {
+        spirv_opt: false,
+        ..ImportOptions::default()
+    };
     let mut failures = vec![];
     for (a, b) in pairs() {
         let d = corpus();

@@ -47,7 +47,10 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
     let pipe = import_files(&args.producer, &args.consumer, &opts)?;
     let text = varysat::text::print(&pipe);
     match &args.output {
-        Some(path) => std::fs::write(path, text).map_err(|source| Error::Io { path: path.display().to_string(), source })?,
+        Some(path) => std::fs::write(path, text).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })?,
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)

@@ -4,8 +4,8 @@
 mod check;
 mod equiv;
 mod fmt;
-mod opt;
 mod import;
+mod opt;
 mod run;
 
 use std::process::ExitCode;
