@@ -142,6 +142,11 @@ const CASES: &[(&str, &str, &str)] = &[
         "(bcsel (flt in:ATTR0.x in:ATTR1.x) undef16 (f2f16 in:ATTR2.x))",
         "(f2f16 in:ATTR2.x)",
     ),
+    ("emits-same2", "(emits in:ATTR0.x in:ATTR0.x)", "in:ATTR0.x"),
+    ("emits-same3", "(emits uniform:0 uniform:0 uniform:0)", "uniform:0"),
+    ("emits-same4", "(emits opaque:3:32 opaque:3:32 opaque:3:32 opaque:3:32)", "opaque:3:32"),
+    ("emits-same5", "(emits undef32 undef32 undef32 undef32 undef32)", "undef32"),
+    ("emits-same6", "(emits 1f32 1f32 1f32 1f32 1f32 1f32)", "1f32"),
 ];
 
 /// Pairs the named rule alone must NOT make equal (inexact laws on exact ops, the
@@ -159,6 +164,7 @@ const NON_CASES: &[(&str, &str, &str)] = &[
         "(fpow (fpow uniform:0 uniform:1) uniform:1)",
     ),
     ("propagate-free", "(xfer flat in:ATTR0.x)", "in:ATTR0.x"),
+    ("emits-same2", "(emits in:ATTR0.x in:ATTR1.x)", "in:ATTR0.x"),
 ];
 
 fn only(rule: &str) -> RuleSet {

@@ -768,15 +768,25 @@ fn roots(shader: &Shader, region: &BTreeSet<Value>) -> BTreeSet<Value> {
 /// Lowers `p` into an e-graph whose analysis uses `analysis` (propagation limit, …).
 /// A consumer load that cannot enter the graph pins its slot, which can change what
 /// enters the graph, so lowering repeats until no new pin appears.
-pub fn lower(p: &Pipeline, analysis: VAnalysis) -> Lowered {
+///
+/// With `pin_xfb_reads`, outputs captured by transform feedback that the consumer also
+/// reads are pinned: their single store then serves both, which `optimize` uses when
+/// giving them a separate varying would need more vec4 slots than the input.
+pub fn lower(p: &Pipeline, analysis: VAnalysis, pin_xfb_reads: bool) -> Lowered {
     let mut pins = Pins::default();
     loop {
         let (lowered, missing) = lower_once(p, analysis.clone(), pins.clone());
-        if missing.is_empty() {
-            return lowered;
-        }
+        let mut grew = false;
         for io in missing {
-            pins.pin(io, "load not representable in the graph");
+            grew |= pins.pin(io, "load not representable in the graph");
+        }
+        if pin_xfb_reads {
+            for io in lowered.xfb.intersection(&lowered.read) {
+                grew |= pins.pin(*io, "transform feedback output also read by the consumer");
+            }
+        }
+        if !grew {
+            return lowered;
         }
     }
 }
