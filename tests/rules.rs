@@ -143,10 +143,26 @@ const CASES: &[(&str, &str, &str)] = &[
         "(f2f16 in:ATTR2.x)",
     ),
     ("emits-same2", "(emits in:ATTR0.x in:ATTR0.x)", "in:ATTR0.x"),
-    ("emits-same3", "(emits uniform:0 uniform:0 uniform:0)", "uniform:0"),
-    ("emits-same4", "(emits opaque:3:32 opaque:3:32 opaque:3:32 opaque:3:32)", "opaque:3:32"),
-    ("emits-same5", "(emits undef32 undef32 undef32 undef32 undef32)", "undef32"),
-    ("emits-same6", "(emits 1f32 1f32 1f32 1f32 1f32 1f32)", "1f32"),
+    (
+        "emits-same3",
+        "(emits uniform:0 uniform:0 uniform:0)",
+        "uniform:0",
+    ),
+    (
+        "emits-same4",
+        "(emits opaque:3:32 opaque:3:32 opaque:3:32 opaque:3:32)",
+        "opaque:3:32",
+    ),
+    (
+        "emits-same5",
+        "(emits undef32 undef32 undef32 undef32 undef32)",
+        "undef32",
+    ),
+    (
+        "emits-same6",
+        "(emits 1f32 1f32 1f32 1f32 1f32 1f32)",
+        "1f32",
+    ),
 ];
 
 /// Pairs the named rule alone must NOT make equal (inexact laws on exact ops, the
