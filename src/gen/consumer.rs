@@ -107,6 +107,7 @@ fn shape(g: &mut Gen, s: &ShapeSpec, inputs: &[Pv]) -> Vec<Pv> {
     match s.kind {
         ShapeKind::Mad => vec![g.alu(AluOp::FFma, false, &[a, k1, b])],
         ShapeKind::Scale => vec![g.alu(AluOp::FMul, false, &[a, k1])],
+        ShapeKind::Product => vec![g.alu(AluOp::FMul, false, &[a, b])],
         ShapeKind::Shared3 => {
             let ab = g.alu(AluOp::FAdd, false, &[a, b]);
             let t0 = g.alu(AluOp::FAdd, false, &[ab, c]);

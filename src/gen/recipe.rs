@@ -208,6 +208,9 @@ pub enum ShapeKind {
     Shared3,
     /// `in_a * k`.
     Scale,
+    /// `in_a * in_b`: not linear in the inputs, so it must never move across
+    /// interpolation (the negative case of the code-motion laws).
+    Product,
 }
 
 /// One movable consumer expression over inputs (`a`, `b`, `c`) and uniforms (`k1`, `k2`).

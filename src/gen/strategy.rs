@@ -221,7 +221,8 @@ fn arb_shape() -> impl Strategy<Value = ShapeSpec> {
     let kind = prop_oneof![
         Just(ShapeKind::Mad),
         Just(ShapeKind::Shared3),
-        Just(ShapeKind::Scale)
+        Just(ShapeKind::Scale),
+        Just(ShapeKind::Product)
     ];
     (
         kind,

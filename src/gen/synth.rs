@@ -165,7 +165,12 @@ fn wrap(r: &mut Rng) -> Wrap {
 }
 
 fn shape(r: &mut Rng) -> ShapeSpec {
-    let kinds = [ShapeKind::Mad, ShapeKind::Shared3, ShapeKind::Scale];
+    let kinds = [
+        ShapeKind::Mad,
+        ShapeKind::Shared3,
+        ShapeKind::Scale,
+        ShapeKind::Product,
+    ];
     ShapeSpec {
         kind: kinds[r.below(3) as usize],
         a: r.u8(),

@@ -47,19 +47,26 @@ pub fn offset_barycentrics(center: &[f32], dx: f32, dy: f32) -> Vec<f32> {
 
 /// Interpolates vertex values with barycentric `weights`; `clip_w` is `Some` for
 /// perspective-correct interpolation.
+///
+/// Evaluated the way AMD hardware does, as `f0 + Σk≥1 λk·(fk − f0)` over the
+/// (perspective-corrected) barycentrics: a value stored alike at every vertex then
+/// interpolates to exactly itself, which is what makes propagating a convergent value
+/// sound bit for bit; and an infinity at any vertex gives NaN (`inf − inf`), the
+/// "interpolation turns Inf into NaN" behaviour the optimizer's laws must respect.
 fn interpolate(values: &[f32], weights: &[f32], clip_w: Option<&[f32]>) -> f32 {
-    match clip_w {
+    let corrected: Vec<f32> = match clip_w {
         Some(w) => {
-            let mut num = 0.0f32;
-            let mut den = 0.0f32;
-            for ((f, l), w) in values.iter().zip(weights).zip(w) {
-                num += l * f / w;
-                den += l / w;
-            }
-            num / den
+            let scaled: Vec<f32> = weights.iter().zip(w).map(|(l, w)| l / w).collect();
+            let total: f32 = scaled.iter().sum();
+            scaled.iter().map(|s| s / total).collect()
         }
-        None => values.iter().zip(weights).map(|(f, l)| l * f).sum(),
-    }
+        None => weights.to_vec(),
+    };
+    let Some(&first) = values.first() else {
+        return f32::NAN;
+    };
+    let deltas = values.iter().zip(&corrected).skip(1);
+    first + deltas.map(|(f, l)| l * (f - first)).sum::<f32>()
 }
 
 /// What an FS reads at `slot` of one vertex, with the fixed-function defaults.
@@ -237,9 +244,18 @@ mod tests {
     fn perspective_formula() {
         let v = interpolate(&[1.0, 2.0, 4.0], &[0.5, 0.25, 0.25], Some(&[1.0, 2.0, 4.0]));
         // (0.5 + 0.25 + 0.25) / (0.5 + 0.125 + 0.0625)
-        assert_eq!(v, 1.0 / 0.6875);
+        assert!((v - 1.0 / 0.6875).abs() < 1e-6, "{v}");
         let l = interpolate(&[1.0, 2.0, 4.0], &[0.5, 0.25, 0.25], None);
         assert_eq!(l, 2.0);
+    }
+
+    #[test]
+    fn equal_values_interpolate_exactly() {
+        for v in [0.1f32, -3.7, 1e-20, 12345.678] {
+            let w = [0.3f32, 0.3, 0.4];
+            assert_eq!(interpolate(&[v, v, v], &w, Some(&[0.7, 1.9, 3.3])), v);
+            assert_eq!(interpolate(&[v, v, v], &w, None), v);
+        }
     }
 
     #[test]
