@@ -16,6 +16,7 @@ use crate::error::Error;
 use crate::extract::dag::{dag_cost, reachable, seed_from};
 use crate::extract::{Cost, CostModel, Ctx, DagExtractor, Extractor, Problem, Selection};
 use crate::ir::{InstKind, IoSlot, Pipeline, Slot, Stage};
+use crate::pack::PackOptions;
 
 /// Options of one optimization run (builder-style).
 #[derive(Clone, Debug)]
@@ -26,6 +27,8 @@ pub struct Options {
     pub cost: CostModel,
     /// Saturation budgets.
     pub budgets: Budgets,
+    /// The final vec4 packing (`None` keeps the emitter's provisional slots).
+    pub packing: Option<PackOptions>,
 }
 
 impl Default for Options {
@@ -34,12 +37,19 @@ impl Default for Options {
             rules: RuleSet::default_set(),
             cost: CostModel::default(),
             budgets: Budgets::default(),
+            packing: Some(PackOptions::default()),
         }
     }
 }
 
 impl Options {
-    /// The defaults: shipped rules, `amd-gfx10`, default budgets.
+    /// Sets the final packing options (`None`: keep the emitter's provisional slots).
+    pub fn packing(mut self, packing: Option<PackOptions>) -> Options {
+        self.packing = packing;
+        self
+    }
+
+    /// The defaults: shipped rules, `amd-gfx10`, default budgets, AMD packing.
     pub fn new() -> Options {
         Options::default()
     }
@@ -343,8 +353,43 @@ fn run(
             p.clone()
         }
     };
+    let pipeline = match (&opts.packing, report.fallback.is_none()) {
+        (Some(packing), true) => pack_last(pipeline, packing, &mut report)?,
+        _ => pipeline,
+    };
     report.after = count_varyings(&pipeline);
     Ok(Outcome { pipeline, report })
+}
+
+/// Compacts the surviving varyings into vec4 slots (reference/000 §7) and moves the
+/// report's slots along. The emitter's provisional layout is kept when it already
+/// needs fewer vec4s (it never moves pinned slots, which the packer's rules may).
+fn pack_last(
+    pipeline: Pipeline,
+    packing: &PackOptions,
+    report: &mut Report,
+) -> Result<Pipeline, Error> {
+    // The packer may only exploit convergence the optimizer itself established;
+    // otherwise it would rewrite loads to flat that the next run could then fold,
+    // and a second run would change the result. Until the e-graph exports its
+    // convergent outputs, no output is declared convergent here.
+    let packing = PackOptions {
+        convergent: packing.convergent.clone().or_else(|| Some(BTreeSet::new())),
+        ..packing.clone()
+    };
+    let (packed, layout) = crate::pack::pack(&pipeline, &packing)?;
+    if count_varyings(&packed).slots > count_varyings(&pipeline).slots {
+        return Ok(pipeline);
+    }
+    let moved = |s: &IoSlot| layout.map.get(s).copied().unwrap_or(*s);
+    for v in &mut report.varyings {
+        match &mut v.fate {
+            Fate::Kept(slot) => *slot = moved(slot),
+            Fate::MergedInto { slot, .. } => *slot = moved(slot),
+            _ => {}
+        }
+    }
+    Ok(packed)
 }
 
 fn emit_pair(p: &Pipeline, input: &EmitInput<'_>) -> Result<Pipeline, Error> {

@@ -81,10 +81,13 @@ impl Pins {
         true
     }
 
-    fn pin_indirect(&mut self, base: Slot, ind: &Indirect, why: &str) {
+    /// Pins the component `base` addresses in every slot of an indirect array: the
+    /// dynamic index selects a slot, never a component, so the other components of
+    /// those vec4s stay free for direct varyings.
+    fn pin_indirect(&mut self, base: IoSlot, ind: &Indirect, why: &str) {
         for i in 0..ind.len as u32 {
-            if let Some(s) = base.offset(i) {
-                self.pin_slot(s, why);
+            if let Some(s) = base.slot.offset(i) {
+                self.pin(IoSlot { slot: s, ..base }, why);
             }
         }
     }
@@ -169,7 +172,7 @@ struct ProducerWalk<'a> {
     dynamic_emit: bool,
     /// Each store's component and the vec4 slots it may write.
     ranges: Vec<(IoSlot, Vec<Slot>)>,
-    read_back: BTreeSet<Slot>,
+    read_back: BTreeSet<IoSlot>,
 }
 
 fn range(io: IoSlot, indirect: &Option<Indirect>) -> Vec<Slot> {
@@ -340,7 +343,7 @@ impl ProducerWalk<'_> {
                 self.ranges.push((*slot, range(*slot, indirect)));
                 if let Some(ind) = indirect {
                     self.pins
-                        .pin_indirect(slot.slot, ind, "indirectly indexed store");
+                        .pin_indirect(*slot, ind, "indirectly indexed store");
                 }
                 if xfb.is_some() {
                     self.xfb.insert(*slot);
@@ -360,7 +363,7 @@ impl ProducerWalk<'_> {
                 self.ranges.push((*slot, range(*slot, indirect)));
                 if let Some(ind) = indirect {
                     self.pins
-                        .pin_indirect(slot.slot, ind, "indirectly indexed store");
+                        .pin_indirect(*slot, ind, "indirectly indexed store");
                 }
                 if !self.invocation_ids.contains(vertex) {
                     self.pins
@@ -369,9 +372,16 @@ impl ProducerWalk<'_> {
                 self.store(env, *slot, *value, in_loop);
             }
             InstKind::LoadOutput { slot, indirect, .. } => {
+                // A direct read-back pins only its component, so packing other
+                // varyings next to it does not pin them on the next run.
+                if indirect.is_none() {
+                    self.pins.pin(*slot, "read back by the producer");
+                }
                 for s in range(*slot, indirect) {
-                    self.pins.pin_slot(s, "read back by the producer");
-                    self.read_back.insert(s);
+                    if indirect.is_some() {
+                        self.pins.pin_slot(s, "read back by the producer");
+                    }
+                    self.read_back.insert(IoSlot { slot: s, ..*slot });
                 }
             }
             InstKind::EmitVertex => {
@@ -404,7 +414,7 @@ struct ProducerModel {
     outputs: BTreeMap<IoSlot, Option<Id>>,
     stored: BTreeSet<IoSlot>,
     ranges: Vec<(IoSlot, Vec<Slot>)>,
-    read_back: BTreeSet<Slot>,
+    read_back: BTreeSet<IoSlot>,
     xfb: BTreeSet<IoSlot>,
     emits: usize,
 }
@@ -502,7 +512,7 @@ fn consumer_pins(
         };
         read.insert(io);
         if let Some(ind) = ind {
-            pins.pin_indirect(io.slot, ind, "indirectly indexed load");
+            pins.pin_indirect(io, ind, "indirectly indexed load");
             for k in 0..ind.len as u32 {
                 if let Some(s) = io.slot.offset(k) {
                     read.extend((0..4).map(|c| IoSlot::half(s, c, io.half)));
@@ -511,7 +521,7 @@ fn consumer_pins(
         }
         if let InstKind::LoadInterpolatedInput { mode, .. } = &i.kind {
             if matches!(mode.loc, InterpLoc::AtOffset | InterpLoc::AtSample) {
-                pins.pin_slot(io.slot, "read with at_offset/at_sample");
+                pins.pin(io, "read with at_offset/at_sample");
             }
         }
         quals.entry(io).or_default().insert(q);
@@ -880,7 +890,9 @@ fn lower_once(p: &Pipeline, analysis: VAnalysis, mut pins: Pins) -> (Lowered, Ve
                 Slot::Col(n) => Some(Slot::Bfc(n)),
                 _ => None,
             };
-            read_as(*s) || partner.is_some_and(read_as) || prod.read_back.contains(s)
+            read_as(*s)
+                || partner.is_some_and(read_as)
+                || prod.read_back.contains(&IoSlot { slot: *s, ..*io })
         };
         if slots.iter().any(used) {
             needed.insert(*io);

@@ -184,7 +184,13 @@ pub(crate) fn classify(
                 .push(*slot);
             continue;
         }
-        let conv = domain == Domain::Var && convergent.contains(slot);
+        // A load at an offset or sample keeps its form: the optimizer leaves such
+        // slots exactly as written, so packing must not turn them flat either.
+        let per_load_operands = a
+            .quals
+            .iter()
+            .any(|q| matches!(q, Qual::Interp(m) if m.operand_count() > 0));
+        let conv = domain == Domain::Var && convergent.contains(slot) && !per_load_operands;
         items.push(make_item(vec![*slot], domain, vars, fs, conv, opts));
     }
     for (_, members) in colours {

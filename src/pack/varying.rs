@@ -80,7 +80,34 @@ impl Varyings {
         });
         let mixed: Vec<Comp> = v.comp_half.intersection(&full).copied().collect();
         v.fixed.extend(mixed);
+        if fs {
+            v.share_colour_reads();
+        }
         v
+    }
+
+    /// With two-sided lighting an FS read of COLn may return BFCn, so a stored back
+    /// colour is live whenever its front colour is read (and is packed with it).
+    fn share_colour_reads(&mut self) {
+        let reads: Vec<(IoSlot, BTreeSet<Qual>)> = self
+            .access
+            .iter()
+            .filter_map(|(s, a)| match s.slot {
+                Slot::Col(n) if !a.quals.is_empty() => Some((
+                    IoSlot {
+                        slot: Slot::Bfc(n),
+                        ..*s
+                    },
+                    a.quals.clone(),
+                )),
+                _ => None,
+            })
+            .collect();
+        for (back, quals) in reads {
+            if let Some(a) = self.access.get_mut(&back) {
+                a.quals.extend(quals);
+            }
+        }
     }
 
     /// Whether an address keeps its place because its component is fixed.
