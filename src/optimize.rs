@@ -663,7 +663,11 @@ impl fmt::Display for Report {
             self.time.as_secs_f64() * 1000.0
         )?;
         if let Some(proved) = self.proved_optimal {
-            let how = if proved { "proved optimal" } else { "time limit hit" };
+            let how = if proved {
+                "proved optimal"
+            } else {
+                "time limit hit"
+            };
             writeln!(f, "extraction: {}, {how}", self.extraction)?;
         }
         if let Some(why) = &self.fallback {

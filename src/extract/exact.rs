@@ -256,7 +256,11 @@ impl ExactExtractor {
         let incumbent = self.start.extract(p);
         let incumbent_cost = dag_cost(p, &incumbent).total;
         let space = build_space(p, &incumbent);
-        let roots: BTreeSet<Key> = p.roots.iter().map(|r| (p.egraph.find(*r), Ctx::C)).collect();
+        let roots: BTreeSet<Key> = p
+            .roots
+            .iter()
+            .map(|r| (p.egraph.find(*r), Ctx::C))
+            .collect();
         let mut s = Search {
             p,
             space: &space,
@@ -293,5 +297,147 @@ impl ExactExtractor {
 impl Extractor for ExactExtractor {
     fn extract(&self, p: &Problem<'_>) -> Selection {
         self.solve(p).selection
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::egraph::VAnalysis;
+    use crate::egraph::VGraph;
+    use crate::extract::{CostModel, DagExtractor};
+    use crate::ir::{AluOp, Stage, StageInfo};
+    use egg::RecExpr;
+
+    const OPS: [&str; 5] = ["fadd", "fmul", "fsub", "fmin", "fmax"];
+
+    /// Five roots `op(x, y)` over two flat inputs, each also available as one flat
+    /// varying of `op(x, y)` computed in the producer (flat transfer commutes with
+    /// every pure op, so the union is sound).
+    fn five_roots() -> (VGraph, Vec<Id>) {
+        let mut g = VGraph::new(VAnalysis::default());
+        let mut roots = vec![];
+        for op in OPS {
+            let consumer = format!("({op} (xfer flat in:ATTR0.x) (xfer flat in:ATTR1.x))");
+            let producer = format!("(xfer flat ({op} in:ATTR0.x in:ATTR1.x))");
+            let a = g.add_expr(&consumer.parse::<RecExpr<VNode>>().unwrap());
+            let b = g.add_expr(&producer.parse::<RecExpr<VNode>>().unwrap());
+            g.union(a, b);
+            roots.push(a);
+        }
+        g.rebuild();
+        let roots = roots.into_iter().map(|r| g.find(r)).collect();
+        (g, roots)
+    }
+
+    /// Consumer work as cheap as producer work, so only the varyings decide.
+    fn model() -> CostModel {
+        CostModel {
+            weight_fs: 1,
+            ..CostModel::amd_gfx10()
+        }
+    }
+
+    #[test]
+    fn exact_finds_the_optimum_where_greedy_and_single_flips_do_not() {
+        let (g, roots) = five_roots();
+        let model = model();
+        let fs = StageInfo::default_for(Stage::Fragment);
+        let p = Problem {
+            egraph: &g,
+            roots,
+            model: &model,
+            consumer: &fs,
+            seed: None,
+        };
+        let ops: u64 = OPS
+            .iter()
+            .map(|o| o.parse::<AluOp>().unwrap().default_cost() as u64)
+            .sum();
+        let (comp, slot) = (model.flat_component, model.fs_slot);
+        // Two shared flat inputs in one vec4, every op in the FS (weight 1).
+        let shared = 2 * comp + slot + ops * model.weight_fs;
+        // Five flat results: five components need two vec4s; ops in the producer.
+        let moved = 5 * comp + 2 * slot + ops * model.weight_producer;
+        assert!(shared < moved);
+        let greedy = dag_cost(&p, &DagExtractor::default().extract(&p)).total;
+        assert_eq!(
+            greedy,
+            Cost(moved),
+            "greedy estimates each use of a varying apart"
+        );
+        let out = ExactExtractor::with_limit(Duration::from_secs(30)).solve(&p);
+        assert!(out.proved_optimal);
+        assert_eq!(out.cost, Cost(shared));
+        assert_eq!(dag_cost(&p, &out.selection).total, Cost(shared));
+        let fast = dag_cost(&p, &GlobalExtractor::default().extract(&p)).total;
+        assert_eq!(
+            fast,
+            Cost(shared),
+            "the drop path crosses the one-slot plateau"
+        );
+    }
+
+    #[test]
+    fn exact_agrees_with_enumeration_on_a_small_graph() {
+        // Two roots; each class offers two alternatives, so 2^k selections can be
+        // enumerated directly and the minimum compared with the branch-and-bound.
+        let (g, roots) = five_roots();
+        let roots: Vec<Id> = roots.into_iter().take(2).collect();
+        let model = CostModel::amd_gfx10();
+        let fs = StageInfo::default_for(Stage::Fragment);
+        let p = Problem {
+            egraph: &g,
+            roots: roots.clone(),
+            model: &model,
+            consumer: &fs,
+            seed: None,
+        };
+        let base = DagExtractor::default().extract(&p);
+        let mut best = Cost::INFINITE;
+        for mask in 0..(1u32 << roots.len()) {
+            let mut sel = base.clone();
+            for (i, r) in roots.iter().enumerate() {
+                let want_xfer = mask & (1 << i) != 0;
+                let node = g[*r]
+                    .nodes
+                    .iter()
+                    .find(|n| matches!(n, VNode::Xfer(_)) == want_xfer)
+                    .unwrap()
+                    .clone();
+                sel.choice.insert((*r, Ctx::C), node);
+                // The producer side of a moved root and the inputs of a computed one.
+                for k in g[*r].nodes.iter().flat_map(|n| n.children()) {
+                    for ctx in [Ctx::P, Ctx::C] {
+                        let key = (g.find(*k), ctx);
+                        if let Some(n) = g[key.0].nodes.iter().find(|n| valid(&g, key.0, n, ctx)) {
+                            sel.choice.entry(key).or_insert_with(|| n.clone());
+                        }
+                    }
+                }
+            }
+            best = best.min(dag_cost(&p, &sel).total);
+        }
+        let out = ExactExtractor::default().solve(&p);
+        assert!(out.proved_optimal);
+        assert_eq!(out.cost, best);
+    }
+
+    #[test]
+    fn a_spent_time_limit_keeps_the_fast_result() {
+        let (g, roots) = five_roots();
+        let model = model();
+        let fs = StageInfo::default_for(Stage::Fragment);
+        let p = Problem {
+            egraph: &g,
+            roots,
+            model: &model,
+            consumer: &fs,
+            seed: None,
+        };
+        let out = ExactExtractor::with_limit(Duration::ZERO).solve(&p);
+        let fast = dag_cost(&p, &GlobalExtractor::default().extract(&p)).total;
+        assert!(out.cost <= fast);
+        assert_eq!(dag_cost(&p, &out.selection).total, out.cost);
     }
 }
