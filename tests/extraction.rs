@@ -45,7 +45,10 @@ fn fast_is_never_worse_than_as_written() {
         let prob = inst.problem();
         let fast = inst.cost(&GlobalExtractor::default().extract(&prob));
         let written = inst.as_written();
-        assert!(fast <= written, "pair {i}: fast {fast} > as written {written}");
+        assert!(
+            fast <= written,
+            "pair {i}: fast {fast} > as written {written}"
+        );
         improved += usize::from(fast < written);
     }
     // The motion laws must give the extractor something to do on this sample.
@@ -76,7 +79,11 @@ fn fast_is_within_two_percent_of_exact() {
         let out = exact.solve(&prob);
         assert_eq!(inst.cost(&out.selection), out.cost, "pair {i}");
         // Exact starts from the fast result, so it can only be as good or better.
-        assert!(out.cost <= fast, "pair {i}: exact {} > fast {fast}", out.cost);
+        assert!(
+            out.cost <= fast,
+            "pair {i}: exact {} > fast {fast}",
+            out.cost
+        );
         if out.proved_optimal {
             proved += 1;
             fast_total += fast.0;
@@ -107,4 +114,42 @@ fn exact_mode_through_options_reports_optimality() {
     let json = exact.report.to_json();
     assert_eq!(json["extraction"]["mode"], "exact");
     assert_eq!(json["extraction"]["proved_optimal"], true);
+}
+
+#[test]
+fn cli_selects_the_extraction_mode() {
+    let pair = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/pairs/vs_fs_forward.pair"
+    );
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_varysat"))
+            .args(args)
+            .output()
+            .expect("varysat runs")
+    };
+    let out = run(&["opt", pair, "--extract", "exact", "--report", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stderr).expect("the report is JSON");
+    assert_eq!(report["extraction"]["mode"], "exact");
+    assert_eq!(report["extraction"]["proved_optimal"], true);
+    let fast = run(&["opt", pair, "--report", "json"]);
+    let fast: serde_json::Value = serde_json::from_slice(&fast.stderr).expect("JSON");
+    assert_eq!(fast["extraction"]["mode"], "fast");
+    assert!(fast["extraction"]["proved_optimal"].is_null());
+    let bad = run(&[
+        "opt",
+        pair,
+        "--extract",
+        "exact",
+        "--exact-time-limit",
+        "soon",
+    ]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("non-negative number of seconds"));
 }
