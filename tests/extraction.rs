@@ -153,3 +153,28 @@ fn cli_selects_the_extraction_mode() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("non-negative number of seconds"));
 }
+
+#[test]
+fn shared_linear_inputs_need_two_varyings_in_both_modes() {
+    // t0 = a+b+c, t1 = a+b*k1+c*k2 over three interpolated inputs: moving both sums
+    // into the producer needs two varyings instead of three.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/pairs/vs_fs_shared_inputs.pair"
+    );
+    let p = varysat::text::parse_file(std::path::Path::new(path)).expect("parses");
+    let cfg = varysat::interpreter::EquivConfig::default();
+    for mode in [Extraction::Fast, Extraction::exact()] {
+        let out = optimize(&p, &options().extraction(mode)).expect("optimizes");
+        let r = &out.report;
+        assert_eq!(
+            (r.before.components, r.after.components),
+            (3, 2),
+            "{mode:?}\n{r}"
+        );
+        assert!(r.cost_after < r.cost_before, "{mode:?}\n{r}");
+        if let Err(e) = varysat::interpreter::check_equivalent(&p, &out.pipeline, &cfg) {
+            panic!("{mode:?}: {e}");
+        }
+    }
+}
