@@ -15,16 +15,19 @@ use std::collections::BTreeSet;
 
 use super::cost::Cost;
 use super::dag::{
-    dag_cost, greedy_priced, valid, varying_key, xfer_estimate, DagExtractor, Extractor, Problem,
-    Selection, VaryingKey,
+    dag_cost, greedy_priced, xfer_estimate, DagExtractor, Extractor, Problem, Selection, VaryingKey,
 };
-use crate::egraph::VNode;
+use super::priced::Table;
 
 /// Greedy/local search over the set of transferred values, re-extracting each set.
 #[derive(Clone, Copy, Debug)]
 pub struct GlobalExtractor {
     /// Most re-extractions of the set search.
     pub max_evaluations: usize,
+    /// Bound on re-extractions times e-classes, so large graphs get fewer (each
+    /// re-extraction visits every class); a count, not a time, so runs are
+    /// deterministic.
+    pub max_work: usize,
     /// The single-choice search used as a start and for the final polish.
     pub polish: DagExtractor,
 }
@@ -33,14 +36,19 @@ impl Default for GlobalExtractor {
     fn default() -> GlobalExtractor {
         GlobalExtractor {
             max_evaluations: 600,
+            max_work: 300_000,
             polish: DagExtractor::default(),
         }
     }
 }
 
+/// Re-extractions allowed however large the graph.
+const MIN_EVALUATIONS: usize = 16;
+
 /// The best selection found so far and the evaluation budget.
 struct Search<'a, 'p> {
     p: &'a Problem<'p>,
+    table: Table,
     evaluations: usize,
     max_evaluations: usize,
     best: Option<(Cost, Selection)>,
@@ -74,14 +82,7 @@ impl Search<'_, '_> {
     /// Re-extraction with `free` varyings already paid and `forbidden` ones unusable.
     fn priced(&mut self, free: &BTreeSet<VaryingKey>, forbidden: &BTreeSet<VaryingKey>) -> Scored {
         self.evaluations += 1;
-        let p = self.p;
-        let price = |node: &VNode| match varying_key(p.egraph, node) {
-            Some(k) if forbidden.contains(&k) => None,
-            Some(k) if free.contains(&k) => Some(Cost(0)),
-            Some(_) => Some(xfer_estimate(p, node)),
-            None => Some(Cost(0)),
-        };
-        let sel = greedy_priced(p, &price);
+        let sel = self.table.extract(free, forbidden);
         self.consider(sel)
     }
 
@@ -139,20 +140,6 @@ impl Search<'_, '_> {
     }
 }
 
-/// Every varying some valid consumer-side `xfer` node could read.
-fn candidates(p: &Problem<'_>) -> BTreeSet<VaryingKey> {
-    let g = p.egraph;
-    let mut out = BTreeSet::new();
-    for class in g.classes() {
-        for node in &class.nodes {
-            if matches!(node, VNode::Xfer(_)) && valid(g, class.id, node, super::Ctx::C) {
-                out.extend(varying_key(g, node));
-            }
-        }
-    }
-    out
-}
-
 /// The as-written solution completed by plain greedy choices where it has none.
 fn seeded(p: &Problem<'_>) -> Option<Selection> {
     let seed = p.seed.as_ref()?;
@@ -164,27 +151,41 @@ fn seeded(p: &Problem<'_>) -> Option<Selection> {
 
 impl Extractor for GlobalExtractor {
     fn extract(&self, p: &Problem<'_>) -> Selection {
+        let classes = p.egraph.number_of_classes().max(1);
+        let budget = self
+            .max_evaluations
+            .min((self.max_work / classes).max(MIN_EVALUATIONS));
         let mut s = Search {
             p,
+            table: Table::new(p),
             evaluations: 0,
-            max_evaluations: self.max_evaluations,
+            max_evaluations: 0,
             best: None,
         };
-        let all = candidates(p);
+        let all = s.table.candidates();
         let mut starts = vec![];
         if let Some(seed) = seeded(p) {
             starts.push(s.consider(seed));
         }
-        starts.push(s.consider(self.polish.extract(p)));
+        let single_flip = s.consider(self.polish.extract(p));
+        let single_flip_cost = single_flip.cost;
+        starts.push(single_flip);
         starts.push(s.priced(&all, &BTreeSet::new()));
+        // Each drop path gets an equal share; the add moves get what is left.
+        let share = budget / (starts.len() + 1);
         for start in &starts {
+            s.max_evaluations = s.evaluations + share;
             s.drop_path(start);
         }
+        s.max_evaluations = budget.max(s.evaluations + share);
         let best = s.best.take().map(|(_, sel)| sel).unwrap_or_default();
         let best = s.consider(best);
         let improved = s.add_moves(best, &all);
-        let polished = self.polish.local_search(p, improved.sel);
-        s.consider(polished);
+        // The single-flip start is already a local optimum; only a better set needs it.
+        if improved.cost < single_flip_cost {
+            let polished = self.polish.local_search(p, improved.sel);
+            s.consider(polished);
+        }
         s.best.map(|(_, sel)| sel).unwrap_or_default()
     }
 }

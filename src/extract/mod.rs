@@ -8,6 +8,7 @@ pub mod exact;
 pub mod global;
 pub mod instance;
 pub mod mode;
+mod priced;
 
 pub use cost::{Cost, CostModel};
 pub use dag::{Ctx, DagCost, DagExtractor, Extractor, Problem, Selection, VaryingKey, VaryingKind};
