@@ -178,3 +178,22 @@ fn shared_linear_inputs_need_two_varyings_in_both_modes() {
         }
     }
 }
+
+#[test]
+fn moved_pairs_stay_equivalent_in_both_modes() {
+    let cfg = varysat::interpreter::EquivConfig::default();
+    let exact = options().extraction(Extraction::Exact {
+        time_limit: Duration::from_secs(5),
+    });
+    for (i, p) in pairs(40, 14).iter().enumerate() {
+        for opts in [options(), exact.clone()] {
+            let out = optimize(p, &opts).expect("optimizes");
+            let r = &out.report;
+            assert_eq!(r.fallback, None, "pair {i}");
+            assert!(r.after.slots <= r.before.slots, "pair {i}: {r}");
+            if let Err(e) = varysat::interpreter::check_equivalent(p, &out.pipeline, &cfg) {
+                panic!("pair {i} ({}): {e}\n{r}", r.extraction);
+            }
+        }
+    }
+}
