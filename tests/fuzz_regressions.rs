@@ -1,0 +1,80 @@
+//! Inputs that once made a fuzz target (`fuzz/fuzz_targets/*.rs`) panic, hang or
+//! misbehave, kept as inline text with the clean result or error each must now give.
+//! `docs/testing.md` says how the targets are run and what each finding was.
+
+use varysat::interpreter::{run, RunConfig};
+use varysat::ir::{BitSize, IoSlot, Slot, Stage};
+use varysat::interpreter::{Scalar, Unit};
+use varysat::text::parse;
+use varysat::validate::validate;
+use varysat::Error;
+
+/// Three loops nested in a VS, each counting `%i`, `%j`, `%k` from 0 to `n`; the
+/// outer counter's final value is stored to `POS.y`.
+fn nested_loops(n: u32) -> String {
+    format!(
+        "(pair
+  (producer vs
+    (%p = load_input ATTR0.x)
+    (%z = const 32 0)
+    (%one = const 32 1)
+    (%n = const 32 {n})
+    (loop (%i = phi %z)
+      (%di = ige %i %n) (if %di (then (break)) (else))
+      (loop (%j = phi %z)
+        (%dj = ige %j %n) (if %dj (then (break)) (else))
+        (loop (%k = phi %z)
+          (%dk = ige %k %n) (if %dk (then (break)) (else))
+          (%k2 = iadd %k %one) (continue %k2))
+        (%j2 = iadd %j %one) (continue %j2))
+      (%i2 = iadd %i %one) (continue %i2))
+    (store_output POS.x %p)
+    (store_output POS.y %i))
+  (consumer fs))"
+    )
+}
+
+fn with_limit(loop_limit: u32) -> RunConfig {
+    RunConfig {
+        loop_limit,
+        max_primitives: 1,
+        fragments_per_primitive: 1,
+        ..RunConfig::default()
+    }
+}
+
+/// Hang: the loop limit used to bound each execution of a loop on its own, so three
+/// nested loops of 1000 trips ran 10^9 iterations (the CLI's `run` never finished).
+/// The limit is now a budget for all loop iterations of one invocation.
+#[test]
+fn nested_loops_share_one_iteration_budget() {
+    let p = parse(&nested_loops(1000), None).unwrap();
+    validate(&p).unwrap();
+    let started = std::time::Instant::now();
+    let err = run(&p, &RunConfig::default()).unwrap_err();
+    let limit = RunConfig::default().loop_limit;
+    assert!(
+        matches!(&err, Error::Interpret(m) if m.contains(&format!("more than {limit} iterations"))),
+        "{err}"
+    );
+    assert!(started.elapsed().as_secs() < 30, "the budget did not stop the run");
+}
+
+/// The budget counts every header entry, breaking ones included: the outer loop
+/// runs n+1 times, each of its n bodies runs the middle loop n+1 times, and each of
+/// the n² middle bodies runs the inner loop n+1 times.
+#[test]
+fn nested_loops_run_within_an_exact_budget() {
+    let n = 10;
+    let total = (n + 1) * (1 + n + n * n);
+    let p = parse(&nested_loops(n), None).unwrap();
+    validate(&p).unwrap();
+    let o = run(&p, &with_limit(total)).unwrap();
+    let pos_y = o.output(Stage::Vertex, &[Unit::Vertex(0)], IoSlot::new(Slot::Pos, 1));
+    assert_eq!(pos_y, Some(Scalar::new(n, BitSize::B32)));
+    let err = run(&p, &with_limit(total - 1)).unwrap_err();
+    assert!(
+        matches!(&err, Error::Interpret(m) if m.contains(&format!("more than {} iterations", total - 1))),
+        "{err}"
+    );
+}
