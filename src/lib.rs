@@ -6,11 +6,20 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod gen;
 pub mod ir;
 
 pub use error::{Diagnostic, Error};
 pub use ir::{Pipeline, Shader, Stage};
+pub mod assign;
+pub mod egraph;
+pub mod emit;
+pub mod extract;
+pub mod import;
 pub mod interpreter;
+pub mod optimize;
 pub mod pack;
+pub mod renumber;
 pub mod text;
 pub mod validate;
+pub use optimize::{optimize, Options, Outcome, Report};

@@ -4,6 +4,8 @@
 mod check;
 mod equiv;
 mod fmt;
+mod import;
+mod opt;
 mod run;
 
 use std::process::ExitCode;
@@ -24,6 +26,10 @@ enum Command {
     Check(check::Args),
     /// Print a pair file in canonical form.
     Fmt(fmt::Args),
+    /// Optimize the varyings of a pair file.
+    Opt(opt::Args),
+    /// Import a producer/consumer pair from GLSL or SPIR-V into `.pair` text.
+    Import(import::Args),
     /// Run a pair in the reference interpreter and print its observable outputs.
     Run(run::Args),
     /// Check that two pairs have the same observable behaviour.
@@ -35,6 +41,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
+        Command::Opt(a) => opt::run(a),
+        Command::Import(a) => import::run(a),
         Command::Run(a) => run::run(a),
         Command::Equiv(a) => equiv::run(a),
     };

@@ -1,0 +1,84 @@
+//! `varysat opt`: optimize the varyings of one `.pair` file.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+use varysat::egraph::RuleSet;
+use varysat::extract::CostModel;
+use varysat::{Error, Options};
+
+/// Report formats.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ReportFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+/// Arguments of `varysat opt`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The `.pair` file to optimize.
+    pub file: PathBuf,
+    /// Write the optimized pair here instead of standard output.
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+    /// A rule file; the first replaces the default rules, later ones extend them.
+    /// Prefix with `+` (e.g. `--rules +mine.rules`) to extend the defaults instead.
+    #[arg(long = "rules")]
+    pub rules: Vec<String>,
+    /// Cost profile: a built-in name (amd-gfx10, amd-gfx11) or a profile file.
+    #[arg(long = "cost", default_value = "amd-gfx10")]
+    pub cost: String,
+    /// Report format, written to standard error.
+    #[arg(long = "report", value_enum, default_value = "text")]
+    pub report: ReportFormat,
+}
+
+fn read(path: &str) -> Result<String, Error> {
+    std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.to_string(),
+        source,
+    })
+}
+
+fn options(args: &Args) -> Result<Options, Error> {
+    let mut opts = Options::new();
+    let mut replaced = false;
+    for spec in &args.rules {
+        match spec.strip_prefix('+') {
+            Some(path) => opts = opts.extra_rules(path, &read(path)?)?,
+            None if !replaced => {
+                opts = opts.rules(RuleSet::parse(spec, &read(spec)?)?);
+                replaced = true;
+            }
+            None => opts = opts.extra_rules(spec, &read(spec)?)?,
+        }
+    }
+    let cost = match CostModel::named(&args.cost) {
+        Some(m) => m,
+        None => CostModel::parse(&args.cost, &read(&args.cost)?)?,
+    };
+    Ok(opts.cost(cost))
+}
+
+/// Runs the subcommand.
+pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
+    let pipeline = varysat::text::parse_file(&args.file)?;
+    let outcome = varysat::optimize(&pipeline, &options(&args)?)?;
+    let text = varysat::text::print(&outcome.pipeline);
+    match &args.output {
+        Some(path) => std::fs::write(path, &text).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })?,
+        None => print!("{text}"),
+    }
+    match args.report {
+        ReportFormat::Text => eprint!("{}", outcome.report),
+        ReportFormat::Json => eprintln!("{}", outcome.report.to_json()),
+    }
+    Ok(ExitCode::SUCCESS)
+}

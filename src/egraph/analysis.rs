@@ -1,0 +1,248 @@
+//! The e-class analysis: constant value (folded with the interpreter's own `eval_alu`),
+//! bit size, the contexts a class can be computed in, convergence per context and the
+//! cheapest free-expression cost. Every fact is positive and only grows on merge, so a
+//! condition that saw it true stays right as classes merge.
+
+use egg::{Analysis, DidMerge, EGraph, Id};
+
+use super::lang::{Side, VNode, XferMode};
+use crate::ir::{eval_alu, AluOp, BitSize};
+
+/// The e-graph type varysat saturates.
+pub type VGraph = EGraph<VNode, VAnalysis>;
+
+/// Pair-wide facts the analysis and the rule conditions need.
+#[derive(Clone, Debug, Default)]
+pub struct VAnalysis {
+    /// Maximum free-expression cost that may move into the consumer (`None`: unlimited).
+    pub propagation_limit: Option<u32>,
+    /// The producer is a GS: interpolating its convergent values is not convergent.
+    pub producer_is_gs: bool,
+}
+
+/// What the analysis knows about one e-class.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VData {
+    /// Constant bit pattern, when the class is a constant.
+    pub konst: Option<u32>,
+    /// Bit size (`None` for mode nodes).
+    pub bits: Option<BitSize>,
+    /// Computable in the producer.
+    pub in_producer: bool,
+    /// Computable in the consumer.
+    pub in_consumer: bool,
+    /// Same value for all vertices of a primitive in the producer.
+    pub convergent_p: bool,
+    /// Same value for all fragments/vertices of a primitive in the consumer.
+    pub convergent_c: bool,
+    /// Cheapest Mesa-cost of a free (both-stage) expression in the class.
+    pub free_cost: Option<u32>,
+}
+
+impl VData {
+    /// Whether both stages can compute the class (constants, uniforms, UBO loads and
+    /// expressions over only those).
+    pub fn is_free(&self) -> bool {
+        self.in_producer && self.in_consumer
+    }
+}
+
+fn fold(egraph: &VGraph, op: AluOp, children: &[Id]) -> Option<u32> {
+    let data = |id: Id| &egraph[id].data;
+    if op == AluOp::BCsel {
+        let cond = data(*children.first()?).konst?;
+        let pick = if cond & 1 == 1 {
+            children.get(1)
+        } else {
+            children.get(2)
+        };
+        return data(*pick?).konst;
+    }
+    let mut vals = Vec::with_capacity(children.len());
+    let mut sizes = Vec::with_capacity(children.len());
+    for c in children {
+        vals.push(data(*c).konst?);
+        sizes.push(data(*c).bits?);
+    }
+    op.result_bits(&sizes).ok()?;
+    Some(eval_alu(op, &vals, &sizes))
+}
+
+fn leaf(bits: Option<BitSize>, p: bool, c: bool, konst: Option<u32>) -> VData {
+    VData {
+        konst,
+        bits,
+        in_producer: p,
+        in_consumer: c,
+        convergent_p: p && c,
+        convergent_c: p && c,
+        free_cost: (p && c).then_some(0),
+    }
+}
+
+fn make_alu(egraph: &VGraph, op: AluOp, children: &[Id]) -> VData {
+    let kids: Vec<&VData> = children.iter().map(|c| &egraph[*c].data).collect();
+    let sizes: Option<Vec<BitSize>> = kids.iter().map(|k| k.bits).collect();
+    let bits = sizes.and_then(|s| op.result_bits(&s).ok());
+    let free_cost = kids.iter().try_fold(op.default_cost(), |acc, k| {
+        Some(acc.saturating_add(k.free_cost?))
+    });
+    VData {
+        konst: fold(egraph, op, children),
+        bits,
+        in_producer: kids.iter().all(|k| k.in_producer),
+        in_consumer: kids.iter().all(|k| k.in_consumer),
+        convergent_p: kids.iter().all(|k| k.convergent_p),
+        convergent_c: kids.iter().all(|k| k.convergent_c),
+        free_cost,
+    }
+}
+
+fn make_xfer(egraph: &VGraph, mode: Id, value: Id) -> VData {
+    let v = &egraph[value].data;
+    let flat_like = egraph[mode]
+        .nodes
+        .iter()
+        .any(|n| matches!(n, VNode::Mode(XferMode::Flat | XferMode::Patch, _)));
+    let producer_convergent = v.convergent_p && !egraph.analysis.producer_is_gs;
+    VData {
+        konst: None,
+        bits: v.bits,
+        in_producer: false,
+        in_consumer: true,
+        convergent_p: false,
+        convergent_c: flat_like || producer_convergent,
+        free_cost: None,
+    }
+}
+
+impl Analysis<VNode> for VAnalysis {
+    type Data = VData;
+
+    fn make(egraph: &mut VGraph, enode: &VNode, _id: Id) -> VData {
+        match enode {
+            VNode::Const { bits, value } => leaf(Some(*bits), true, true, Some(*value)),
+            VNode::Undef(b) => leaf(Some(*b), true, true, None),
+            VNode::Uniform(_) => leaf(Some(BitSize::B32), true, true, None),
+            VNode::Ubo { offset, .. } => {
+                let o = &egraph[offset[0]].data;
+                let mut d = leaf(Some(BitSize::B32), o.in_producer, o.in_consumer, None);
+                d.convergent_p = o.convergent_p;
+                d.convergent_c = o.convergent_c;
+                d.free_cost = o.free_cost.map(|c| c.saturating_add(1));
+                d
+            }
+            VNode::Input(_) | VNode::Opaque { .. } => {
+                let bits = match enode {
+                    VNode::Opaque { bits, .. } => *bits,
+                    VNode::Input(s) if s.half != crate::ir::Half::Full => BitSize::B16,
+                    _ => BitSize::B32,
+                };
+                leaf(Some(bits), true, false, None)
+            }
+            VNode::SysVal(side, sv) => {
+                let p = *side == Side::Producer;
+                let mut d = leaf(Some(sv.bits()), p, !p, None);
+                d.convergent_p = p && sv.is_convergent();
+                d.convergent_c = !p && sv.is_convergent();
+                d
+            }
+            VNode::Emits(children) => {
+                let bits = children.first().and_then(|c| egraph[*c].data.bits);
+                leaf(bits, true, false, None)
+            }
+            VNode::Mode(..) => leaf(None, false, true, None),
+            VNode::Xfer([m, v]) => make_xfer(egraph, *m, *v),
+            VNode::Alu { op, children, .. } => make_alu(egraph, *op, children),
+        }
+    }
+
+    fn merge(&mut self, a: &mut VData, b: VData) -> DidMerge {
+        let old_a = a.clone();
+        let konst = a.konst.or(b.konst);
+        let bits = a.bits.or(b.bits);
+        let free_cost = match (a.free_cost, b.free_cost) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        let merged = VData {
+            konst,
+            bits,
+            in_producer: a.in_producer || b.in_producer,
+            in_consumer: a.in_consumer || b.in_consumer,
+            convergent_p: a.convergent_p || b.convergent_p,
+            convergent_c: a.convergent_c || b.convergent_c,
+            free_cost,
+        };
+        let changed_b = merged != b;
+        *a = merged;
+        DidMerge(*a != old_a, changed_b)
+    }
+
+    fn modify(egraph: &mut VGraph, id: Id) {
+        let data = &egraph[id].data;
+        let (Some(value), Some(bits)) = (data.konst, data.bits) else {
+            return;
+        };
+        let c = egraph.add(VNode::Const { bits, value });
+        egraph.union(id, c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use egg::RecExpr;
+
+    fn class_of(g: &mut VGraph, text: &str) -> Id {
+        let e: RecExpr<VNode> = text.parse().unwrap();
+        let id = g.add_expr(&e);
+        g.rebuild();
+        id
+    }
+
+    #[test]
+    fn folds_bit_exactly_like_the_interpreter() {
+        let mut g = VGraph::default();
+        let id = class_of(&mut g, "(fadd 1.5f32 (fmul 2f32 0.25f32))");
+        assert_eq!(g[id].data.konst, Some(2.0f32.to_bits()));
+        let half = class_of(&mut g, "(fadd 1f16 1f16)");
+        assert_eq!(g[half].data.konst, Some(0x4000));
+        let sel = class_of(&mut g, "(bcsel false in:ATTR0.x 3f32)");
+        assert_eq!(g[sel].data.konst, Some(3.0f32.to_bits()));
+        let idiv = class_of(&mut g, "(idiv 7i32 0i32)");
+        assert_eq!(g[idiv].data.konst, Some(0));
+    }
+
+    #[test]
+    fn contexts_and_convergence() {
+        let mut g = VGraph::default();
+        let free = class_of(&mut g, "(fmul uniform:0 (ubo:1 4i32))");
+        assert!(g[free].data.is_free());
+        assert_eq!(g[free].data.free_cost, Some(2));
+        let p = class_of(&mut g, "(fadd in:ATTR0.x uniform:0)");
+        assert!(g[p].data.in_producer && !g[p].data.in_consumer);
+        let x = class_of(&mut g, "(xfer flat in:ATTR0.x)");
+        assert!(g[x].data.in_consumer && !g[x].data.in_producer);
+        assert!(g[x].data.convergent_c);
+        let i = class_of(&mut g, "(xfer persp.center in:ATTR0.x)");
+        assert!(!g[i].data.convergent_c);
+        let ic = class_of(&mut g, "(xfer persp.center psv:instance_id)");
+        assert!(g[ic].data.convergent_c);
+    }
+
+    #[test]
+    fn merge_reports_truthfully() {
+        let mut an = VAnalysis::default();
+        let mut a = leaf(Some(BitSize::B32), true, false, None);
+        let b = leaf(Some(BitSize::B32), true, false, None);
+        let pair = |d: DidMerge| (d.0, d.1);
+        assert_eq!(pair(an.merge(&mut a, b.clone())), (false, false));
+        let free = leaf(Some(BitSize::B32), true, true, None);
+        let mut a2 = b.clone();
+        let r = an.merge(&mut a2, free.clone());
+        assert_eq!(pair(r), (true, false));
+        let mut a3 = free;
+        assert_eq!(pair(an.merge(&mut a3, b)), (false, true));
+    }
+}

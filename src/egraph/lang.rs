@@ -1,0 +1,441 @@
+//! The e-graph language: one node type for both stages of a pair, with the `xfer`
+//! bridge `(xfer MODE p)` for "the value the consumer receives when the producer
+//! stored p". Implemented by hand (not `define_language!`) so that ALU ops, slots and
+//! modes are data rather than seventy enum variants.
+
+use std::fmt;
+
+use egg::{FromOp, Id, Language};
+
+use crate::ir::{AluOp, BitSize, Interp, InterpLoc, InterpMode, IoSlot, SystemValue};
+
+/// Which stage a leaf belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Side {
+    /// The producer (earlier stage).
+    Producer,
+    /// The consumer (later stage).
+    Consumer,
+}
+
+/// How the consumer receives a producer value: the MODE of `(xfer MODE p)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum XferMode {
+    /// Flat input: the provoking vertex's value.
+    Flat,
+    /// Interpolated FS input; `at_offset` takes two operand children, `at_sample` one.
+    Interp(InterpMode),
+    /// Per-vertex input of a TCS/TES/GS; one child, the consumer-side vertex index.
+    Vertex,
+    /// Per-patch input of a TES.
+    Patch,
+}
+
+impl XferMode {
+    /// Number of operand children the mode node carries.
+    pub fn arity(self) -> usize {
+        match self {
+            XferMode::Interp(m) => m.operand_count(),
+            XferMode::Vertex => 1,
+            XferMode::Flat | XferMode::Patch => 0,
+        }
+    }
+
+    /// Whether values received this way are interpolated between vertices.
+    pub fn is_interpolated(self) -> bool {
+        matches!(self, XferMode::Interp(_))
+    }
+
+    fn name(self) -> String {
+        match self {
+            XferMode::Flat => "flat".into(),
+            XferMode::Vertex => "vertex".into(),
+            XferMode::Patch => "patch".into(),
+            XferMode::Interp(m) => {
+                let i = match m.interp {
+                    Interp::Persp => "persp",
+                    Interp::Linear => "linear",
+                };
+                let l = match m.loc {
+                    InterpLoc::Center => "center",
+                    InterpLoc::Centroid => "centroid",
+                    InterpLoc::Sample => "sample",
+                    InterpLoc::AtOffset => "at_offset",
+                    InterpLoc::AtSample => "at_sample",
+                };
+                format!("{i}.{l}")
+            }
+        }
+    }
+
+    fn parse(s: &str) -> Option<XferMode> {
+        let simple = match s {
+            "flat" => Some(XferMode::Flat),
+            "vertex" => Some(XferMode::Vertex),
+            "patch" => Some(XferMode::Patch),
+            _ => None,
+        };
+        if simple.is_some() {
+            return simple;
+        }
+        let (i, l) = s.split_once('.')?;
+        let interp = match i {
+            "persp" => Interp::Persp,
+            "linear" => Interp::Linear,
+            _ => return None,
+        };
+        let loc = match l {
+            "center" => InterpLoc::Center,
+            "centroid" => InterpLoc::Centroid,
+            "sample" => InterpLoc::Sample,
+            "at_offset" => InterpLoc::AtOffset,
+            "at_sample" => InterpLoc::AtSample,
+            _ => return None,
+        };
+        Some(XferMode::Interp(InterpMode { interp, loc }))
+    }
+}
+
+/// One e-node.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VNode {
+    /// A constant bit pattern of a size.
+    Const {
+        /// Size.
+        bits: BitSize,
+        /// Bit pattern (masked to the size).
+        value: u32,
+    },
+    /// An undefined value of a size.
+    Undef(BitSize),
+    /// An ALU op; exact ops are distinct operators so inexact rules never match them.
+    Alu {
+        /// Opcode.
+        op: AluOp,
+        /// NIR's exact flag.
+        exact: bool,
+        /// Sources.
+        children: Vec<Id>,
+    },
+    /// A word of the default uniform block (free: both stages can load it).
+    Uniform(u32),
+    /// A UBO load; the child is the byte offset.
+    Ubo {
+        /// Block index.
+        block: u32,
+        /// Offset child.
+        offset: [Id; 1],
+    },
+    /// A producer input read without a vertex index (VS attribute, TES patch input).
+    Input(IoSlot),
+    /// A system value of one side.
+    SysVal(Side, SystemValue),
+    /// A producer value outside the lowered region (index into the producer's values).
+    Opaque {
+        /// The producer value's arena index.
+        value: u32,
+        /// Its size.
+        bits: BitSize,
+    },
+    /// GS output tuple: the value stored at each static `emit_vertex`, in order.
+    Emits(Vec<Id>),
+    /// The MODE operand of `xfer`, with its operand children (vertex index, offsets).
+    Mode(XferMode, Vec<Id>),
+    /// `(xfer MODE p)`: children are the mode node and the producer value.
+    Xfer([Id; 2]),
+}
+
+/// The operator and arity of a node, used by egg to skip non-matching nodes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Shape(String, usize);
+
+impl Language for VNode {
+    type Discriminant = Shape;
+
+    fn discriminant(&self) -> Shape {
+        Shape(self.op_name(), self.children().len())
+    }
+
+    fn matches(&self, other: &Self) -> bool {
+        let same_children = self.children().len() == other.children().len();
+        let same_op = match (self, other) {
+            (
+                VNode::Alu {
+                    op: a, exact: x, ..
+                },
+                VNode::Alu {
+                    op: b, exact: y, ..
+                },
+            ) => a == b && x == y,
+            (VNode::Ubo { block: a, .. }, VNode::Ubo { block: b, .. }) => a == b,
+            (VNode::Mode(a, _), VNode::Mode(b, _)) => a == b,
+            (VNode::Emits(_), VNode::Emits(_)) | (VNode::Xfer(_), VNode::Xfer(_)) => true,
+            (a, b) if a.children().is_empty() && b.children().is_empty() => a == b,
+            _ => false,
+        };
+        same_op && same_children
+    }
+
+    fn children(&self) -> &[Id] {
+        match self {
+            VNode::Alu { children, .. } | VNode::Emits(children) | VNode::Mode(_, children) => {
+                children
+            }
+            VNode::Ubo { offset, .. } => offset,
+            VNode::Xfer(c) => c,
+            _ => &[],
+        }
+    }
+
+    fn children_mut(&mut self) -> &mut [Id] {
+        match self {
+            VNode::Alu { children, .. } | VNode::Emits(children) | VNode::Mode(_, children) => {
+                children
+            }
+            VNode::Ubo { offset, .. } => offset,
+            VNode::Xfer(c) => c,
+            _ => &mut [],
+        }
+    }
+}
+
+impl VNode {
+    /// The operator as written in rule files and reports.
+    pub fn op_name(&self) -> String {
+        match self {
+            VNode::Const { bits, value } => const_name(*bits, *value),
+            VNode::Undef(b) => format!("undef{}", b.bits()),
+            VNode::Alu { op, exact, .. } => {
+                if *exact {
+                    format!("{}.exact", op.name())
+                } else {
+                    op.name().to_string()
+                }
+            }
+            VNode::Uniform(i) => format!("uniform:{i}"),
+            VNode::Ubo { block, .. } => format!("ubo:{block}"),
+            VNode::Input(s) => format!("in:{s}"),
+            VNode::SysVal(Side::Producer, sv) => format!("psv:{sv}"),
+            VNode::SysVal(Side::Consumer, sv) => format!("csv:{sv}"),
+            VNode::Opaque { value, bits } => format!("opaque:{value}:{}", bits.bits()),
+            VNode::Emits(_) => "emits".into(),
+            VNode::Mode(m, _) => m.name(),
+            VNode::Xfer(_) => "xfer".into(),
+        }
+    }
+
+    /// A 32-bit float constant node.
+    pub fn f32(v: f32) -> VNode {
+        VNode::Const {
+            bits: BitSize::B32,
+            value: v.to_bits(),
+        }
+    }
+
+    /// The constant's bits, if the node is a constant.
+    pub fn as_const(&self) -> Option<(BitSize, u32)> {
+        match self {
+            VNode::Const { bits, value } => Some((*bits, *value)),
+            _ => None,
+        }
+    }
+}
+
+/// Writes a constant so that it parses back to the same bits: floats for 16/32-bit
+/// patterns that look like floats, `Ni32` for small integers, `#BITS:0xHEX` otherwise.
+fn const_name(bits: BitSize, value: u32) -> String {
+    match bits {
+        BitSize::B1 => if value & 1 == 1 { "true" } else { "false" }.into(),
+        BitSize::B32 => {
+            let f = f32::from_bits(value);
+            if value != 0 && value < 0x0080_0000 {
+                format!("{value}i32")
+            } else if f.is_nan() {
+                format!("#32:{value:#x}")
+            } else {
+                format!("{f}f32")
+            }
+        }
+        BitSize::B16 => {
+            let f = half::f16::from_bits(value as u16);
+            if f.is_nan() {
+                format!("#16:{value:#x}")
+            } else {
+                format!("{f}f16")
+            }
+        }
+    }
+}
+
+fn parse_const(s: &str) -> Option<VNode> {
+    let node = |bits: BitSize, value: u32| VNode::Const {
+        bits,
+        value: value & bits.mask(),
+    };
+    match s {
+        "true" => return Some(node(BitSize::B1, 1)),
+        "false" => return Some(node(BitSize::B1, 0)),
+        _ => {}
+    }
+    if let Some(rest) = s.strip_prefix('#') {
+        let (b, hex) = rest.split_once(':')?;
+        let bits = BitSize::from_bits(b.parse().ok()?)?;
+        let hex = hex.strip_prefix("0x").unwrap_or(hex);
+        return Some(node(bits, u32::from_str_radix(hex, 16).ok()?));
+    }
+    if let Some(f) = s.strip_suffix("f32") {
+        return Some(node(BitSize::B32, f.parse::<f32>().ok()?.to_bits()));
+    }
+    if let Some(f) = s.strip_suffix("f16") {
+        let v = half::f16::from_f32(f.parse::<f32>().ok()?);
+        return Some(node(BitSize::B16, v.to_bits() as u32));
+    }
+    if let Some(i) = s.strip_suffix("i32") {
+        return Some(node(BitSize::B32, i.parse::<i64>().ok()? as u32));
+    }
+    if let Some(i) = s.strip_suffix("i16") {
+        return Some(node(BitSize::B16, i.parse::<i64>().ok()? as u32));
+    }
+    None
+}
+
+fn parse_leaf(op: &str) -> Option<VNode> {
+    if let Some(c) = parse_const(op) {
+        return Some(c);
+    }
+    if let Some(b) = op.strip_prefix("undef") {
+        return Some(VNode::Undef(BitSize::from_bits(b.parse().ok()?)?));
+    }
+    let (head, rest) = op.split_once(':')?;
+    match head {
+        "uniform" => Some(VNode::Uniform(rest.parse().ok()?)),
+        "in" => Some(VNode::Input(rest.parse().ok()?)),
+        "psv" => Some(VNode::SysVal(Side::Producer, rest.parse().ok()?)),
+        "csv" => Some(VNode::SysVal(Side::Consumer, rest.parse().ok()?)),
+        "opaque" => {
+            let (v, b) = rest.split_once(':')?;
+            let bits = BitSize::from_bits(b.parse().ok()?)?;
+            Some(VNode::Opaque {
+                value: v.parse().ok()?,
+                bits,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Why an operator could not be turned into a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadOp(pub String);
+
+impl fmt::Display for BadOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromOp for VNode {
+    type Error = BadOp;
+
+    fn from_op(op: &str, children: Vec<Id>) -> Result<VNode, BadOp> {
+        let found = children.len();
+        let arity_err =
+            |want: usize| BadOp(format!("`{op}` takes {want} operand(s), found {found}"));
+        let (name, exact) = match op.strip_suffix(".exact") {
+            Some(base) => (base, true),
+            None => (op, false),
+        };
+        if let Ok(alu) = name.parse::<AluOp>() {
+            if children.len() != alu.arity() {
+                return Err(arity_err(alu.arity()));
+            }
+            return Ok(VNode::Alu {
+                op: alu,
+                exact,
+                children,
+            });
+        }
+        if let Some(mode) = XferMode::parse(op) {
+            if children.len() != mode.arity() {
+                return Err(arity_err(mode.arity()));
+            }
+            return Ok(VNode::Mode(mode, children));
+        }
+        match op {
+            "xfer" => {
+                let c: [Id; 2] = children.try_into().map_err(|_| arity_err(2))?;
+                return Ok(VNode::Xfer(c));
+            }
+            "emits" if !children.is_empty() => return Ok(VNode::Emits(children)),
+            _ => {}
+        }
+        if let Some(block) = op.strip_prefix("ubo:").and_then(|b| b.parse().ok()) {
+            let c: [Id; 1] = children.try_into().map_err(|_| arity_err(1))?;
+            return Ok(VNode::Ubo { block, offset: c });
+        }
+        match parse_leaf(op) {
+            Some(leaf) if children.is_empty() => Ok(leaf),
+            Some(_) => Err(arity_err(0)),
+            None => Err(BadOp(format!("unknown operator `{op}`"))),
+        }
+    }
+}
+
+impl fmt::Display for VNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.op_name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use egg::RecExpr;
+
+    #[test]
+    fn operators_round_trip_through_text() {
+        let texts = [
+            "(xfer persp.center (fadd in:ATTR0.x 1f32))",
+            "(xfer (vertex 2i32) (fmul.exact psv:vertex_id uniform:3))",
+            "(xfer (linear.at_offset 0.5f32 -0.25f32) opaque:7:32)",
+            "(emits undef32 #32:0x7fc00000 (ubo:1 16i32))",
+            "(bcsel true -0f16 1f16)",
+            "(xfer patch csv:primitive_id)",
+        ];
+        for t in texts {
+            let e: RecExpr<VNode> = t.parse().unwrap_or_else(|e| panic!("{t}: {e:?}"));
+            assert_eq!(e.to_string(), t);
+        }
+    }
+
+    #[test]
+    fn exact_ops_are_distinct_operators() {
+        let a = VNode::from_op("fadd", vec![Id::from(0), Id::from(1)]).unwrap();
+        let b = VNode::from_op("fadd.exact", vec![Id::from(0), Id::from(1)]).unwrap();
+        assert!(!a.matches(&b));
+        assert_ne!(a.discriminant(), b.discriminant());
+    }
+
+    #[test]
+    fn bad_operators_are_rejected() {
+        assert!(VNode::from_op("fadd", vec![Id::from(0)]).is_err());
+        assert!(VNode::from_op("frobnicate", vec![]).is_err());
+        assert!(VNode::from_op("xfer", vec![Id::from(0)]).is_err());
+        assert!(VNode::from_op("in:VAR99.x", vec![]).is_err());
+    }
+
+    #[test]
+    fn constants_keep_their_bits() {
+        let c = parse_const("1f32").unwrap();
+        assert_eq!(c.as_const(), Some((BitSize::B32, 0x3f80_0000)));
+        assert_eq!(
+            parse_const("1f16").unwrap().as_const(),
+            Some((BitSize::B16, 0x3c00))
+        );
+        assert_eq!(
+            parse_const("-1i32").unwrap().as_const(),
+            Some((BitSize::B32, u32::MAX))
+        );
+        assert_eq!(const_name(BitSize::B32, 5), "5i32");
+    }
+}

@@ -1,0 +1,905 @@
+//! Lowering a pair into one e-graph: the final value of each producer output (gated
+//! selects for stores under `if`, one value per static emit for a GS, the invocation's
+//! own vertex for TCS per-vertex outputs), consumer input loads as `xfer` nodes, and
+//! the consumer's varying-relevant region (pure values over inputs, uniforms,
+//! constants, UBO loads and system values). Anything whose semantics would be unclear
+//! in the graph **pins** its slot: the original stores and loads stay untouched.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use egg::Id;
+
+use super::analysis::{VAnalysis, VGraph};
+use super::lang::{Side, VNode, XferMode};
+use crate::ir::{
+    BitSize, Block, Half, Indirect, InstKind, InterpLoc, IoSlot, Pipeline, Shader, Slot, SlotClass,
+    Stage, Stmt, SystemValue, Value,
+};
+
+/// How the optimizer may treat a slot in this pair (reference/000 §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// VARn, FOGC, PNTC, PRIMITIVE_ID: fully optimized.
+    Generic,
+    /// PATCHn: fully optimized, packed apart.
+    Patch,
+    /// TEXn: dead outputs removed; read inputs kept (coord replace).
+    Tex,
+    /// COLn/BFCn: only constants in [0,1] propagate.
+    Color,
+    /// System-value output (POS, PSIZ, CLIP/CULL, LAYER, VIEWPORT): always stored.
+    SysVal,
+    /// TESS_LEVEL_*: always stored for the tessellator.
+    TessLevel,
+    /// Not a varying (attributes, fragment results).
+    NotVarying,
+}
+
+/// The role of `slot` when the consumer is `consumer`.
+pub fn role(slot: Slot, _consumer: Stage) -> Role {
+    match slot.class() {
+        SlotClass::Generic => Role::Generic,
+        SlotClass::Patch => Role::Patch,
+        SlotClass::Tex => Role::Tex,
+        SlotClass::Color => Role::Color,
+        // Kept in every producer: fixed function (and the reference interpreter) may
+        // observe them even when a TCS/GS follows, so they are never renumbered.
+        SlotClass::SysVal => Role::SysVal,
+        SlotClass::TessLevel => Role::TessLevel,
+        SlotClass::Attribute | SlotClass::FragResult => Role::NotVarying,
+    }
+}
+
+/// Slots whose original stores and loads must stay, with the reason.
+#[derive(Clone, Debug, Default)]
+pub struct Pins {
+    /// Whole vec4 slots (indirect access, TCS read-back, …).
+    pub slots: BTreeMap<Slot, String>,
+    /// Single components.
+    pub comps: BTreeMap<IoSlot, String>,
+}
+
+impl Pins {
+    /// Why `io` is pinned, if it is.
+    pub fn reason(&self, io: IoSlot) -> Option<&str> {
+        self.comps
+            .get(&io)
+            .or_else(|| self.slots.get(&io.slot))
+            .map(String::as_str)
+    }
+
+    fn pin_slot(&mut self, slot: Slot, why: &str) -> bool {
+        self.slots.entry(slot).or_insert_with(|| why.to_string());
+        true
+    }
+
+    fn pin(&mut self, io: IoSlot, why: &str) -> bool {
+        if self.reason(io).is_some() {
+            return false;
+        }
+        self.comps.insert(io, why.to_string());
+        true
+    }
+
+    fn pin_indirect(&mut self, base: Slot, ind: &Indirect, why: &str) {
+        for i in 0..ind.len as u32 {
+            if let Some(s) = base.offset(i) {
+                self.pin_slot(s, why);
+            }
+        }
+    }
+}
+
+/// One consumer input load that entered the graph.
+#[derive(Clone, Debug)]
+pub struct InputLoad {
+    /// The loaded value.
+    pub value: Value,
+    /// The slot read.
+    pub slot: IoSlot,
+    /// The class the load became (an `xfer`, or a constant/undef when the slot is never
+    /// written).
+    pub class: Id,
+}
+
+/// A pair lowered into one e-graph.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    /// The e-graph (not yet saturated).
+    pub egraph: VGraph,
+    /// Consumer values used outside the region, with their classes: the extraction roots.
+    pub roots: BTreeMap<Value, Id>,
+    /// Consumer values defined by region instructions (re-emitted from the graph).
+    pub region: BTreeSet<Value>,
+    /// Consumer input loads in the region.
+    pub loads: Vec<InputLoad>,
+    /// The final value of each unpinned producer output.
+    pub outputs: BTreeMap<IoSlot, Id>,
+    /// Every output component the producer stores (incl. pinned ones).
+    pub stored: BTreeSet<IoSlot>,
+    /// Output components captured by transform feedback.
+    pub xfb: BTreeSet<IoSlot>,
+    /// Every input component the consumer reads, in or out of the region.
+    pub read: BTreeSet<IoSlot>,
+    /// Stored components whose stores someone reads: the consumer (directly or through
+    /// an indirect range) or the producer itself (`load_output`). Other stores of
+    /// pinned slots are dead and go.
+    pub needed: BTreeSet<IoSlot>,
+    /// Pinned slots.
+    pub pins: Pins,
+    /// Every node lowering added, with its class: the as-written solution.
+    pub original: Vec<(VNode, Id)>,
+    /// Number of static `emit_vertex` of a GS producer.
+    pub emits: usize,
+}
+
+fn io_bits(io: IoSlot) -> BitSize {
+    if io.half == Half::Full {
+        BitSize::B32
+    } else {
+        BitSize::B16
+    }
+}
+
+struct Graph {
+    egraph: VGraph,
+    original: Vec<(VNode, Id)>,
+}
+
+impl Graph {
+    fn add(&mut self, node: VNode) -> Id {
+        let id = self.egraph.add(node.clone());
+        self.original.push((node, id));
+        id
+    }
+}
+
+type Env = BTreeMap<IoSlot, Option<Id>>;
+
+/// Walks the producer, building each output's final value.
+struct ProducerWalk<'a> {
+    shader: &'a Shader,
+    g: &'a mut Graph,
+    terms: Vec<Option<Id>>,
+    invocation_ids: BTreeSet<Value>,
+    pins: &'a mut Pins,
+    stored: BTreeSet<IoSlot>,
+    xfb: BTreeSet<IoSlot>,
+    snapshots: Vec<Env>,
+    dynamic_emit: bool,
+    /// Each store's component and the vec4 slots it may write.
+    ranges: Vec<(IoSlot, Vec<Slot>)>,
+    read_back: BTreeSet<Slot>,
+}
+
+fn range(io: IoSlot, indirect: &Option<Indirect>) -> Vec<Slot> {
+    match indirect {
+        Some(ind) => (0..ind.len as u32)
+            .filter_map(|i| io.slot.offset(i))
+            .collect(),
+        None => vec![io.slot],
+    }
+}
+
+impl ProducerWalk<'_> {
+    fn term(&self, v: Value) -> Option<Id> {
+        self.terms.get(v.index()).copied().flatten()
+    }
+
+    fn set(&mut self, v: Value, t: Option<Id>) {
+        if let Some(slot) = self.terms.get_mut(v.index()) {
+            *slot = t;
+        }
+    }
+
+    fn value_term(&mut self, kind: &InstKind, result: Value, top: bool) -> Option<Id> {
+        let bits = self.shader.values.get(result.index()).map(|i| i.bits)?;
+        let node = match kind {
+            InstKind::Const(c) => Some(VNode::Const {
+                bits,
+                value: c & bits.mask(),
+            }),
+            InstKind::Undef => Some(VNode::Undef(bits)),
+            InstKind::Alu { op, exact, srcs } => srcs
+                .iter()
+                .map(|s| self.term(*s))
+                .collect::<Option<Vec<Id>>>()
+                .map(|children| VNode::Alu {
+                    op: *op,
+                    exact: *exact,
+                    children,
+                }),
+            InstKind::LoadUniform { index } => Some(VNode::Uniform(*index)),
+            InstKind::LoadUbo { block, offset } => self.term(*offset).map(|o| VNode::Ubo {
+                block: *block,
+                offset: [o],
+            }),
+            InstKind::LoadInput {
+                slot,
+                indirect: None,
+            } => Some(VNode::Input(*slot)),
+            InstKind::LoadSystemValue(sv) => Some(VNode::SysVal(Side::Producer, *sv)),
+            _ => None,
+        };
+        match node {
+            Some(n) => Some(self.g.add(n)),
+            // Values outside the region are usable only where they dominate the end.
+            None if top => Some(self.g.add(VNode::Opaque {
+                value: result.0,
+                bits,
+            })),
+            None => None,
+        }
+    }
+
+    fn store(&mut self, env: &mut Env, io: IoSlot, value: Value, in_loop: bool) {
+        self.stored.insert(io);
+        if in_loop {
+            self.pins.pin(io, "stored inside a loop");
+        }
+        env.insert(io, self.term(value));
+    }
+
+    fn select(
+        &mut self,
+        cond: Value,
+        io: IoSlot,
+        a: Option<Option<Id>>,
+        b: Option<Option<Id>>,
+    ) -> Option<Id> {
+        let mut side = |t: Option<Option<Id>>| match t {
+            Some(t) => t,
+            None => Some(self.g.add(VNode::Undef(io_bits(io)))),
+        };
+        let (a, b) = (side(a)?, side(b)?);
+        if a == b {
+            return Some(a);
+        }
+        let c = self.term(cond)?;
+        Some(self.g.add(VNode::Alu {
+            op: crate::ir::AluOp::BCsel,
+            exact: false,
+            children: vec![c, a, b],
+        }))
+    }
+
+    fn walk(&mut self, block: &Block, env: &mut Env, depth: usize, in_loop: bool) {
+        for stmt in block {
+            match stmt {
+                Stmt::Inst(inst) => self.inst(&inst.kind, inst.result, env, depth, in_loop),
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    phis,
+                    ..
+                } => {
+                    let (mut t, mut e) = (env.clone(), env.clone());
+                    self.walk(then_body, &mut t, depth + 1, in_loop);
+                    self.walk(else_body, &mut e, depth + 1, in_loop);
+                    let keys: BTreeSet<IoSlot> = t.keys().chain(e.keys()).copied().collect();
+                    for io in keys {
+                        let merged =
+                            self.select(*cond, io, t.get(&io).copied(), e.get(&io).copied());
+                        env.insert(io, merged);
+                    }
+                    for phi in phis {
+                        let (a, b) = (self.term(phi.then_val), self.term(phi.else_val));
+                        let sel = match (a, b, self.term(*cond)) {
+                            (Some(a), Some(b), Some(c)) => Some(self.g.add(VNode::Alu {
+                                op: crate::ir::AluOp::BCsel,
+                                exact: false,
+                                children: vec![c, a, b],
+                            })),
+                            _ => None,
+                        };
+                        let t = sel.or_else(|| self.opaque_if_top(phi.dst, depth == 0));
+                        self.set(phi.dst, t);
+                    }
+                }
+                Stmt::Loop { phis, body, .. } => {
+                    for phi in phis {
+                        let t = self.opaque_if_top(phi.dst, depth == 0);
+                        self.set(phi.dst, t);
+                    }
+                    let mut inner = env.clone();
+                    self.walk(body, &mut inner, depth + 1, true);
+                    for (io, t) in inner {
+                        if env.get(&io) != Some(&t) {
+                            env.insert(io, None);
+                        }
+                    }
+                }
+                Stmt::Break { .. } | Stmt::Continue { .. } => {}
+            }
+        }
+    }
+
+    fn opaque_if_top(&mut self, v: Value, top: bool) -> Option<Id> {
+        let bits = self.shader.values.get(v.index())?.bits;
+        top.then(|| self.g.add(VNode::Opaque { value: v.0, bits }))
+    }
+
+    fn inst(
+        &mut self,
+        kind: &InstKind,
+        result: Option<Value>,
+        env: &mut Env,
+        depth: usize,
+        in_loop: bool,
+    ) {
+        let tcs = self.shader.stage() == Stage::TessCtrl;
+        match kind {
+            InstKind::StoreOutput {
+                slot,
+                value,
+                indirect,
+                xfb,
+                ..
+            } => {
+                self.ranges.push((*slot, range(*slot, indirect)));
+                if let Some(ind) = indirect {
+                    self.pins
+                        .pin_indirect(slot.slot, ind, "indirectly indexed store");
+                }
+                if xfb.is_some() {
+                    self.xfb.insert(*slot);
+                }
+                if tcs && !slot.slot.is_patch() {
+                    self.pins
+                        .pin(*slot, "TCS store_output of a per-vertex slot");
+                }
+                self.store(env, *slot, *value, in_loop);
+            }
+            InstKind::StorePerVertexOutput {
+                slot,
+                value,
+                vertex,
+                indirect,
+            } => {
+                self.ranges.push((*slot, range(*slot, indirect)));
+                if let Some(ind) = indirect {
+                    self.pins
+                        .pin_indirect(slot.slot, ind, "indirectly indexed store");
+                }
+                if !self.invocation_ids.contains(vertex) {
+                    self.pins
+                        .pin_slot(slot.slot, "per-vertex store not at invocation_id");
+                }
+                self.store(env, *slot, *value, in_loop);
+            }
+            InstKind::LoadOutput { slot, indirect, .. } => {
+                for s in range(*slot, indirect) {
+                    self.pins.pin_slot(s, "read back by the producer");
+                    self.read_back.insert(s);
+                }
+            }
+            InstKind::EmitVertex => {
+                if depth > 0 || in_loop {
+                    self.dynamic_emit = true;
+                }
+                self.snapshots.push(env.clone());
+            }
+            _ => {}
+        }
+        if let Some(r) = result {
+            let t = self.value_term(kind, r, depth == 0);
+            self.set(r, t);
+        }
+    }
+}
+
+fn invocation_ids(shader: &Shader) -> BTreeSet<Value> {
+    let mut out = BTreeSet::new();
+    shader.for_each_inst(|i| {
+        if let (InstKind::LoadSystemValue(SystemValue::InvocationId), Some(r)) = (&i.kind, i.result)
+        {
+            out.insert(r);
+        }
+    });
+    out
+}
+
+struct ProducerModel {
+    outputs: BTreeMap<IoSlot, Option<Id>>,
+    stored: BTreeSet<IoSlot>,
+    ranges: Vec<(IoSlot, Vec<Slot>)>,
+    read_back: BTreeSet<Slot>,
+    xfb: BTreeSet<IoSlot>,
+    emits: usize,
+}
+
+fn lower_producer(shader: &Shader, g: &mut Graph, pins: &mut Pins) -> ProducerModel {
+    let mut w = ProducerWalk {
+        shader,
+        g,
+        terms: vec![None; shader.values.len()],
+        invocation_ids: invocation_ids(shader),
+        pins,
+        stored: BTreeSet::new(),
+        xfb: BTreeSet::new(),
+        snapshots: vec![],
+        dynamic_emit: false,
+        ranges: vec![],
+        read_back: BTreeSet::new(),
+    };
+    let mut env = Env::new();
+    w.walk(&shader.body, &mut env, 0, false);
+    let gs = shader.stage() == Stage::Geometry;
+    let mut outputs = BTreeMap::new();
+    for io in w.stored.clone() {
+        let term = if gs {
+            gs_output(&mut w, io)
+        } else {
+            env.get(&io).copied().flatten()
+        };
+        if term.is_none() {
+            w.pins
+                .pin(io, "stored value not expressible at the output point");
+        }
+        outputs.insert(io, term);
+    }
+    ProducerModel {
+        outputs,
+        stored: w.stored,
+        ranges: w.ranges,
+        read_back: w.read_back,
+        xfb: w.xfb,
+        emits: w.snapshots.len(),
+    }
+}
+
+fn gs_output(w: &mut ProducerWalk<'_>, io: IoSlot) -> Option<Id> {
+    if w.dynamic_emit {
+        w.pins.pin(io, "GS emits inside control flow");
+        return None;
+    }
+    let mut per_emit = vec![];
+    for snap in w.snapshots.clone() {
+        per_emit.push(match snap.get(&io) {
+            Some(t) => (*t)?,
+            None => w.g.add(VNode::Undef(io_bits(io))),
+        });
+    }
+    match per_emit.first() {
+        None => Some(w.g.add(VNode::Undef(io_bits(io)))),
+        Some(first) if per_emit.iter().all(|t| t == first) => Some(*first),
+        Some(_) => Some(w.g.add(VNode::Emits(per_emit))),
+    }
+}
+
+/// The qualifier a consumer load reads its slot with (pinning decisions).
+fn qualifier(kind: &InstKind) -> Option<(IoSlot, String, Option<&Indirect>)> {
+    match kind {
+        InstKind::LoadInput { slot, indirect } => Some((*slot, "flat".into(), indirect.as_ref())),
+        InstKind::LoadInterpolatedInput {
+            slot,
+            mode,
+            indirect,
+            ..
+        } => Some((*slot, format!("{mode:?}"), indirect.as_ref())),
+        InstKind::LoadPerVertexInput { slot, indirect, .. } => {
+            Some((*slot, "vertex".into(), indirect.as_ref()))
+        }
+        _ => None,
+    }
+}
+
+/// Pins the consumer forces: indirect reads, at_offset/at_sample, mixed qualifiers,
+/// and slots whose role keeps their loads.
+fn consumer_pins(
+    p: &Pipeline,
+    prod: &ProducerModel,
+    g: &Graph,
+    pins: &mut Pins,
+) -> BTreeSet<IoSlot> {
+    let consumer = p.consumer.stage();
+    let mut quals: BTreeMap<IoSlot, BTreeSet<String>> = BTreeMap::new();
+    let mut read = BTreeSet::new();
+    p.consumer.for_each_inst(|i| {
+        let Some((io, q, ind)) = qualifier(&i.kind) else {
+            return;
+        };
+        read.insert(io);
+        if let Some(ind) = ind {
+            pins.pin_indirect(io.slot, ind, "indirectly indexed load");
+            for k in 0..ind.len as u32 {
+                if let Some(s) = io.slot.offset(k) {
+                    read.extend((0..4).map(|c| IoSlot::half(s, c, io.half)));
+                }
+            }
+        }
+        if let InstKind::LoadInterpolatedInput { mode, .. } = &i.kind {
+            if matches!(mode.loc, InterpLoc::AtOffset | InterpLoc::AtSample) {
+                pins.pin_slot(io.slot, "read with at_offset/at_sample");
+            }
+        }
+        quals.entry(io).or_default().insert(q);
+    });
+    for (io, q) in &quals {
+        if q.len() > 1 {
+            pins.pin(*io, "read with different qualifiers");
+        }
+        let written = prod.stored.contains(io);
+        match role(io.slot, consumer) {
+            Role::SysVal if written => {
+                pins.pin(*io, "system-value output read by the consumer");
+            }
+            Role::TessLevel if written || p.producer.stage() != Stage::TessCtrl => {
+                pins.pin(*io, "tessellation level read by the consumer");
+            }
+            Role::Tex if written || io.comp < 2 => {
+                pins.pin(*io, "TEXn input (coord replace)");
+            }
+            Role::Color if !color_is_unit_constant(prod, g, *io) => {
+                let partner = match io.slot {
+                    Slot::Col(n) => Slot::Bfc(n),
+                    Slot::Bfc(n) => Slot::Col(n),
+                    s => s,
+                };
+                pins.pin(*io, "colour input");
+                pins.pin(
+                    IoSlot {
+                        slot: partner,
+                        ..*io
+                    },
+                    "colour input",
+                );
+            }
+            _ => {}
+        }
+    }
+    read
+}
+
+/// A colour read may become its constant when the front colour is a constant in
+/// [0,1] and the back colour is unwritten or the same class (two-side selection).
+fn color_is_unit_constant(prod: &ProducerModel, g: &Graph, io: IoSlot) -> bool {
+    let (col, bfc) = match io.slot {
+        Slot::Col(n) => (Slot::Col(n), Slot::Bfc(n)),
+        _ => return false,
+    };
+    let front = prod
+        .outputs
+        .get(&IoSlot { slot: col, ..io })
+        .copied()
+        .flatten();
+    let back = prod.outputs.get(&IoSlot { slot: bfc, ..io }).copied();
+    let Some(front) = front else {
+        return !prod.stored.contains(&IoSlot { slot: bfc, ..io });
+    };
+    let data = &g.egraph[front].data;
+    let unit = match (data.konst, data.bits) {
+        (Some(k), Some(b @ (BitSize::B32 | BitSize::B16))) => {
+            let f = crate::ir::to_f32(k, b);
+            (0.0..=1.0).contains(&f)
+        }
+        _ => false,
+    };
+    let same_back = match back {
+        None => true,
+        Some(Some(b)) => g.egraph.find(b) == g.egraph.find(front),
+        Some(None) => false,
+    };
+    unit && same_back
+}
+
+struct ConsumerWalk<'a> {
+    p: &'a Pipeline,
+    g: &'a mut Graph,
+    prod: &'a ProducerModel,
+    pins: &'a Pins,
+    terms: Vec<Option<Id>>,
+    loads: Vec<InputLoad>,
+    region: BTreeSet<Value>,
+}
+
+impl ConsumerWalk<'_> {
+    fn term(&self, v: Value) -> Option<Id> {
+        self.terms.get(v.index()).copied().flatten()
+    }
+
+    /// The node for reading `io` through `mode`, or `None` when the load must stay.
+    fn input(&mut self, io: IoSlot, mode: XferMode, children: Vec<Id>) -> Option<Id> {
+        if self.pins.reason(io).is_some() {
+            return None;
+        }
+        let consumer = self.p.consumer.stage();
+        let bits = io_bits(io);
+        let written = self.prod.stored.contains(&io);
+        let unwritten_value = match (role(io.slot, consumer), io.comp) {
+            (Role::SysVal, _) if matches!(io.slot, Slot::Layer | Slot::Viewport) => {
+                Some(VNode::Const { bits, value: 0 })
+            }
+            (Role::Tex, 2) => Some(VNode::Const {
+                bits,
+                value: crate::ir::from_f32(0.0, bits),
+            }),
+            (Role::Tex, 3) => Some(VNode::Const {
+                bits,
+                value: crate::ir::from_f32(1.0, bits),
+            }),
+            _ => Some(VNode::Undef(bits)),
+        };
+        if role(io.slot, consumer) == Role::Color && written {
+            let front = self.prod.outputs.get(&io).copied().flatten()?;
+            return Some(front);
+        }
+        if !written {
+            return unwritten_value.map(|n| self.g.add(n));
+        }
+        let p = self.prod.outputs.get(&io).copied().flatten()?;
+        let m = self.g.add(VNode::Mode(mode, children));
+        Some(self.g.add(VNode::Xfer([m, p])))
+    }
+
+    fn load_term(&mut self, kind: &InstKind) -> Option<Option<Id>> {
+        let consumer = self.p.consumer.stage();
+        Some(match kind {
+            InstKind::LoadInput {
+                slot,
+                indirect: None,
+            } => {
+                let mode = if slot.slot.is_patch() {
+                    XferMode::Patch
+                } else if consumer.has_per_vertex_inputs() {
+                    return Some(None);
+                } else {
+                    XferMode::Flat
+                };
+                self.input(*slot, mode, vec![])
+            }
+            InstKind::LoadInterpolatedInput {
+                slot,
+                mode,
+                operands,
+                indirect: None,
+            } if operands.is_empty() => self.input(*slot, XferMode::Interp(*mode), vec![]),
+            InstKind::LoadPerVertexInput {
+                slot,
+                vertex,
+                indirect: None,
+            } => match self.term(*vertex) {
+                Some(v) => self.input(*slot, XferMode::Vertex, vec![v]),
+                None => None,
+            },
+            _ => return None,
+        })
+    }
+
+    fn value(&mut self, kind: &InstKind, bits: BitSize) -> Option<Id> {
+        if let Some(t) = self.load_term(kind) {
+            return t;
+        }
+        let node = match kind {
+            InstKind::Const(c) => VNode::Const {
+                bits,
+                value: c & bits.mask(),
+            },
+            InstKind::Undef => VNode::Undef(bits),
+            InstKind::Alu { op, exact, srcs } => VNode::Alu {
+                op: *op,
+                exact: *exact,
+                children: srcs
+                    .iter()
+                    .map(|s| self.term(*s))
+                    .collect::<Option<Vec<Id>>>()?,
+            },
+            InstKind::LoadUniform { index } => VNode::Uniform(*index),
+            InstKind::LoadUbo { block, offset } => VNode::Ubo {
+                block: *block,
+                offset: [self.term(*offset)?],
+            },
+            InstKind::LoadSystemValue(sv) => VNode::SysVal(Side::Consumer, *sv),
+            _ => return None,
+        };
+        Some(self.g.add(node))
+    }
+
+    fn run(&mut self) {
+        let shader = &self.p.consumer;
+        let mut insts = vec![];
+        shader.for_each_inst(|i| insts.push(i));
+        for inst in insts {
+            let Some(r) = inst.result else { continue };
+            let Some(bits) = shader.values.get(r.index()).map(|v| v.bits) else {
+                continue;
+            };
+            let t = self.value(&inst.kind, bits);
+            if let Some(id) = t {
+                self.region.insert(r);
+                if let Some((io, _, _)) = qualifier(&inst.kind) {
+                    self.loads.push(InputLoad {
+                        value: r,
+                        slot: io,
+                        class: id,
+                    });
+                }
+            }
+            if let Some(slot) = self.terms.get_mut(r.index()) {
+                *slot = t;
+            }
+        }
+    }
+}
+
+/// Consumer values in the region that something outside the region uses.
+fn roots(shader: &Shader, region: &BTreeSet<Value>) -> BTreeSet<Value> {
+    fn walk(block: &Block, region: &BTreeSet<Value>, out: &mut BTreeSet<Value>) {
+        let use_all = |vals: &[Value], out: &mut BTreeSet<Value>| {
+            out.extend(vals.iter().filter(|v| region.contains(v)));
+        };
+        for stmt in block {
+            match stmt {
+                Stmt::Inst(i) => {
+                    if !i.result.is_some_and(|r| region.contains(&r)) {
+                        use_all(&i.kind.operands(), out);
+                    }
+                }
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    phis,
+                    ..
+                } => {
+                    use_all(&[*cond], out);
+                    for p in phis {
+                        use_all(&[p.then_val, p.else_val], out);
+                    }
+                    walk(then_body, region, out);
+                    walk(else_body, region, out);
+                }
+                Stmt::Loop { phis, body, .. } => {
+                    let inits: Vec<Value> = phis.iter().map(|p| p.init).collect();
+                    use_all(&inits, out);
+                    walk(body, region, out);
+                }
+                Stmt::Continue { args, .. } => use_all(args, out),
+                Stmt::Break { .. } => {}
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(&shader.body, region, &mut out);
+    out
+}
+
+/// Lowers `p` into an e-graph whose analysis uses `analysis` (propagation limit, …).
+/// A consumer load that cannot enter the graph pins its slot, which can change what
+/// enters the graph, so lowering repeats until no new pin appears.
+///
+/// With `pin_xfb_reads`, outputs captured by transform feedback that the consumer also
+/// reads are pinned: their single store then serves both, which `optimize` uses when
+/// giving them a separate varying would need more vec4 slots than the input.
+pub fn lower(p: &Pipeline, analysis: VAnalysis, pin_xfb_reads: bool) -> Lowered {
+    let mut pins = Pins::default();
+    loop {
+        let (lowered, missing) = lower_once(p, analysis.clone(), pins.clone());
+        let mut grew = false;
+        for io in missing {
+            grew |= pins.pin(io, "load not representable in the graph");
+        }
+        if pin_xfb_reads {
+            for io in lowered.xfb.intersection(&lowered.read) {
+                grew |= pins.pin(*io, "transform feedback output also read by the consumer");
+            }
+        }
+        if !grew {
+            return lowered;
+        }
+    }
+}
+
+/// A TCS patch output is one value for the whole patch, so it may enter the graph
+/// only when every invocation that stores it stores the same free value; a store
+/// gated by a condition (typically `invocation_id == 0`) with nothing stored on the
+/// other path counts as storing its value. Anything else is pinned.
+fn pin_tcs_patch_outputs(p: &Pipeline, prod: &mut ProducerModel, g: &Graph, pins: &mut Pins) {
+    if p.producer.stage() != Stage::TessCtrl {
+        return;
+    }
+    for (io, t) in prod.outputs.iter_mut() {
+        if !io.slot.is_patch() {
+            continue;
+        }
+        *t = t.and_then(|id| ungated_free(g, id));
+        if t.is_none() {
+            pins.pin(*io, "TCS patch output that may differ between invocations");
+        }
+    }
+}
+
+fn ungated_free(g: &Graph, id: Id) -> Option<Id> {
+    let eg = &g.egraph;
+    if eg[id].data.is_free() {
+        return Some(id);
+    }
+    let is_undef = |c: Id| eg[c].nodes.iter().any(|n| matches!(n, VNode::Undef(_)));
+    eg[id].nodes.iter().find_map(|n| match n {
+        VNode::Alu {
+            op: crate::ir::AluOp::BCsel,
+            children,
+            ..
+        } => match children.as_slice() {
+            [_, a, b] if is_undef(*b) && eg[*a].data.is_free() => Some(*a),
+            [_, a, b] if is_undef(*a) && eg[*b].data.is_free() => Some(*b),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+fn lower_once(p: &Pipeline, analysis: VAnalysis, mut pins: Pins) -> (Lowered, Vec<IoSlot>) {
+    let mut g = Graph {
+        egraph: VGraph::new(analysis),
+        original: vec![],
+    };
+    let mut prod = lower_producer(&p.producer, &mut g, &mut pins);
+    pin_tcs_patch_outputs(p, &mut prod, &g, &mut pins);
+    let read = consumer_pins(p, &prod, &g, &mut pins);
+    let mut cw = ConsumerWalk {
+        p,
+        g: &mut g,
+        prod: &prod,
+        pins: &pins,
+        terms: vec![None; p.consumer.values.len()],
+        loads: vec![],
+        region: BTreeSet::new(),
+    };
+    cw.run();
+    let (loads, region, terms) = (cw.loads, cw.region, cw.terms);
+    let mut missing = vec![];
+    p.consumer.for_each_inst(|i| {
+        let outside = i.result.is_some_and(|r| !region.contains(&r));
+        if let (true, Some((io, _, _))) = (outside, qualifier(&i.kind)) {
+            if pins.reason(io).is_none() && prod.stored.contains(&io) {
+                missing.push(io);
+            }
+        }
+    });
+    let mut root_map = BTreeMap::new();
+    for v in roots(&p.consumer, &region) {
+        if let Some(Some(id)) = terms.get(v.index()) {
+            root_map.insert(v, *id);
+        }
+    }
+    let mut outputs = BTreeMap::new();
+    for (io, t) in &prod.outputs {
+        if let (Some(t), None) = (t, pins.reason(*io)) {
+            outputs.insert(*io, *t);
+        }
+    }
+    let mut needed = BTreeSet::new();
+    for (io, slots) in &prod.ranges {
+        let used = |s: &Slot| {
+            let read_as = |slot: Slot| read.contains(&IoSlot { slot, ..*io });
+            // Two-sided lighting: a read front colour may come from the back colour.
+            let partner = match *s {
+                Slot::Bfc(n) => Some(Slot::Col(n)),
+                Slot::Col(n) => Some(Slot::Bfc(n)),
+                _ => None,
+            };
+            read_as(*s) || partner.is_some_and(read_as) || prod.read_back.contains(s)
+        };
+        if slots.iter().any(used) {
+            needed.insert(*io);
+        }
+    }
+    g.egraph.rebuild();
+    let lowered = Lowered {
+        egraph: g.egraph,
+        roots: root_map,
+        region,
+        loads,
+        outputs,
+        stored: prod.stored,
+        xfb: prod.xfb,
+        read,
+        needed,
+        pins,
+        original: g.original,
+        emits: prod.emits,
+    };
+    (lowered, missing)
+}

@@ -1,0 +1,16 @@
+//! The e-graph of a pair: language, analysis, lowering, the rule-file loader and
+//! bounded saturation.
+
+pub mod analysis;
+pub mod lang;
+pub mod lower;
+pub mod rules;
+pub mod saturate;
+pub(crate) mod sexp;
+
+pub use analysis::{VAnalysis, VData, VGraph};
+pub use lang::{Side, VNode, XferMode};
+pub use rules::{Cond, RuleDef, RuleSet};
+pub use saturate::{
+    Budgets, Scheduler, Stop, DEFAULT_ITER_LIMIT, DEFAULT_NODE_LIMIT, DEFAULT_TIME_LIMIT,
+};

@@ -1,0 +1,475 @@
+//! The rule-file language: `(rule NAME LHS RHS [(if COND...)] [bidirectional] [inexact])`
+//! parsed at run time into egg rewrites, with conditions from a fixed vocabulary
+//! implemented here. The default set is the shipped `rules/*.rules`, compiled in.
+//! See `rules/README.md` for the language and its contract.
+
+use std::str::FromStr;
+
+use egg::{Condition, ConditionalApplier, Id, Pattern, Rewrite, Subst, Var};
+
+use super::analysis::{VAnalysis, VGraph};
+use super::lang::VNode;
+use super::sexp::{parse_all, Sexp};
+use crate::error::{Diagnostic, Error};
+use crate::ir::{AluOp, SrcLoc};
+
+/// The shipped rule files, in load order: (file name, text).
+pub const DEFAULT_RULE_FILES: &[(&str, &str)] = &[
+    (
+        "rules/propagate.rules",
+        include_str!("../../rules/propagate.rules"),
+    ),
+    (
+        "rules/algebra.rules",
+        include_str!("../../rules/algebra.rules"),
+    ),
+    ("rules/dedup.rules", include_str!("../../rules/dedup.rules")),
+];
+
+/// One condition a match must satisfy before the rule applies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cond {
+    /// `(free ?x)`: both stages can compute `?x`.
+    Free(Var),
+    /// `(const ?x)`: `?x` is a known constant.
+    Const(Var),
+    /// `(convergent-p ?x)`: `?x` is the same for all vertices of a primitive in the producer.
+    ConvergentP(Var),
+    /// `(convergent-c ?x)`: `?x` is the same across a primitive in the consumer.
+    ConvergentC(Var),
+    /// `(same-bits ?a ?b)`: both have the same bit size.
+    SameBits(Var, Var),
+    /// `(interpolated ?m)`: `?m` is an interpolating xfer mode.
+    Interpolated(Var),
+    /// `(propagatable ?u)`: `?u` is free and its cheapest free expression costs no more
+    /// than the consumer stage's propagation limit.
+    Propagatable(Var),
+}
+
+impl Cond {
+    fn vars(&self) -> Vec<Var> {
+        match self {
+            Cond::SameBits(a, b) => vec![*a, *b],
+            Cond::Free(v)
+            | Cond::Const(v)
+            | Cond::ConvergentP(v)
+            | Cond::ConvergentC(v)
+            | Cond::Interpolated(v)
+            | Cond::Propagatable(v) => vec![*v],
+        }
+    }
+
+    fn holds(&self, g: &VGraph, subst: &Subst) -> bool {
+        let data = |v: &Var| subst.get(*v).map(|id| &g[*id].data);
+        match self {
+            Cond::Free(v) => data(v).is_some_and(|d| d.is_free()),
+            Cond::Const(v) => data(v).is_some_and(|d| d.konst.is_some()),
+            Cond::ConvergentP(v) => data(v).is_some_and(|d| d.convergent_p),
+            Cond::ConvergentC(v) => data(v).is_some_and(|d| d.convergent_c),
+            Cond::SameBits(a, b) => match (data(a), data(b)) {
+                (Some(x), Some(y)) => x.bits.is_some() && x.bits == y.bits,
+                _ => false,
+            },
+            Cond::Interpolated(v) => subst.get(*v).is_some_and(|id| is_interpolated(g, *id)),
+            Cond::Propagatable(v) => data(v).is_some_and(|d| {
+                let limit = g.analysis.propagation_limit.unwrap_or(u32::MAX);
+                d.is_free() && d.free_cost.is_some_and(|c| c <= limit)
+            }),
+        }
+    }
+}
+
+fn is_interpolated(g: &VGraph, id: Id) -> bool {
+    g[id]
+        .nodes
+        .iter()
+        .any(|n| matches!(n, VNode::Mode(m, _) if m.is_interpolated()))
+}
+
+/// All conditions of one rule, as an egg [`Condition`].
+#[derive(Clone, Debug)]
+pub struct Conds(pub Vec<Cond>);
+
+impl Condition<VNode, VAnalysis> for Conds {
+    fn check(&self, egraph: &mut VGraph, _eclass: Id, subst: &Subst) -> bool {
+        self.0.iter().all(|c| c.holds(egraph, subst))
+    }
+
+    fn vars(&self) -> Vec<Var> {
+        self.0.iter().flat_map(Cond::vars).collect()
+    }
+}
+
+/// One parsed rule.
+#[derive(Clone, Debug)]
+pub struct RuleDef {
+    /// Unique name.
+    pub name: String,
+    /// Left-hand side.
+    pub lhs: Pattern<VNode>,
+    /// Right-hand side.
+    pub rhs: Pattern<VNode>,
+    /// Conditions checked on the LHS match.
+    pub conds: Vec<Cond>,
+    /// Also apply right to left.
+    pub bidirectional: bool,
+    /// Changes float results in the last bits: never instantiated for `exact` ops.
+    pub inexact: bool,
+    /// The file the rule came from.
+    pub file: String,
+    /// Where the rule starts.
+    pub loc: SrcLoc,
+    /// The same rule over `exact` ops (non-inexact rules that mention ALU ops).
+    exact_variant: Option<(Pattern<VNode>, Pattern<VNode>)>,
+}
+
+/// An ordered set of rules with unique names.
+#[derive(Clone, Debug, Default)]
+pub struct RuleSet {
+    /// The rules, in load order.
+    pub rules: Vec<RuleDef>,
+}
+
+fn err(file: &str, loc: SrcLoc, msg: impl Into<String>) -> Error {
+    Error::Rules(Diagnostic::new(Some(file), Some(loc), msg))
+}
+
+/// Rewrites every ALU operator in head position to its `.exact` form.
+fn exactify(s: &Sexp) -> (Sexp, bool) {
+    match s {
+        Sexp::Atom(..) => (s.clone(), false),
+        Sexp::List(items, loc) => {
+            let mut changed = false;
+            let mut out = Vec::with_capacity(items.len());
+            for (i, it) in items.iter().enumerate() {
+                let head_alu = i == 0 && it.atom().is_some_and(|a| AluOp::from_str(a).is_ok());
+                if let (true, Some(a)) = (head_alu, it.atom()) {
+                    out.push(Sexp::Atom(format!("{a}.exact"), it.loc()));
+                    changed = true;
+                } else {
+                    let (e, c) = exactify(it);
+                    changed |= c;
+                    out.push(e);
+                }
+            }
+            (Sexp::List(out, *loc), changed)
+        }
+    }
+}
+
+fn pattern(file: &str, s: &Sexp) -> Result<Pattern<VNode>, Error> {
+    Pattern::from_str(&s.to_string())
+        .map_err(|e| err(file, s.loc(), format!("bad pattern `{s}`: {e}")))
+}
+
+fn var(file: &str, s: &Sexp) -> Result<Var, Error> {
+    let text = s.atom().filter(|a| a.starts_with('?'));
+    text.and_then(|t| Var::from_str(t).ok()).ok_or_else(|| {
+        err(
+            file,
+            s.loc(),
+            format!("expected a pattern variable, found `{s}`"),
+        )
+    })
+}
+
+fn cond(file: &str, s: &Sexp) -> Result<Cond, Error> {
+    let items = s
+        .list()
+        .filter(|l| !l.is_empty())
+        .ok_or_else(|| err(file, s.loc(), "a condition is a list `(NAME ?var...)`"))?;
+    let name = items[0].atom().unwrap_or("");
+    let args = &items[1..];
+    let want = |n: usize| -> Result<(), Error> {
+        if args.len() == n {
+            Ok(())
+        } else {
+            let msg = format!(
+                "condition `{name}` takes {n} variable(s), found {}",
+                args.len()
+            );
+            Err(err(file, s.loc(), msg))
+        }
+    };
+    let one = |f: fn(Var) -> Cond| -> Result<Cond, Error> {
+        want(1)?;
+        Ok(f(var(file, &args[0])?))
+    };
+    match name {
+        "free" => one(Cond::Free),
+        "const" => one(Cond::Const),
+        "convergent-p" => one(Cond::ConvergentP),
+        "convergent-c" => one(Cond::ConvergentC),
+        "interpolated" => one(Cond::Interpolated),
+        "propagatable" => one(Cond::Propagatable),
+        "same-bits" => {
+            want(2)?;
+            Ok(Cond::SameBits(var(file, &args[0])?, var(file, &args[1])?))
+        }
+        _ => Err(err(
+            file,
+            items[0].loc(),
+            format!(
+                "unknown condition `{name}`, expected one of: free, const, convergent-p, \
+                 convergent-c, same-bits, interpolated, propagatable"
+            ),
+        )),
+    }
+}
+
+fn check_bound(
+    file: &str,
+    loc: SrcLoc,
+    bound: &[Var],
+    used: &[Var],
+    what: &str,
+) -> Result<(), Error> {
+    match used.iter().find(|v| !bound.contains(v)) {
+        Some(v) => Err(err(
+            file,
+            loc,
+            format!("variable {v} in the {what} is not bound by the left-hand side"),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn parse_rule(file: &str, s: &Sexp) -> Result<RuleDef, Error> {
+    let items = s
+        .list()
+        .ok_or_else(|| err(file, s.loc(), format!("expected `(rule ...)`, found `{s}`")))?;
+    if items.first().and_then(Sexp::atom) != Some("rule") {
+        return Err(err(file, s.loc(), "expected `(rule NAME LHS RHS ...)`"));
+    }
+    if items.len() < 4 {
+        return Err(err(
+            file,
+            s.loc(),
+            "a rule needs a name, a left-hand side and a right-hand side",
+        ));
+    }
+    let name = items[1]
+        .atom()
+        .filter(|n| !n.starts_with('?'))
+        .ok_or_else(|| err(file, items[1].loc(), "the rule name must be a plain word"))?;
+    let (lhs_s, rhs_s) = (&items[2], &items[3]);
+    if lhs_s.atom().is_some_and(|a| a.starts_with('?')) {
+        return Err(err(
+            file,
+            lhs_s.loc(),
+            "the left-hand side must not be a bare variable",
+        ));
+    }
+    let lhs = pattern(file, lhs_s)?;
+    let rhs = pattern(file, rhs_s)?;
+    let mut conds = vec![];
+    let (mut bidirectional, mut inexact) = (false, false);
+    for extra in &items[4..] {
+        match (extra.atom(), extra.list()) {
+            (Some("bidirectional"), _) => bidirectional = true,
+            (Some("inexact"), _) => inexact = true,
+            (_, Some(l)) if l.first().and_then(Sexp::atom) == Some("if") => {
+                for c in &l[1..] {
+                    conds.push(cond(file, c)?);
+                }
+            }
+            _ => {
+                let msg = format!(
+                    "unexpected `{extra}`, expected `(if ...)`, `bidirectional` or `inexact`"
+                );
+                return Err(err(file, extra.loc(), msg));
+            }
+        }
+    }
+    let cond_vars: Vec<Var> = conds.iter().flat_map(Cond::vars).collect();
+    check_bound(
+        file,
+        rhs_s.loc(),
+        &lhs.vars(),
+        &rhs.vars(),
+        "right-hand side",
+    )?;
+    check_bound(file, s.loc(), &lhs.vars(), &cond_vars, "conditions")?;
+    if bidirectional {
+        check_bound(
+            file,
+            lhs_s.loc(),
+            &rhs.vars(),
+            &lhs.vars(),
+            "left-hand side of a bidirectional rule (read right to left)",
+        )?;
+        check_bound(
+            file,
+            s.loc(),
+            &rhs.vars(),
+            &cond_vars,
+            "conditions of a bidirectional rule",
+        )?;
+    }
+    let exact_variant = if inexact {
+        None
+    } else {
+        let ((l, lc), (r, rc)) = (exactify(lhs_s), exactify(rhs_s));
+        if lc || rc {
+            Some((pattern(file, &l)?, pattern(file, &r)?))
+        } else {
+            None
+        }
+    };
+    Ok(RuleDef {
+        name: name.to_string(),
+        lhs,
+        rhs,
+        conds,
+        bidirectional,
+        inexact,
+        file: file.to_string(),
+        loc: s.loc(),
+        exact_variant,
+    })
+}
+
+impl RuleSet {
+    /// The compiled-in default rules (`rules/*.rules`).
+    pub fn default_set() -> RuleSet {
+        let mut set = RuleSet::default();
+        for (file, text) in DEFAULT_RULE_FILES {
+            // The shipped files are checked by the test suite; a failure here would be
+            // a build defect, so fall back to the rules that did parse.
+            if let Err(e) = set.extend_from_text(file, text) {
+                debug_assert!(false, "{e}");
+            }
+        }
+        set
+    }
+
+    /// Parses a rule file.
+    pub fn parse(file: &str, text: &str) -> Result<RuleSet, Error> {
+        let mut set = RuleSet::default();
+        set.extend_from_text(file, text)?;
+        Ok(set)
+    }
+
+    /// Adds the rules of a file; a name already in the set is an error.
+    pub fn extend_from_text(&mut self, file: &str, text: &str) -> Result<(), Error> {
+        let items = parse_all(text).map_err(|(loc, m)| err(file, loc, m))?;
+        for item in &items {
+            let rule = parse_rule(file, item)?;
+            if let Some(prev) = self.rules.iter().find(|r| r.name == rule.name) {
+                let msg = format!(
+                    "duplicate rule name `{}` (first defined at {}:{})",
+                    rule.name, prev.file, prev.loc
+                );
+                return Err(err(file, rule.loc, msg));
+            }
+            self.rules.push(rule);
+        }
+        Ok(())
+    }
+
+    /// Adds every rule of `other`; duplicate names are an error.
+    pub fn extend(&mut self, other: RuleSet) -> Result<(), Error> {
+        for rule in other.rules {
+            if self.rules.iter().any(|r| r.name == rule.name) {
+                let msg = format!("duplicate rule name `{}`", rule.name);
+                return Err(err(&rule.file, rule.loc, msg));
+            }
+            self.rules.push(rule);
+        }
+        Ok(())
+    }
+
+    /// Names of all rules, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.rules.iter().map(|r| r.name.as_str()).collect()
+    }
+
+    /// The egg rewrites: each rule, its right-to-left form when bidirectional, and its
+    /// `.exact` instantiation when it is not `inexact`.
+    pub fn rewrites(&self) -> Result<Vec<Rewrite<VNode, VAnalysis>>, Error> {
+        let mut out = vec![];
+        for r in &self.rules {
+            let mut add = |name: String, l: &Pattern<VNode>, rhs: &Pattern<VNode>| {
+                let applier = ConditionalApplier {
+                    condition: Conds(r.conds.clone()),
+                    applier: rhs.clone(),
+                };
+                let rw =
+                    Rewrite::new(name, l.clone(), applier).map_err(|m| err(&r.file, r.loc, m))?;
+                out.push(rw);
+                Ok::<(), Error>(())
+            };
+            add(r.name.clone(), &r.lhs, &r.rhs)?;
+            if r.bidirectional {
+                add(format!("{}.rev", r.name), &r.rhs, &r.lhs)?;
+            }
+            if let Some((l, rhs)) = &r.exact_variant {
+                add(format!("{}.exact", r.name), l, rhs)?;
+                if r.bidirectional {
+                    add(format!("{}.exact.rev", r.name), rhs, l)?;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule_err(text: &str) -> String {
+        match RuleSet::parse("t.rules", text) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("accepted: {text}"),
+        }
+    }
+
+    #[test]
+    fn default_set_parses() {
+        let mut set = RuleSet::default();
+        for (f, t) in DEFAULT_RULE_FILES {
+            set.extend_from_text(f, t).unwrap();
+        }
+        assert!(set.names().contains(&"propagate-free"));
+        assert!(set.rewrites().is_ok());
+    }
+
+    #[test]
+    fn errors_have_positions() {
+        assert_eq!(
+            rule_err("; x\n(rule a (fadd ?x) ?x)"),
+            "t.rules:2:9: error: bad pattern `(fadd ?x)`: `fadd` takes 2 operand(s), found 1"
+        );
+        assert!(
+            rule_err("(rule a (fadd ?x ?y)\n  ?z)").starts_with("t.rules:2:3: error: variable ?z")
+        );
+        assert!(rule_err("(rule a (fneg ?x) ?x (if (shiny ?x)))")
+            .starts_with("t.rules:1:27: error: unknown condition `shiny`"));
+        assert!(rule_err("(rule a (fneg ?x) ?x (if (free ?y)))")
+            .starts_with("t.rules:1:1: error: variable ?y in the conditions"));
+        assert!(rule_err("(rule a (fneg ?x) ?x)\n(rule a (fabs ?x) ?x)")
+            .starts_with("t.rules:2:1: error: duplicate rule name `a`"));
+        assert!(rule_err("(rule a (fmul ?x 0f32) 0f32 bidirectional)")
+            .starts_with("t.rules:1:9: error: variable ?x in the left-hand side"));
+        assert!(rule_err("(rule a (fneg ?x)").starts_with("t.rules:1:1: error: unclosed"));
+        assert!(rule_err("(rule a (fneg ?x) ?x sideways)")
+            .starts_with("t.rules:1:22: error: unexpected"));
+    }
+
+    #[test]
+    fn exact_instantiation_and_inexact_marker() {
+        let set = RuleSet::parse(
+            "t.rules",
+            "(rule comm (fadd ?a ?b) (fadd ?b ?a))\n(rule z (fadd ?a 0f32) ?a inexact)",
+        )
+        .unwrap();
+        let names: Vec<String> = set
+            .rewrites()
+            .unwrap()
+            .iter()
+            .map(|r| r.name.to_string())
+            .collect();
+        assert_eq!(names, ["comm", "comm.exact", "z"]);
+    }
+}

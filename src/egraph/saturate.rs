@@ -1,0 +1,127 @@
+//! Bounded saturation: the budgets (named, documented constants overridable through
+//! `Options`), the scheduler choice, and the reason a run stopped.
+
+use std::fmt;
+use std::time::Duration;
+
+use egg::{BackoffScheduler, Rewrite, Runner, SimpleScheduler, StopReason};
+
+use super::analysis::{VAnalysis, VGraph};
+use super::lang::VNode;
+
+/// Default e-node budget: pairs of real shaders lower to a few hundred nodes; ten
+/// thousand leaves room for commutativity and code-motion laws without risking memory.
+pub const DEFAULT_NODE_LIMIT: usize = 10_000;
+/// Default iteration budget: the shipped laws reach a fixed point in well under ten.
+pub const DEFAULT_ITER_LIMIT: usize = 30;
+/// Default wall-clock budget for saturation.
+pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(5);
+
+/// How rules are scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduler {
+    /// egg's backoff scheduler: a rule that matches too often is banned for a while,
+    /// which keeps commutativity from crowding out the other rules.
+    Backoff,
+    /// Every rule on every match, every iteration.
+    Simple,
+}
+
+/// Saturation budgets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Budgets {
+    /// E-node limit.
+    pub nodes: usize,
+    /// Iteration limit.
+    pub iterations: usize,
+    /// Time limit.
+    pub time: Duration,
+    /// Scheduler.
+    pub scheduler: Scheduler,
+}
+
+impl Default for Budgets {
+    fn default() -> Budgets {
+        Budgets {
+            nodes: DEFAULT_NODE_LIMIT,
+            iterations: DEFAULT_ITER_LIMIT,
+            time: DEFAULT_TIME_LIMIT,
+            scheduler: Scheduler::Backoff,
+        }
+    }
+}
+
+/// Why saturation ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stop {
+    /// No rule had anything left to add: the e-graph is saturated.
+    Saturated,
+    /// The iteration budget ran out.
+    IterationLimit(usize),
+    /// The node budget ran out.
+    NodeLimit(usize),
+    /// The time budget ran out.
+    TimeLimit(Duration),
+    /// Something else (an egg hook).
+    Other(String),
+}
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stop::Saturated => f.write_str("saturated"),
+            Stop::IterationLimit(n) => write!(f, "iteration-limit ({n})"),
+            Stop::NodeLimit(n) => write!(f, "node-limit ({n})"),
+            Stop::TimeLimit(t) => write!(f, "time-limit ({:.3}s)", t.as_secs_f64()),
+            Stop::Other(s) => write!(f, "other ({s})"),
+        }
+    }
+}
+
+/// What a saturation run did.
+#[derive(Clone, Debug)]
+pub struct SaturationStats {
+    /// Why it stopped.
+    pub stop: Stop,
+    /// Iterations run.
+    pub iterations: usize,
+    /// E-nodes at the end.
+    pub nodes: usize,
+    /// E-classes at the end.
+    pub classes: usize,
+}
+
+/// Runs the rules on `egraph` within `budgets` and returns the saturated graph.
+pub fn saturate(
+    egraph: VGraph,
+    rules: &[Rewrite<VNode, VAnalysis>],
+    budgets: &Budgets,
+) -> (VGraph, SaturationStats) {
+    let runner: Runner<VNode, VAnalysis> = Runner::default()
+        .with_egraph(egraph)
+        .with_node_limit(budgets.nodes)
+        .with_iter_limit(budgets.iterations)
+        .with_time_limit(budgets.time);
+    let runner = match budgets.scheduler {
+        Scheduler::Backoff => runner.with_scheduler(BackoffScheduler::default()),
+        Scheduler::Simple => runner.with_scheduler(SimpleScheduler),
+    };
+    let runner = runner.run(rules);
+    let stop = match &runner.stop_reason {
+        Some(StopReason::Saturated) | None => Stop::Saturated,
+        // egg reports what it saw; the report names the budget that was exceeded.
+        Some(StopReason::IterationLimit(_)) => Stop::IterationLimit(budgets.iterations),
+        Some(StopReason::NodeLimit(_)) => Stop::NodeLimit(budgets.nodes),
+        Some(StopReason::TimeLimit(_)) => Stop::TimeLimit(budgets.time),
+        Some(StopReason::Other(s)) => Stop::Other(s.clone()),
+    };
+    let mut egraph = runner.egraph;
+    egraph.rebuild();
+    let stats = SaturationStats {
+        stop,
+        iterations: runner.iterations.len(),
+        nodes: egraph.total_number_of_nodes(),
+        classes: egraph.number_of_classes(),
+    };
+    (egraph, stats)
+}

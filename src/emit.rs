@@ -1,0 +1,555 @@
+//! Chosen terms back into IR. The consumer's region values are re-emitted at its start
+//! (all their leaves are available there) under their original value handles, so the
+//! untouched rest of the shader keeps using them; the producer's surviving varyings are
+//! stored at its end (before each static emit for a GS, at `invocation_id` for TCS
+//! per-vertex outputs). Side effects and control flow are left as they were; pinned,
+//! system-value and xfb stores stay (the latter two with `no_varying` where due).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use egg::Id;
+
+use crate::egraph::lower::{role, Lowered, Role};
+use crate::egraph::{VGraph, VNode, XferMode};
+use crate::error::Error;
+use crate::extract::{Ctx, Selection, VaryingKey, VaryingKind};
+use crate::ir::{
+    AluOp, BitSize, Block, Inst, InstKind, IoSlot, Pipeline, Shader, Stage, Stmt, SystemValue,
+    Value,
+};
+
+/// What emission needs besides the pipeline.
+pub struct EmitInput<'a> {
+    /// The lowered pair.
+    pub lowered: &'a Lowered,
+    /// The saturated e-graph.
+    pub egraph: &'a VGraph,
+    /// The extraction result.
+    pub selection: &'a Selection,
+    /// The slot of every surviving varying.
+    pub slots: &'a BTreeMap<VaryingKey, IoSlot>,
+}
+
+/// Builds instructions for chosen terms into one block of one shader.
+struct Builder<'a> {
+    input: &'a EmitInput<'a>,
+    shader: &'a mut Shader,
+    names: &'a mut BTreeSet<String>,
+    memo: BTreeMap<(Id, Ctx), Value>,
+    out: Block,
+    /// Producer values that may be used here (GS: defined before this emit).
+    available: Option<&'a BTreeSet<u32>>,
+    /// Index of the GS emit being stored, if any.
+    emit_index: Option<usize>,
+    invocation_id: Option<Value>,
+    /// Top-level producer loads that can stand for a leaf node instead of a new load.
+    leaves: BTreeMap<VNode, Value>,
+}
+
+/// Emission failures are internal inconsistencies; `optimize` answers them by keeping
+/// the input pair unchanged and saying so in the report.
+fn internal(msg: String) -> Error {
+    Error::Limit(format!("optimizer emission: {msg}"))
+}
+
+impl Builder<'_> {
+    fn fresh(&mut self, bits: BitSize) -> Value {
+        let mut n = self.shader.values.len();
+        let name = loop {
+            let candidate = format!("vy{n}");
+            if !self.names.contains(&candidate) {
+                break candidate;
+            }
+            n += 1;
+        };
+        self.names.insert(name.clone());
+        self.shader.add_value(name, bits)
+    }
+
+    fn push(&mut self, result: Option<Value>, kind: InstKind) {
+        self.out.push(Stmt::Inst(Inst {
+            result,
+            kind,
+            loc: None,
+        }));
+    }
+
+    fn bits_of(&self, id: Id) -> BitSize {
+        self.input.egraph[id].data.bits.unwrap_or(BitSize::B32)
+    }
+
+    /// Emits class `id` in `ctx`; the result is `target` when given.
+    fn emit(&mut self, id: Id, ctx: Ctx, target: Option<Value>) -> Result<Value, Error> {
+        let g = self.input.egraph;
+        let key = (g.find(id), ctx);
+        if let Some(v) = self.memo.get(&key).copied() {
+            if let Some(t) = target {
+                let kind = InstKind::Alu {
+                    op: AluOp::Mov,
+                    exact: false,
+                    srcs: vec![v],
+                };
+                self.push(Some(t), kind);
+                return Ok(t);
+            }
+            return Ok(v);
+        }
+        let node = self
+            .input
+            .selection
+            .choice
+            .get(&key)
+            .cloned()
+            .ok_or_else(|| internal(format!("no choice for class {}", key.0)))?;
+        let existing = self.leaves.get(&node).copied();
+        let reusable = existing.filter(|v| self.available.is_none_or(|a| a.contains(&v.0)));
+        let node = match reusable {
+            Some(v) => VNode::Opaque {
+                value: v.0,
+                bits: self.bits_of(key.0),
+            },
+            None => node,
+        };
+        if let VNode::Opaque { value, .. } = node {
+            if self.available.is_some_and(|a| !a.contains(&value)) {
+                return Err(internal(format!(
+                    "producer value {value} is not available at its store"
+                )));
+            }
+            let v = Value(value);
+            if let Some(t) = target {
+                self.push(
+                    Some(t),
+                    InstKind::Alu {
+                        op: AluOp::Mov,
+                        exact: false,
+                        srcs: vec![v],
+                    },
+                );
+                return Ok(t);
+            }
+            self.memo.insert(key, v);
+            return Ok(v);
+        }
+        if let (VNode::Emits(children), Some(i)) = (&node, self.emit_index) {
+            let child = *children
+                .get(i)
+                .ok_or_else(|| internal(format!("GS emit {i} has no value")))?;
+            return self.emit(child, ctx, target);
+        }
+        let kind = self.kind(&node, ctx)?;
+        let v = match target {
+            Some(t) => t,
+            None => self.fresh(self.bits_of(key.0)),
+        };
+        self.push(Some(v), kind);
+        self.memo.insert(key, v);
+        Ok(v)
+    }
+
+    fn kind(&mut self, node: &VNode, ctx: Ctx) -> Result<InstKind, Error> {
+        Ok(match node {
+            VNode::Const { value, .. } => InstKind::Const(*value),
+            VNode::Undef(_) => InstKind::Undef,
+            VNode::Alu {
+                op,
+                exact,
+                children,
+            } => {
+                let mut srcs = vec![];
+                for c in children {
+                    srcs.push(self.emit(*c, ctx, None)?);
+                }
+                InstKind::Alu {
+                    op: *op,
+                    exact: *exact,
+                    srcs,
+                }
+            }
+            VNode::Uniform(index) => InstKind::LoadUniform { index: *index },
+            VNode::Ubo { block, offset } => InstKind::LoadUbo {
+                block: *block,
+                offset: self.emit(offset[0], ctx, None)?,
+            },
+            VNode::Input(slot) => InstKind::LoadInput {
+                slot: *slot,
+                indirect: None,
+            },
+            VNode::SysVal(_, sv) => InstKind::LoadSystemValue(*sv),
+            VNode::Xfer([m, v]) => self.load(*m, *v)?,
+            other => return Err(internal(format!("cannot emit `{other}` in {ctx:?}"))),
+        })
+    }
+
+    fn load(&mut self, mode: Id, value: Id) -> Result<InstKind, Error> {
+        let g = self.input.egraph;
+        let node = VNode::Xfer([mode, value]);
+        let key = crate::extract::dag::varying_key(g, &node)
+            .ok_or_else(|| internal("xfer without a mode".into()))?;
+        let slot = *self
+            .input
+            .slots
+            .get(&key)
+            .ok_or_else(|| internal("varying without a slot".into()))?;
+        let mode_node = g[mode]
+            .nodes
+            .iter()
+            .find(|n| matches!(n, VNode::Mode(..)))
+            .cloned()
+            .ok_or_else(|| internal("mode class without a mode".into()))?;
+        let VNode::Mode(m, children) = mode_node else {
+            return Err(internal("mode class without a mode".into()));
+        };
+        let mut operands = vec![];
+        for c in &children {
+            operands.push(self.emit(*c, Ctx::C, None)?);
+        }
+        Ok(match m {
+            XferMode::Flat | XferMode::Patch => InstKind::LoadInput {
+                slot,
+                indirect: None,
+            },
+            XferMode::Interp(mode) => InstKind::LoadInterpolatedInput {
+                slot,
+                mode,
+                operands,
+                indirect: None,
+            },
+            XferMode::Vertex => InstKind::LoadPerVertexInput {
+                slot,
+                vertex: *operands
+                    .first()
+                    .ok_or_else(|| internal("vertex mode without an index".into()))?,
+                indirect: None,
+            },
+        })
+    }
+}
+
+fn names(shader: &Shader) -> BTreeSet<String> {
+    shader.values.iter().map(|v| v.name.clone()).collect()
+}
+
+fn strip_region(block: &mut Block, region: &BTreeSet<Value>) {
+    block.retain_mut(|stmt| match stmt {
+        Stmt::Inst(i) => !i.result.is_some_and(|r| region.contains(&r)),
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => {
+            strip_region(then_body, region);
+            strip_region(else_body, region);
+            true
+        }
+        Stmt::Loop { body, .. } => {
+            strip_region(body, region);
+            true
+        }
+        _ => true,
+    });
+}
+
+/// Rewrites the consumer: region values re-emitted at the start, the rest untouched.
+pub fn emit_consumer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Error> {
+    let mut shader = p.consumer.clone();
+    let mut names = names(&shader);
+    let mut b = Builder {
+        input,
+        shader: &mut shader,
+        names: &mut names,
+        memo: BTreeMap::new(),
+        out: vec![],
+        available: None,
+        emit_index: None,
+        invocation_id: None,
+        leaves: BTreeMap::new(),
+    };
+    for (v, id) in &input.lowered.roots {
+        b.emit(*id, Ctx::C, Some(*v))?;
+    }
+    let mut body = std::mem::take(&mut b.out);
+    strip_region(&mut shader.body, &input.lowered.region);
+    body.append(&mut shader.body);
+    shader.body = body;
+    Ok(shader)
+}
+
+/// What happens to an original producer store: `None` drops it, `Some(nv)` keeps it
+/// and sets `no_varying` when `nv`.
+fn keep_store(l: &Lowered, consumer: Stage, io: IoSlot, xfb: bool) -> Option<bool> {
+    if matches!(
+        role(io.slot, consumer),
+        Role::SysVal | Role::TessLevel | Role::NotVarying
+    ) {
+        return Some(!l.read.contains(&io));
+    }
+    if l.pins.reason(io).is_some() && l.needed.contains(&io) {
+        return Some(false);
+    }
+    xfb.then_some(true)
+}
+
+/// Keeps the stores that must stay (setting `no_varying`), drops the rest.
+fn filter_stores(block: &mut Block, l: &Lowered, consumer: Stage) {
+    block.retain_mut(|stmt| match stmt {
+        Stmt::Inst(Inst {
+            kind:
+                InstKind::StoreOutput {
+                    slot,
+                    xfb,
+                    no_varying,
+                    ..
+                },
+            ..
+        }) => match keep_store(l, consumer, *slot, xfb.is_some()) {
+            Some(nv) => {
+                *no_varying |= nv;
+                true
+            }
+            None => false,
+        },
+        Stmt::Inst(Inst {
+            kind: InstKind::StorePerVertexOutput { slot, .. },
+            ..
+        }) => keep_store(l, consumer, *slot, false).is_some(),
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => {
+            filter_stores(then_body, l, consumer);
+            filter_stores(else_body, l, consumer);
+            true
+        }
+        Stmt::Loop { body, .. } => {
+            filter_stores(body, l, consumer);
+            true
+        }
+        _ => true,
+    });
+}
+
+impl Builder<'_> {
+    fn store_all(&mut self, stage: Stage) -> Result<(), Error> {
+        for (key, slot) in self.input.slots {
+            let v = self.emit(key.value, Ctx::P, None)?;
+            let kind = if stage == Stage::TessCtrl && key.kind == VaryingKind::PerVertex {
+                let vertex = match self.invocation_id {
+                    Some(i) => i,
+                    None => {
+                        let i = self.fresh(BitSize::B32);
+                        self.push(
+                            Some(i),
+                            InstKind::LoadSystemValue(SystemValue::InvocationId),
+                        );
+                        self.invocation_id = Some(i);
+                        i
+                    }
+                };
+                InstKind::StorePerVertexOutput {
+                    slot: *slot,
+                    value: v,
+                    vertex,
+                    indirect: None,
+                }
+            } else {
+                InstKind::StoreOutput {
+                    slot: *slot,
+                    value: v,
+                    indirect: None,
+                    xfb: None,
+                    no_varying: false,
+                }
+            };
+            self.push(None, kind);
+        }
+        Ok(())
+    }
+}
+
+/// Rewrites the producer: original varying stores dropped, the surviving varyings
+/// stored at the end (before each emit for a GS).
+pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Error> {
+    let mut shader = p.producer.clone();
+    let consumer = p.consumer.stage();
+    filter_stores(&mut shader.body, input.lowered, consumer);
+    let stage = shader.stage();
+    let mut names = names(&shader);
+    let leaves = top_level_leaves(&shader);
+    let body = std::mem::take(&mut shader.body);
+    let mut out = vec![];
+    if stage == Stage::Geometry {
+        let mut defined = BTreeSet::new();
+        let mut emit_index = 0;
+        for stmt in body {
+            if let Stmt::Inst(Inst {
+                kind: InstKind::EmitVertex,
+                ..
+            }) = &stmt
+            {
+                let mut b = builder(
+                    input,
+                    &mut shader,
+                    &mut names,
+                    Some(&defined),
+                    Some(emit_index),
+                );
+                b.store_all(stage)?;
+                out.append(&mut b.out);
+                emit_index += 1;
+            }
+            top_level_defs(&stmt, &mut defined);
+            out.push(stmt);
+        }
+    } else {
+        out = body;
+        let mut b = builder(input, &mut shader, &mut names, None, None);
+        b.leaves = leaves;
+        b.store_all(stage)?;
+        out.append(&mut b.out);
+    }
+    shader.body = out;
+    Ok(shader)
+}
+
+fn builder<'a>(
+    input: &'a EmitInput<'a>,
+    shader: &'a mut Shader,
+    names: &'a mut BTreeSet<String>,
+    available: Option<&'a BTreeSet<u32>>,
+    emit_index: Option<usize>,
+) -> Builder<'a> {
+    Builder {
+        input,
+        shader,
+        names,
+        memo: BTreeMap::new(),
+        out: vec![],
+        available,
+        emit_index,
+        invocation_id: None,
+        leaves: BTreeMap::new(),
+    }
+}
+
+/// Loads at the producer's top level, by the leaf node they compute, so stores at the
+/// end reuse them rather than loading again.
+fn top_level_leaves(shader: &Shader) -> BTreeMap<VNode, Value> {
+    let mut out = BTreeMap::new();
+    for stmt in &shader.body {
+        let Stmt::Inst(Inst {
+            result: Some(r),
+            kind,
+            ..
+        }) = stmt
+        else {
+            continue;
+        };
+        let leaf = match kind {
+            InstKind::LoadInput {
+                slot,
+                indirect: None,
+            } => VNode::Input(*slot),
+            InstKind::LoadSystemValue(sv) => VNode::SysVal(crate::egraph::Side::Producer, *sv),
+            InstKind::LoadUniform { index } => VNode::Uniform(*index),
+            _ => continue,
+        };
+        out.entry(leaf).or_insert(*r);
+    }
+    out
+}
+
+fn top_level_defs(stmt: &Stmt, out: &mut BTreeSet<u32>) {
+    match stmt {
+        Stmt::Inst(i) => out.extend(i.result.map(|r| r.0)),
+        Stmt::If { phis, .. } => out.extend(phis.iter().map(|p| p.dst.0)),
+        Stmt::Loop { phis, .. } => out.extend(phis.iter().map(|p| p.dst.0)),
+        _ => {}
+    }
+}
+
+/// Removes pure instructions whose results nothing uses, to a fixed point.
+pub fn remove_dead_code(shader: &mut Shader) {
+    loop {
+        let mut used = BTreeSet::new();
+        collect_uses(&shader.body, &mut used);
+        let before = shader.inst_count();
+        drop_unused(&mut shader.body, &used);
+        if shader.inst_count() == before {
+            return;
+        }
+    }
+}
+
+fn collect_uses(block: &Block, used: &mut BTreeSet<Value>) {
+    for stmt in block {
+        match stmt {
+            Stmt::Inst(i) => used.extend(i.kind.operands()),
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+                phis,
+                ..
+            } => {
+                used.insert(*cond);
+                used.extend(phis.iter().flat_map(|p| [p.then_val, p.else_val]));
+                collect_uses(then_body, used);
+                collect_uses(else_body, used);
+            }
+            Stmt::Loop { phis, body, .. } => {
+                used.extend(phis.iter().map(|p| p.init));
+                collect_uses(body, used);
+            }
+            Stmt::Continue { args, .. } => used.extend(args.iter().copied()),
+            Stmt::Break { .. } => {}
+        }
+    }
+}
+
+fn removable(kind: &InstKind) -> bool {
+    matches!(
+        kind,
+        InstKind::Const(_)
+            | InstKind::Undef
+            | InstKind::Alu { .. }
+            | InstKind::LoadUniform { .. }
+            | InstKind::LoadUbo { .. }
+            | InstKind::LoadInput { .. }
+            | InstKind::LoadInterpolatedInput { .. }
+            | InstKind::LoadPerVertexInput { .. }
+            | InstKind::LoadSystemValue(_)
+    )
+}
+
+fn drop_unused(block: &mut Block, used: &BTreeSet<Value>) {
+    block.retain_mut(|stmt| match stmt {
+        Stmt::Inst(i) => !(removable(&i.kind) && i.result.is_some_and(|r| !used.contains(&r))),
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => {
+            drop_unused(then_body, used);
+            drop_unused(else_body, used);
+            true
+        }
+        Stmt::Loop { body, .. } => {
+            drop_unused(body, used);
+            true
+        }
+        _ => true,
+    });
+}
+
+/// The producer-side store kinds, for callers that count varyings.
+pub fn is_store(kind: &InstKind) -> Option<(IoSlot, bool)> {
+    match kind {
+        InstKind::StoreOutput {
+            slot, no_varying, ..
+        } => Some((*slot, *no_varying)),
+        InstKind::StorePerVertexOutput { slot, .. } => Some((*slot, false)),
+        _ => None,
+    }
+}

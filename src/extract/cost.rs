@@ -1,0 +1,361 @@
+//! The cost model as data: a `Cost` newtype with saturating arithmetic, the named AMD
+//! profiles of design §4 and a loader for profile files (documented in
+//! `docs/cost-profiles.md`).
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Mul};
+
+use crate::egraph::sexp::{parse_all, Sexp};
+use crate::error::{Diagnostic, Error};
+use crate::ir::{AluOp, Primitive, SrcLoc, Stage, StageInfo};
+
+/// A cost; arithmetic saturates so that "infinite" stays infinite.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Cost(pub u64);
+
+impl Cost {
+    /// The largest cost, used for "impossible".
+    pub const INFINITE: Cost = Cost(u64::MAX);
+}
+
+impl Add for Cost {
+    type Output = Cost;
+    fn add(self, o: Cost) -> Cost {
+        Cost(self.0.saturating_add(o.0))
+    }
+}
+
+impl AddAssign for Cost {
+    fn add_assign(&mut self, o: Cost) {
+        *self = *self + o;
+    }
+}
+
+impl Mul<u64> for Cost {
+    type Output = Cost;
+    fn mul(self, k: u64) -> Cost {
+        Cost(self.0.saturating_mul(k))
+    }
+}
+
+impl fmt::Display for Cost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Weights of one target, all user-settable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CostModel {
+    /// Profile name.
+    pub name: String,
+    /// One vec4 slot into the FS.
+    pub fs_slot: u64,
+    /// One interpolated component read by the FS.
+    pub interp_component: u64,
+    /// One flat component read by the FS.
+    pub flat_component: u64,
+    /// Each distinct barycentric set beyond the first.
+    pub extra_barycentric: u64,
+    /// One slot between TCS/TES/GS stages, per vertex.
+    pub stage_slot_per_vertex: u64,
+    /// Stage weight (amplification) of the producer.
+    pub weight_producer: u64,
+    /// Stage weight of a consumer FS.
+    pub weight_fs: u64,
+    /// Stage weight of a consumer GS.
+    pub weight_gs: u64,
+    /// Stage weight of a consumer TES.
+    pub weight_tes: u64,
+    /// Stage weight of a consumer TCS.
+    pub weight_tcs: u64,
+    /// Propagation limit into an FS.
+    pub limit_fs: Option<u32>,
+    /// Propagation limit into a TES.
+    pub limit_tes: Option<u32>,
+    /// Propagation limit into a GS whose input is triangles (or points).
+    pub limit_gs_triangles: Option<u32>,
+    /// Propagation limit into a GS whose input is lines.
+    pub limit_gs_lines: Option<u32>,
+    /// Propagation limit into a TCS.
+    pub limit_tcs: Option<u32>,
+}
+
+/// The names of the built-in profiles.
+pub const PROFILE_NAMES: &[&str] = &["amd-gfx10", "amd-gfx11"];
+
+impl Default for CostModel {
+    fn default() -> CostModel {
+        CostModel::amd_gfx10()
+    }
+}
+
+impl CostModel {
+    /// GFX6–10.3: v_interp_p1+p2 per interpolated component, v_interp_mov per flat one.
+    pub fn amd_gfx10() -> CostModel {
+        CostModel {
+            name: "amd-gfx10".into(),
+            fs_slot: 8,
+            interp_component: 2,
+            flat_component: 1,
+            extra_barycentric: 2,
+            stage_slot_per_vertex: 4,
+            weight_producer: 1,
+            weight_fs: 4,
+            weight_gs: 2,
+            weight_tes: 1,
+            weight_tcs: 1,
+            limit_fs: Some(12),
+            limit_tes: Some(12),
+            limit_gs_triangles: Some(14),
+            limit_gs_lines: Some(20),
+            limit_tcs: None,
+        }
+    }
+
+    /// GFX11: lds_param_load plus two interps per interpolated component, two for flat.
+    pub fn amd_gfx11() -> CostModel {
+        CostModel {
+            name: "amd-gfx11".into(),
+            interp_component: 3,
+            flat_component: 2,
+            ..CostModel::amd_gfx10()
+        }
+    }
+
+    /// A built-in profile by name.
+    pub fn named(name: &str) -> Option<CostModel> {
+        match name {
+            "amd-gfx10" => Some(CostModel::amd_gfx10()),
+            "amd-gfx11" => Some(CostModel::amd_gfx11()),
+            _ => None,
+        }
+    }
+
+    /// The amplification weight of code running in the consumer stage.
+    pub fn consumer_weight(&self, consumer: Stage) -> u64 {
+        match consumer {
+            Stage::Fragment => self.weight_fs,
+            Stage::Geometry => self.weight_gs,
+            Stage::TessEval => self.weight_tes,
+            Stage::TessCtrl => self.weight_tcs,
+            Stage::Vertex => self.weight_producer,
+        }
+    }
+
+    /// How much free work may move into the consumer (`None`: unlimited).
+    pub fn propagation_limit(&self, consumer: &StageInfo) -> Option<u32> {
+        match consumer {
+            StageInfo::Fragment { .. } => self.limit_fs,
+            StageInfo::TessEval { .. } => self.limit_tes,
+            StageInfo::TessCtrl { .. } => self.limit_tcs,
+            StageInfo::Geometry { input, .. } => match input {
+                Primitive::Lines | Primitive::LineStrip | Primitive::LinesAdjacency => {
+                    self.limit_gs_lines
+                }
+                _ => self.limit_gs_triangles,
+            },
+            StageInfo::Vertex { .. } => None,
+        }
+    }
+
+    /// Cost of one ALU op computed in a stage of the given weight: Mesa's default
+    /// instruction cost times the weight.
+    pub fn alu(&self, op: AluOp, weight: u64) -> Cost {
+        Cost(op.default_cost() as u64) * weight
+    }
+
+    /// Parses a profile file (see `docs/cost-profiles.md`).
+    pub fn parse(file: &str, text: &str) -> Result<CostModel, Error> {
+        let items = parse_all(text).map_err(|(l, m)| perr(file, l, m))?;
+        let top = match items.as_slice() {
+            [one] => one,
+            [] => return Err(perr(file, SrcLoc { line: 1, col: 1 }, "empty profile file")),
+            [_, second, ..] => {
+                return Err(perr(
+                    file,
+                    second.loc(),
+                    "a profile file holds one `(profile ...)`",
+                ))
+            }
+        };
+        let list = top
+            .list()
+            .filter(|l| l.first().and_then(Sexp::atom) == Some("profile"))
+            .ok_or_else(|| perr(file, top.loc(), "expected `(profile NAME ...)`"))?;
+        let name = list
+            .get(1)
+            .and_then(Sexp::atom)
+            .ok_or_else(|| perr(file, top.loc(), "the profile needs a name"))?;
+        let mut model = CostModel::amd_gfx10();
+        model.name = name.to_string();
+        for entry in list.iter().skip(2) {
+            model.apply(file, entry)?;
+        }
+        Ok(model)
+    }
+
+    fn apply(&mut self, file: &str, entry: &Sexp) -> Result<(), Error> {
+        let items = entry.list().ok_or_else(|| {
+            perr(
+                file,
+                entry.loc(),
+                format!("expected `(KEY VALUE)`, found `{entry}`"),
+            )
+        })?;
+        let key = items.first().and_then(Sexp::atom).unwrap_or("");
+        let arg = |i: usize| -> Result<&Sexp, Error> {
+            items
+                .get(i)
+                .ok_or_else(|| perr(file, entry.loc(), format!("`{key}` is missing a value")))
+        };
+        if items.len() > 3 || (items.len() == 3 && !matches!(key, "weight" | "limit" | "base")) {
+            return Err(perr(
+                file,
+                entry.loc(),
+                format!("too many values for `{key}`"),
+            ));
+        }
+        match key {
+            "base" => {
+                let b = arg(1)?;
+                let base = b.atom().and_then(CostModel::named).ok_or_else(|| {
+                    perr(
+                        file,
+                        b.loc(),
+                        format!(
+                            "unknown base profile `{b}`, expected one of: {}",
+                            PROFILE_NAMES.join(", ")
+                        ),
+                    )
+                })?;
+                *self = CostModel {
+                    name: self.name.clone(),
+                    ..base
+                };
+            }
+            "fs-slot" => self.fs_slot = number(file, arg(1)?)?,
+            "interp-component" => self.interp_component = number(file, arg(1)?)?,
+            "flat-component" => self.flat_component = number(file, arg(1)?)?,
+            "extra-barycentric" => self.extra_barycentric = number(file, arg(1)?)?,
+            "stage-slot-per-vertex" => self.stage_slot_per_vertex = number(file, arg(1)?)?,
+            "weight" => {
+                let (stage, value) = (arg(1)?, number(file, arg(2)?)?);
+                let slot = match stage.atom() {
+                    Some("producer") => &mut self.weight_producer,
+                    Some("fs") => &mut self.weight_fs,
+                    Some("gs") => &mut self.weight_gs,
+                    Some("tes") => &mut self.weight_tes,
+                    Some("tcs") => &mut self.weight_tcs,
+                    _ => {
+                        return Err(perr(
+                            file,
+                            stage.loc(),
+                            format!(
+                                "unknown stage `{stage}`, expected producer, fs, gs, tes or tcs"
+                            ),
+                        ))
+                    }
+                };
+                *slot = value;
+            }
+            "limit" => {
+                let (stage, v) = (arg(1)?, arg(2)?);
+                let value = if v.atom() == Some("unlimited") {
+                    None
+                } else {
+                    Some(
+                        u32::try_from(number(file, v)?)
+                            .map_err(|_| perr(file, v.loc(), "limit too large"))?,
+                    )
+                };
+                let slot = match stage.atom() {
+                    Some("fs") => &mut self.limit_fs,
+                    Some("tes") => &mut self.limit_tes,
+                    Some("tcs") => &mut self.limit_tcs,
+                    Some("gs-triangles") => &mut self.limit_gs_triangles,
+                    Some("gs-lines") => &mut self.limit_gs_lines,
+                    _ => return Err(perr(file, stage.loc(), format!("unknown limit `{stage}`, expected fs, tes, tcs, gs-triangles or gs-lines"))),
+                };
+                *slot = value;
+            }
+            _ => {
+                let at = items.first().map(Sexp::loc).unwrap_or(entry.loc());
+                return Err(perr(file, at, format!("unknown profile key `{key}`")));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn number(file: &str, s: &Sexp) -> Result<u64, Error> {
+    s.atom().and_then(|a| a.parse::<u64>().ok()).ok_or_else(|| {
+        perr(
+            file,
+            s.loc(),
+            format!("expected a non-negative integer, found `{s}`"),
+        )
+    })
+}
+
+fn perr(file: &str, loc: SrcLoc, msg: impl Into<String>) -> Error {
+    Error::Profile(Diagnostic::new(Some(file), Some(loc), msg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_profiles_follow_the_design_table() {
+        let g10 = CostModel::named("amd-gfx10").unwrap();
+        assert_eq!(
+            (g10.fs_slot, g10.interp_component, g10.flat_component),
+            (8, 2, 1)
+        );
+        let g11 = CostModel::named("amd-gfx11").unwrap();
+        assert_eq!((g11.interp_component, g11.flat_component), (3, 2));
+        assert_eq!(g10.alu(AluOp::FPow, g10.weight_fs), Cost(36));
+        assert_eq!(g10.alu(AluOp::FNeg, 4), Cost(0));
+        let gs_lines = StageInfo::Geometry {
+            input: Primitive::Lines,
+            output: Primitive::LineStrip,
+            max_vertices: 2,
+            invocations: 1,
+        };
+        assert_eq!(g10.propagation_limit(&gs_lines), Some(20));
+        assert_eq!(
+            g10.propagation_limit(&StageInfo::default_for(Stage::Geometry)),
+            Some(14)
+        );
+        assert_eq!(
+            g10.propagation_limit(&StageInfo::default_for(Stage::TessCtrl)),
+            None
+        );
+    }
+
+    #[test]
+    fn profile_files_parse() {
+        let text = "; mine\n(profile test (base amd-gfx11) (fs-slot 10) (weight fs 3) (limit tcs 7) (limit fs unlimited))";
+        let m = CostModel::parse("p.cost", text).unwrap();
+        assert_eq!(m.name, "test");
+        assert_eq!((m.fs_slot, m.interp_component, m.weight_fs), (10, 3, 3));
+        assert_eq!((m.limit_tcs, m.limit_fs), (Some(7), None));
+    }
+
+    #[test]
+    fn bad_profiles_have_positions() {
+        let e = |t: &str| CostModel::parse("p.cost", t).unwrap_err().to_string();
+        assert_eq!(
+            e("(profile x\n  (fs-slot many))"),
+            "p.cost:2:12: error: expected a non-negative integer, found `many`"
+        );
+        assert!(e("(profile x (colour 3))").starts_with("p.cost:1:13: error: unknown profile key"));
+        assert!(e("(profile x (weight vs 3))").starts_with("p.cost:1:20: error: unknown stage"));
+        assert!(e("(profile x (base amd-gfx99))").starts_with("p.cost:1:18: error: unknown base"));
+        assert!(e("(profile x) (profile y)")
+            .starts_with("p.cost:1:13: error: a profile file holds one"));
+        assert!(e("(profile x (fs-slot 1 2))").starts_with("p.cost:1:12: error: too many values"));
+        assert!(e("").starts_with("p.cost:1:1: error: empty"));
+    }
+}

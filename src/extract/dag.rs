@@ -1,0 +1,525 @@
+//! DAG extraction: one node per (e-class, stage) so that a subterm shared by several
+//! roots is paid once, each node charged to the stage that computes it, and varyings
+//! charged by estimated packed vec4 slots. A bottom-up fixed point gives a first
+//! choice; local search then flips single choices and keeps a flip when the whole-DAG
+//! cost drops. Seeded with the as-written solution, the result is never costlier than
+//! the input under the model.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use egg::{Id, Language};
+
+use super::cost::{Cost, CostModel};
+use crate::egraph::{VGraph, VNode, XferMode};
+use crate::ir::{BitSize, Stage, StageInfo};
+
+/// Where a chosen node runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Ctx {
+    /// In the producer.
+    P,
+    /// In the consumer.
+    C,
+}
+
+/// How a varying is received; with the producer class it identifies one varying.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VaryingKind {
+    /// FS flat input.
+    Flat,
+    /// FS interpolated input with this qualifier.
+    Interp(crate::ir::InterpMode),
+    /// Per-vertex input of a TCS/TES/GS.
+    PerVertex,
+    /// Per-patch input of a TES.
+    Patch,
+}
+
+/// One varying a selection needs: how it is read and the producer class it carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VaryingKey {
+    /// How it is read.
+    pub kind: VaryingKind,
+    /// The producer value (canonical class).
+    pub value: Id,
+    /// Its size.
+    pub bits: BitSize,
+}
+
+/// A choice of node per (class, stage).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Selection {
+    /// The chosen (canonical) node of each class in each stage.
+    pub choice: BTreeMap<(Id, Ctx), VNode>,
+}
+
+/// The whole-DAG cost of a selection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DagCost {
+    /// Total cost (`Cost::INFINITE` for a cyclic selection).
+    pub total: Cost,
+    /// ALU cost charged to the producer.
+    pub producer_alu: Cost,
+    /// ALU cost charged to the consumer.
+    pub consumer_alu: Cost,
+    /// The varyings the selection reads, sorted.
+    pub varyings: Vec<VaryingKey>,
+    /// Estimated packed vec4 slots.
+    pub slots: u64,
+}
+
+/// The inputs of one extraction.
+pub struct Problem<'a> {
+    /// The saturated e-graph.
+    pub egraph: &'a VGraph,
+    /// Consumer roots (canonical classes).
+    pub roots: Vec<Id>,
+    /// The cost model.
+    pub model: &'a CostModel,
+    /// The consumer's stage parameters.
+    pub consumer: &'a StageInfo,
+    /// The as-written solution (upper bound), if known.
+    pub seed: Option<Selection>,
+}
+
+/// An extraction strategy (issue 5 adds exact and global-search ones).
+pub trait Extractor {
+    /// Picks a node per needed (class, stage).
+    fn extract(&self, problem: &Problem<'_>) -> Selection;
+}
+
+/// Greedy bottom-up choice improved by whole-DAG local search.
+#[derive(Clone, Copy, Debug)]
+pub struct DagExtractor {
+    /// Maximum number of whole-DAG evaluations in the local search.
+    pub max_evaluations: usize,
+}
+
+impl Default for DagExtractor {
+    fn default() -> DagExtractor {
+        DagExtractor {
+            max_evaluations: 20_000,
+        }
+    }
+}
+
+/// The stage each child of `node` is computed in when `node` runs in `ctx`.
+pub fn child_ctx(node: &VNode, ctx: Ctx, index: usize) -> Ctx {
+    match node {
+        VNode::Xfer(_) if index == 1 => Ctx::P,
+        _ => ctx,
+    }
+}
+
+/// Whether `node` of class `class` can run in `ctx` (its children then must be
+/// computable there too). An `xfer` in a class that also holds a free value is not a
+/// choice: propagation within the stage's limit is mandatory, as in Mesa, and the limit
+/// (checked when the propagation rule fired) is what governs it.
+pub fn valid(g: &VGraph, class: Id, node: &VNode, ctx: Ctx) -> bool {
+    let kind_ok = match node {
+        VNode::Xfer(_) => ctx == Ctx::C && !g[class].data.is_free(),
+        VNode::Mode(..) => ctx == Ctx::C,
+        VNode::SysVal(side, _) => (*side == crate::egraph::Side::Producer) == (ctx == Ctx::P),
+        VNode::Input(_) | VNode::Opaque { .. } | VNode::Emits(_) => ctx == Ctx::P,
+        _ => true,
+    };
+    kind_ok
+        && node.children().iter().enumerate().all(|(i, c)| {
+            let d = &g[*c].data;
+            match child_ctx(node, ctx, i) {
+                Ctx::P => d.in_producer,
+                Ctx::C => d.in_consumer,
+            }
+        })
+}
+
+fn weight(model: &CostModel, consumer: Stage, ctx: Ctx) -> u64 {
+    match ctx {
+        Ctx::P => model.weight_producer,
+        Ctx::C => model.consumer_weight(consumer),
+    }
+}
+
+fn alu_cost(model: &CostModel, consumer: Stage, node: &VNode, ctx: Ctx) -> Cost {
+    let w = weight(model, consumer, ctx);
+    match node {
+        VNode::Alu { op, .. } => model.alu(*op, w),
+        VNode::Ubo { .. } => Cost(w),
+        _ => Cost(0),
+    }
+}
+
+/// Input vertices per consumer invocation (what a per-vertex slot is paid for).
+fn vertices(consumer: &StageInfo) -> u64 {
+    match consumer {
+        StageInfo::TessCtrl { input_vertices, .. } | StageInfo::TessEval { input_vertices, .. } => {
+            *input_vertices as u64
+        }
+        StageInfo::Geometry { input, .. } => input.vertex_count() as u64,
+        _ => 1,
+    }
+}
+
+/// The varying a chosen `xfer` node reads.
+pub fn varying_key(g: &VGraph, node: &VNode) -> Option<VaryingKey> {
+    let VNode::Xfer([m, v]) = node else {
+        return None;
+    };
+    let mode = g[*m].nodes.iter().find_map(|n| match n {
+        VNode::Mode(mode, _) => Some(*mode),
+        _ => None,
+    })?;
+    let kind = match mode {
+        XferMode::Flat => VaryingKind::Flat,
+        XferMode::Interp(i) => VaryingKind::Interp(i),
+        XferMode::Vertex => VaryingKind::PerVertex,
+        XferMode::Patch => VaryingKind::Patch,
+    };
+    Some(VaryingKey {
+        kind,
+        value: g.find(*v),
+        bits: g[*v].data.bits.unwrap_or(BitSize::B32),
+    })
+}
+
+fn units(bits: BitSize) -> u64 {
+    if bits == BitSize::B16 {
+        1
+    } else {
+        2
+    }
+}
+
+/// Estimated packed vec4 slots and their cost: flat and interpolated components never
+/// share a vec4, nor do fp16 and fp32 interpolated ones; different qualifiers may
+/// (AMD flexible interpolation) but each barycentric set beyond the first is charged;
+/// two 16-bit values share a component.
+pub fn varying_cost(model: &CostModel, consumer: &StageInfo, vars: &[VaryingKey]) -> (Cost, u64) {
+    let mut groups: BTreeMap<(u8, bool), u64> = BTreeMap::new();
+    let mut interp_sets = BTreeSet::new();
+    let mut cost = Cost(0);
+    let fs = consumer.stage() == Stage::Fragment;
+    for v in vars {
+        let group = match v.kind {
+            VaryingKind::Flat => (0, false),
+            VaryingKind::Interp(m) => {
+                interp_sets.insert(m);
+                (1, v.bits == BitSize::B16)
+            }
+            VaryingKind::PerVertex => (2, false),
+            VaryingKind::Patch => (3, false),
+        };
+        *groups.entry(group).or_default() += units(v.bits);
+        if fs {
+            cost += Cost(match v.kind {
+                VaryingKind::Interp(_) => model.interp_component,
+                _ => model.flat_component,
+            });
+        }
+    }
+    let mut slots = 0;
+    for ((kind, _), u) in &groups {
+        let s = u.div_ceil(8);
+        slots += s;
+        let per_slot = match (fs, kind) {
+            (true, _) => model.fs_slot,
+            (false, 3) => model.stage_slot_per_vertex,
+            (false, _) => model
+                .stage_slot_per_vertex
+                .saturating_mul(vertices(consumer)),
+        };
+        cost += Cost(s) * per_slot;
+    }
+    let extra = (interp_sets.len() as u64).saturating_sub(1);
+    cost += Cost(extra) * model.extra_barycentric;
+    (cost, slots)
+}
+
+struct Eval<'a> {
+    p: &'a Problem<'a>,
+    sel: &'a Selection,
+    done: BTreeSet<(Id, Ctx)>,
+    on_stack: BTreeSet<(Id, Ctx)>,
+    cyclic: bool,
+    producer_alu: Cost,
+    consumer_alu: Cost,
+    varyings: BTreeSet<VaryingKey>,
+}
+
+impl Eval<'_> {
+    fn visit(&mut self, id: Id, ctx: Ctx) {
+        let key = (self.p.egraph.find(id), ctx);
+        if self.done.contains(&key) || self.cyclic {
+            return;
+        }
+        if !self.on_stack.insert(key) {
+            self.cyclic = true;
+            return;
+        }
+        match self.sel.choice.get(&key) {
+            None => self.cyclic = true,
+            Some(node) => {
+                let c = alu_cost(self.p.model, self.p.consumer.stage(), node, ctx);
+                match ctx {
+                    Ctx::P => self.producer_alu += c,
+                    Ctx::C => self.consumer_alu += c,
+                }
+                if let Some(v) = varying_key(self.p.egraph, node) {
+                    self.varyings.insert(v);
+                }
+                for (i, ch) in node.children().iter().enumerate() {
+                    self.visit(*ch, child_ctx(node, ctx, i));
+                }
+            }
+        }
+        self.on_stack.remove(&key);
+        self.done.insert(key);
+    }
+}
+
+/// The whole-DAG cost of `sel` over the problem's roots.
+pub fn dag_cost(p: &Problem<'_>, sel: &Selection) -> DagCost {
+    let mut e = Eval {
+        p,
+        sel,
+        done: BTreeSet::new(),
+        on_stack: BTreeSet::new(),
+        cyclic: false,
+        producer_alu: Cost(0),
+        consumer_alu: Cost(0),
+        varyings: BTreeSet::new(),
+    };
+    for r in &p.roots {
+        e.visit(*r, Ctx::C);
+    }
+    let varyings: Vec<VaryingKey> = e.varyings.into_iter().collect();
+    let (vcost, slots) = varying_cost(p.model, p.consumer, &varyings);
+    let total = if e.cyclic {
+        Cost::INFINITE
+    } else {
+        vcost + e.producer_alu + e.consumer_alu
+    };
+    DagCost {
+        total,
+        producer_alu: e.producer_alu,
+        consumer_alu: e.consumer_alu,
+        varyings,
+        slots,
+    }
+}
+
+/// The (class, stage) pairs a selection reaches from the roots, in visit order.
+pub fn reachable(p: &Problem<'_>, sel: &Selection) -> Vec<(Id, Ctx)> {
+    let mut seen = BTreeSet::new();
+    let mut order = vec![];
+    let mut stack: Vec<(Id, Ctx)> = p
+        .roots
+        .iter()
+        .rev()
+        .map(|r| (p.egraph.find(*r), Ctx::C))
+        .collect();
+    while let Some(key) = stack.pop() {
+        if !seen.insert(key) {
+            continue;
+        }
+        order.push(key);
+        if let Some(node) = sel.choice.get(&key) {
+            for (i, ch) in node.children().iter().enumerate().rev() {
+                stack.push((p.egraph.find(*ch), child_ctx(node, key.1, i)));
+            }
+        }
+    }
+    order
+}
+
+/// Approximate per-node cost of a varying for the bottom-up pass (its share of a slot).
+fn xfer_estimate(p: &Problem<'_>, node: &VNode) -> Cost {
+    match varying_key(p.egraph, node) {
+        Some(k) => varying_cost(p.model, p.consumer, &[k]).0 * 1,
+        None => Cost(0),
+    }
+}
+
+/// Bottom-up fixed point of tree cost (ties broken by size, so never cyclic).
+fn greedy(p: &Problem<'_>) -> Selection {
+    let g = p.egraph;
+    let mut best: BTreeMap<(Id, Ctx), ((Cost, u64), VNode)> = BTreeMap::new();
+    let classes: Vec<Id> = {
+        let mut v: Vec<Id> = g.classes().map(|c| c.id).collect();
+        v.sort();
+        v
+    };
+    loop {
+        let mut changed = false;
+        for &id in &classes {
+            for ctx in [Ctx::P, Ctx::C] {
+                for node in &g[id].nodes {
+                    if !valid(g, id, node, ctx) {
+                        continue;
+                    }
+                    let own =
+                        alu_cost(p.model, p.consumer.stage(), node, ctx) + xfer_estimate(p, node);
+                    let mut total = (own, 1u64);
+                    let mut ok = true;
+                    for (i, ch) in node.children().iter().enumerate() {
+                        match best.get(&(g.find(*ch), child_ctx(node, ctx, i))) {
+                            Some(((c, n), _)) => {
+                                total = (total.0 + *c, total.1.saturating_add(*n));
+                            }
+                            None => ok = false,
+                        }
+                    }
+                    if !ok {
+                        continue;
+                    }
+                    let better = best.get(&(id, ctx)).is_none_or(|(old, _)| total < *old);
+                    if better {
+                        best.insert((id, ctx), (total, node.clone()));
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Selection {
+        choice: best.into_iter().map(|(k, (_, n))| (k, n)).collect(),
+    }
+}
+
+impl DagExtractor {
+    fn local_search(&self, p: &Problem<'_>, mut cur: Selection) -> Selection {
+        let mut cur_cost = dag_cost(p, &cur).total;
+        let mut evals = 0;
+        loop {
+            let mut improved = false;
+            for key in reachable(p, &cur) {
+                let alternatives: Vec<VNode> = p.egraph[key.0]
+                    .nodes
+                    .iter()
+                    .filter(|n| valid(p.egraph, key.0, n, key.1) && cur.choice.get(&key) != Some(n))
+                    .cloned()
+                    .collect();
+                for alt in alternatives {
+                    if evals >= self.max_evaluations {
+                        return cur;
+                    }
+                    evals += 1;
+                    let old = cur.choice.insert(key, alt);
+                    let c = dag_cost(p, &cur).total;
+                    if c < cur_cost {
+                        cur_cost = c;
+                        improved = true;
+                    } else if let Some(o) = old {
+                        cur.choice.insert(key, o);
+                    }
+                }
+            }
+            if !improved {
+                return cur;
+            }
+        }
+    }
+}
+
+impl Extractor for DagExtractor {
+    fn extract(&self, p: &Problem<'_>) -> Selection {
+        let base = greedy(p);
+        let mut start = base.clone();
+        if let Some(seed) = &p.seed {
+            let mut seeded = base.clone();
+            seeded
+                .choice
+                .extend(seed.choice.iter().map(|(k, v)| (*k, v.clone())));
+            if dag_cost(p, &seeded).total < dag_cost(p, &base).total {
+                start = seeded;
+            }
+        }
+        self.local_search(p, start)
+    }
+}
+
+/// The as-written selection: for each class and stage, the first node lowering added
+/// that is valid there.
+pub fn seed_from(g: &VGraph, original: &[(VNode, Id)]) -> Selection {
+    let mut sel = Selection::default();
+    for (node, id) in original {
+        let canon = node.clone().map_children(|c| g.find(c));
+        let class = g.find(*id);
+        for ctx in [Ctx::P, Ctx::C] {
+            if valid(g, class, &canon, ctx) {
+                sel.choice
+                    .entry((class, ctx))
+                    .or_insert_with(|| canon.clone());
+            }
+        }
+    }
+    sel
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::egraph::VAnalysis;
+    use egg::RecExpr;
+
+    fn graph(exprs: &[&str]) -> (VGraph, Vec<Id>) {
+        let mut g = VGraph::new(VAnalysis::default());
+        let ids = exprs
+            .iter()
+            .map(|t| g.add_expr(&t.parse::<RecExpr<VNode>>().unwrap()))
+            .collect();
+        g.rebuild();
+        (g, ids)
+    }
+
+    #[test]
+    fn shared_varyings_are_paid_once() {
+        let (g, roots) = graph(&[
+            "(fadd (xfer persp.center in:ATTR0.x) 1f32)",
+            "(fmul (xfer persp.center in:ATTR0.x) 2f32)",
+        ]);
+        let model = CostModel::amd_gfx10();
+        let fs = StageInfo::default_for(Stage::Fragment);
+        let p = Problem {
+            egraph: &g,
+            roots,
+            model: &model,
+            consumer: &fs,
+            seed: None,
+        };
+        let sel = DagExtractor::default().extract(&p);
+        let c = dag_cost(&p, &sel);
+        // one interpolated component (2) + one vec4 (8) + fadd and fmul in the FS (2 * 4).
+        assert_eq!(c.total, Cost(2 + 8 + 8));
+        assert_eq!(c.varyings.len(), 1);
+        assert_eq!(c.slots, 1);
+    }
+
+    #[test]
+    fn flat_and_interpolated_never_share_a_vec4() {
+        let model = CostModel::amd_gfx10();
+        let fs = StageInfo::default_for(Stage::Fragment);
+        let key = |kind, v: usize, bits| VaryingKey {
+            kind,
+            value: Id::from(v),
+            bits,
+        };
+        let pc = crate::ir::InterpMode::PERSP_CENTER;
+        let vars = [
+            key(VaryingKind::Flat, 0, BitSize::B32),
+            key(VaryingKind::Interp(pc), 1, BitSize::B32),
+            key(VaryingKind::Interp(pc), 2, BitSize::B16),
+            key(VaryingKind::Interp(pc), 3, BitSize::B16),
+        ];
+        let (cost, slots) = varying_cost(&model, &fs, &vars);
+        // flat vec4 + fp32 interp vec4 + fp16 interp vec4 (two halves share a component).
+        assert_eq!(slots, 3);
+        assert_eq!(cost, Cost(1 + 2 * 3 + 3 * 8));
+        let gs = StageInfo::default_for(Stage::Geometry);
+        let per_vertex = [key(VaryingKind::PerVertex, 0, BitSize::B32)];
+        assert_eq!(varying_cost(&model, &gs, &per_vertex), (Cost(4 * 3), 1));
+    }
+}

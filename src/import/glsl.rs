@@ -1,0 +1,266 @@
+//! GLSL front end: runs `glslangValidator` (Debian `glslang-tools`) into a private
+//! temporary directory, optionally `spirv-opt -O` (Debian `spirv-tools`), and
+//! rewrites desktop-GL GLSL 1.x to a version glslang compiles for SPIR-V.
+//!
+//! The desktop-GL rewrite, applied when the source has no `#version` or a version
+//! below 140: the version becomes `450`; in a vertex shader `attribute` becomes `in`
+//! and `varying` becomes `out`, in a fragment shader `varying` becomes `in`;
+//! `texture2D`, `textureCube`, `texture3D`, `shadow2D` become `texture` and their
+//! `Proj`/`Lod` forms `textureProj`/`textureLod`; `gl_FragColor` becomes an output
+//! declared at location 0 and `gl_FragData[i]` an output array at locations 0-7.
+//! Loose (non-block) uniforms compile as OpenGL-flavoured SPIR-V (`glslangValidator
+//! -G`). A `#line` directive keeps the reported line numbers those of the original
+//! file. Compatibility-profile built-ins (`gl_Vertex`, `ftransform`,
+//! `gl_ModelViewProjectionMatrix`, …) are not rewritten: glslang reports them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::{fail, stage_from_extension};
+use crate::ir::{SrcLoc, Stage};
+use crate::{Diagnostic, Error};
+
+/// The glslang compiler binary.
+pub const GLSLANG: &str = "glslangValidator";
+/// The SPIR-V optimizer binary.
+pub const SPIRV_OPT: &str = "spirv-opt";
+
+/// Whether a tool can be run (it answers `--version`).
+pub fn tool_available(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// A directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Result<TempDir, Error> {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!("varysat-{}-{n}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        Ok(TempDir(dir))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Compiles one GLSL file (stage from its extension) to SPIR-V.
+pub fn compile_glsl(path: &Path, spirv_opt: bool) -> Result<Vec<u8>, Error> {
+    let file = path.display().to_string();
+    let stage = stage_from_extension(path).ok_or_else(|| {
+        fail(
+            &file,
+            "cannot tell the stage: use .vert, .tesc, .tese, .geom or .frag",
+        )
+    })?;
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: file.clone(),
+        source,
+    })?;
+    let source = rewrite_desktop_glsl(&text, stage).unwrap_or(text);
+    let dir = TempDir::new()?;
+    let ext = match stage {
+        Stage::Vertex => "vert",
+        Stage::TessCtrl => "tesc",
+        Stage::TessEval => "tese",
+        Stage::Geometry => "geom",
+        Stage::Fragment => "frag",
+    };
+    let src = dir.0.join(format!("shader.{ext}"));
+    std::fs::write(&src, &source).map_err(|source| Error::Io {
+        path: src.display().to_string(),
+        source,
+    })?;
+    let out = dir.0.join("shader.spv");
+    let mut log = run_glslang(&src, &out, "-V")?;
+    if log
+        .as_deref()
+        .is_some_and(|l| l.contains("non-opaque uniforms outside a block"))
+    {
+        log = run_glslang(&src, &out, "-G")?;
+    }
+    if let Some(log) = log {
+        return Err(glslang_error(&file, &log));
+    }
+    if spirv_opt {
+        let opt = dir.0.join("opt.spv");
+        let o = Command::new(SPIRV_OPT)
+            .arg("-O")
+            .arg(&out)
+            .arg("-o")
+            .arg(&opt)
+            .output()
+            .map_err(|e| {
+                fail(
+                    &file,
+                    format!("cannot run {SPIRV_OPT} (install spirv-tools: scripts/setup.sh): {e}"),
+                )
+            })?;
+        if !o.status.success() {
+            return Err(fail(
+                &file,
+                format!(
+                    "{SPIRV_OPT} failed: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ),
+            ));
+        }
+        return std::fs::read(&opt).map_err(|source| Error::Io {
+            path: opt.display().to_string(),
+            source,
+        });
+    }
+    std::fs::read(&out).map_err(|source| Error::Io {
+        path: out.display().to_string(),
+        source,
+    })
+}
+
+/// Runs glslang; `None` on success, else its log.
+fn run_glslang(src: &Path, out: &Path, target: &str) -> Result<Option<String>, Error> {
+    let o = Command::new(GLSLANG)
+        .args([target, "--aml", "--amb", "-o"])
+        .arg(out)
+        .arg(src)
+        .output()
+        .map_err(|e| {
+            fail(
+                &src.display().to_string(),
+                format!("cannot run {GLSLANG} (install glslang-tools: scripts/setup.sh): {e}"),
+            )
+        })?;
+    if o.status.success() {
+        return Ok(None);
+    }
+    let mut log = String::from_utf8_lossy(&o.stdout).into_owned();
+    log.push_str(&String::from_utf8_lossy(&o.stderr));
+    Ok(Some(log))
+}
+
+/// The first `ERROR: file:line: message` of a glslang log as a located diagnostic.
+fn glslang_error(file: &str, log: &str) -> Error {
+    for line in log.lines() {
+        let Some(rest) = line.strip_prefix("ERROR: ") else {
+            continue;
+        };
+        let mut parts = rest.splitn(3, ':');
+        let (_, l, msg) = (parts.next(), parts.next(), parts.next());
+        if let (Some(l), Some(msg)) = (l.and_then(|l| l.trim().parse::<u32>().ok()), msg) {
+            let loc = SrcLoc { line: l, col: 1 };
+            return Error::Import(Diagnostic::new(Some(file), Some(loc), msg.trim()));
+        }
+        return fail(file, rest.trim());
+    }
+    fail(file, format!("{GLSLANG} failed: {}", log.trim()))
+}
+
+/// Rewrites desktop-GL GLSL 1.x (no `#version`, or below 140) as described in the
+/// module documentation; `None` when the source needs no rewrite.
+pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
+    let version_line = src
+        .lines()
+        .position(|l| l.trim_start().starts_with("#version"));
+    let version: u32 = version_line
+        .and_then(|i| src.lines().nth(i))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(110);
+    if version >= 140 {
+        return None;
+    }
+    let mut words: Vec<(&str, &str)> = vec![
+        ("texture2D", "texture"),
+        ("texture3D", "texture"),
+        ("textureCube", "texture"),
+        ("shadow2D", "texture"),
+        ("texture2DProj", "textureProj"),
+        ("texture2DLod", "textureLod"),
+        ("textureCubeLod", "textureLod"),
+        ("gl_FragColor", "varysat_FragColor"),
+        ("gl_FragData", "varysat_FragData"),
+    ];
+    match stage {
+        Stage::Vertex => words.extend([("attribute", "in"), ("varying", "out")]),
+        Stage::Fragment => words.push(("varying", "in")),
+        _ => words.push(("varying", "in")),
+    }
+    let mut out = String::from("#version 450\n");
+    if stage == Stage::Fragment {
+        if has_word(src, "gl_FragColor") {
+            out.push_str("layout(location = 0) out vec4 varysat_FragColor;\n");
+        } else if has_word(src, "gl_FragData") {
+            out.push_str("layout(location = 0) out vec4 varysat_FragData[8];\n");
+        }
+    }
+    let skip = version_line.map(|i| i + 1).unwrap_or(0);
+    out.push_str(&format!("#line {}\n", skip + 1));
+    for line in src.lines().skip(skip) {
+        out.push_str(&replace_words(line, &words));
+        out.push('\n');
+    }
+    let _ = version_line;
+    Some(out)
+}
+
+fn has_word(src: &str, w: &str) -> bool {
+    idents(src).any(|(_, id)| id == w)
+}
+
+/// Identifiers of a line with their byte offsets.
+fn idents(s: &str) -> impl Iterator<Item = (usize, &str)> {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            let c = bytes[i];
+            if c.is_ascii_alphabetic() || c == b'_' {
+                let start = i;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                return Some((start, &s[start..i]));
+            }
+            if c.is_ascii_digit() {
+                while i < bytes.len()
+                    && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'.')
+                {
+                    i += 1;
+                }
+                continue;
+            }
+            i += 1;
+        }
+        None
+    })
+}
+
+fn replace_words(line: &str, words: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    let mut last = 0;
+    for (at, id) in idents(line) {
+        if let Some((_, to)) = words.iter().find(|(from, _)| *from == id) {
+            out.push_str(&line[last..at]);
+            out.push_str(to);
+            last = at + id.len();
+        }
+    }
+    out.push_str(&line[last..]);
+    out
+}

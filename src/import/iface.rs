@@ -1,0 +1,504 @@
+//! Shader I/O: the addressed tree of an `Input`/`Output` variable (locations,
+//! components, interpolation, patch, xfb, built-ins) and the IR loads and stores
+//! of its leaves.
+
+use rspirv::spirv::{BuiltIn, StorageClass};
+
+use super::module::{Decos, Ty};
+use super::spirv::{per_vertex, Translator};
+use super::tree::{Addr, Leaf, Tree};
+use crate::ir::{
+    BitSize, Half, Indirect, InstKind, Interp, InterpLoc, InterpMode, IoSlot, Slot, Stage,
+    SystemValue, Value,
+};
+use crate::Error;
+
+/// Location-related context of one variable while its tree is built.
+struct LocCtx {
+    family: Slot,
+    base: u32,
+    fs_input: bool,
+    patch: bool,
+    xfb: Option<u8>,
+}
+
+impl<'a> Translator<'a> {
+    /// The tree of an I/O variable with its vertex dimension stripped, and whether
+    /// it has one.
+    pub fn io_tree(&mut self, var: u32) -> Result<(Tree, bool), Error> {
+        let g = self
+            .m
+            .vars
+            .get(&var)
+            .cloned()
+            .ok_or_else(|| self.m.err_plain(format!("%{var} is not a variable")))?;
+        let d = self.m.deco(var);
+        let mut ty = g.ty;
+        let struct_patch = self.struct_members_patch(ty);
+        let tess_level = matches!(
+            d.builtin,
+            Some(BuiltIn::TessLevelOuter | BuiltIn::TessLevelInner)
+        );
+        let arrayed = matches!(self.m.ty(ty)?, Ty::Array { .. });
+        let pv =
+            arrayed && !tess_level && per_vertex(self.m.stage, g.class, d.patch || struct_patch);
+        if pv {
+            ty = match self.m.ty(ty)? {
+                Ty::Array { elem, .. } => *elem,
+                _ => {
+                    return Err(self
+                        .m
+                        .err_plain(format!("per-vertex variable %{var} is not an array")))
+                }
+            };
+        }
+        if let Some(b) = d.builtin {
+            return Ok((self.builtin_tree(b, ty, g.class, &d)?, pv));
+        }
+        if let Ty::Struct { members } = self.m.ty(ty)?.clone() {
+            let any_builtin =
+                (0..members.len() as u32).any(|i| self.m.member_deco(ty, i).builtin.is_some());
+            if any_builtin {
+                let mut kids = vec![];
+                for (i, mt) in members.iter().enumerate() {
+                    let md = self.m.member_deco(ty, i as u32);
+                    match md.builtin {
+                        Some(b) => kids.push(self.builtin_tree(b, *mt, g.class, &md)?),
+                        None => {
+                            return Err(self
+                                .m
+                                .err_plain(format!("block %{ty} mixes built-in and user members")))
+                        }
+                    }
+                }
+                return Ok((Tree::Node { kids, stride: None }, pv));
+            }
+        }
+        let family = match (self.m.stage, g.class) {
+            (Stage::Vertex, StorageClass::Input) => Slot::Attr(0),
+            (Stage::Fragment, StorageClass::Output) => Slot::Data(0),
+            _ if d.patch || struct_patch => Slot::Patch(0),
+            _ => Slot::Var(0),
+        };
+        let base = match family {
+            Slot::Attr(_) | Slot::Data(_) => d.location.unwrap_or(0),
+            _ => *self.layout.io_base.get(&var).ok_or_else(|| {
+                self.m.err_plain(format!(
+                    "interface variable %{var} `{}` has no location",
+                    self.m.name(var)
+                ))
+            })?,
+        };
+        if family == Slot::Data(0) && d.index.unwrap_or(0) != 0 {
+            return Err(self.m.err_plain(format!(
+                "%{var}: dual-source blending (Index 1) is not supported"
+            )));
+        }
+        let ctx = LocCtx {
+            family,
+            base,
+            fs_input: self.m.stage == Stage::Fragment && g.class == StorageClass::Input,
+            patch: d.patch || struct_patch,
+            xfb: d.xfb_buffer.map(|b| b as u8),
+        };
+        let first = self.layout.first_loc.get(&var).copied().unwrap_or(0);
+        let mut xfb_off = d.offset;
+        let comp = d.component.unwrap_or(0);
+        let tree = self.loc_tree(ty, 0, comp, &d, &ctx, &mut xfb_off, Some((ty, first)), 0)?;
+        Ok((tree, pv))
+    }
+
+    fn struct_members_patch(&self, ty: u32) -> bool {
+        let inner = match self.m.types.get(&ty) {
+            Some(Ty::Array { elem, .. }) => *elem,
+            _ => ty,
+        };
+        match self.m.types.get(&inner) {
+            Some(Ty::Struct { members }) => {
+                (0..members.len() as u32).any(|i| self.m.member_deco(inner, i).patch)
+            }
+            _ => false,
+        }
+    }
+
+    /// Builds the tree of `ty` placed at relative location `loc`, component `comp`.
+    /// `block` is the top-level block type and its first location (member
+    /// `Location` decorations are absolute).
+    #[allow(clippy::too_many_arguments)]
+    fn loc_tree(
+        &self,
+        ty: u32,
+        loc: u32,
+        comp: u32,
+        d: &Decos,
+        ctx: &LocCtx,
+        xfb: &mut Option<u32>,
+        block: Option<(u32, u32)>,
+        depth: u32,
+    ) -> Result<Tree, Error> {
+        if depth > 32 {
+            return Err(self.m.err_plain(format!("I/O type %{ty} nests too deeply")));
+        }
+        match self.m.ty(ty)?.clone() {
+            Ty::Bool | Ty::Int { .. } | Ty::Float { .. } => {
+                let bits = self.scalar_bits(ty)?;
+                let is_int = matches!(self.m.ty(ty)?, Ty::Int { .. });
+                let slot = ctx.family.offset(ctx.base + loc).ok_or_else(|| {
+                    self.m.err_plain(format!(
+                        "location {} is out of range for {}",
+                        ctx.base + loc,
+                        ctx.family
+                    ))
+                })?;
+                if comp > 3 {
+                    return Err(self
+                        .m
+                        .err_plain(format!("component {comp} is out of range")));
+                }
+                let half = if bits == BitSize::B16 {
+                    Half::Lo
+                } else {
+                    Half::Full
+                };
+                let interp = (ctx.fs_input && !d.flat && !is_int).then(|| interp_mode(d));
+                let x = match (ctx.xfb, xfb.as_mut()) {
+                    (Some(b), Some(off)) => {
+                        let o = *off;
+                        *off += 4;
+                        Some((
+                            b,
+                            u16::try_from(o)
+                                .map_err(|_| self.m.err_plain("xfb offset out of range"))?,
+                        ))
+                    }
+                    _ => None,
+                };
+                let addr = Addr::Io {
+                    slot: IoSlot::half(slot, comp as u8, half),
+                    interp,
+                    patch: ctx.patch,
+                    xfb: x,
+                };
+                Ok(Tree::Leaf(Leaf {
+                    addr,
+                    bits,
+                    dynamic: None,
+                }))
+            }
+            Ty::Vector { elem, n } => {
+                let mut kids = vec![];
+                for i in 0..n {
+                    kids.push(self.loc_tree(elem, loc, comp + i, d, ctx, xfb, None, depth + 1)?);
+                }
+                Ok(Tree::Node { kids, stride: None })
+            }
+            Ty::Matrix { col, n } => {
+                let mut kids = vec![];
+                for i in 0..n {
+                    kids.push(self.loc_tree(col, loc + i, comp, d, ctx, xfb, None, depth + 1)?);
+                }
+                Ok(Tree::Node {
+                    kids,
+                    stride: Some(1),
+                })
+            }
+            Ty::Array { elem, len } => {
+                let per = self.locations(elem)?;
+                let mut kids = vec![];
+                for i in 0..len {
+                    kids.push(self.loc_tree(
+                        elem,
+                        loc + i * per,
+                        comp,
+                        d,
+                        ctx,
+                        xfb,
+                        None,
+                        depth + 1,
+                    )?);
+                }
+                Ok(Tree::Node {
+                    kids,
+                    stride: Some(per),
+                })
+            }
+            Ty::Struct { members } => {
+                let mut kids = vec![];
+                let mut next = loc;
+                for (i, mt) in members.iter().enumerate() {
+                    let md = match block {
+                        Some((bt, _)) => self.m.member_deco(bt, i as u32),
+                        None => Decos::default(),
+                    };
+                    let at = match (md.location, block) {
+                        (Some(l), Some((_, first))) => l.saturating_sub(first),
+                        _ => next,
+                    };
+                    let mut merged = d.clone();
+                    merged.flat |= md.flat;
+                    merged.noperspective |= md.noperspective;
+                    merged.centroid |= md.centroid;
+                    merged.sample |= md.sample;
+                    if md.offset.is_some() && ctx.xfb.is_some() {
+                        *xfb = md.offset;
+                    }
+                    kids.push(self.loc_tree(
+                        *mt,
+                        at,
+                        md.component.unwrap_or(0),
+                        &merged,
+                        ctx,
+                        xfb,
+                        None,
+                        depth + 1,
+                    )?);
+                    next = at + self.locations(*mt)?;
+                }
+                Ok(Tree::Node { kids, stride: None })
+            }
+            other => Err(self.m.err_plain(format!(
+                "type %{ty} ({other:?}) cannot be a shader input or output"
+            ))),
+        }
+    }
+
+    /// Locations (vec4 slots) a type occupies.
+    pub fn locations(&self, ty: u32) -> Result<u32, Error> {
+        locations(self.m, ty, 0)
+    }
+
+    fn builtin_tree(
+        &mut self,
+        b: BuiltIn,
+        ty: u32,
+        class: StorageClass,
+        d: &Decos,
+    ) -> Result<Tree, Error> {
+        use BuiltIn as B;
+        let stage = self.m.stage;
+        let input = class == StorageClass::Input;
+        let fs_in = stage == Stage::Fragment && input;
+        let slot = |s: Slot, comp: u8, interp: bool, patch: bool| {
+            let interp = (fs_in && interp).then(|| interp_mode(d));
+            Tree::Leaf(Leaf {
+                addr: Addr::Io {
+                    slot: IoSlot::new(s, comp),
+                    interp,
+                    patch,
+                    xfb: None,
+                },
+                bits: BitSize::B32,
+                dynamic: None,
+            })
+        };
+        let sys = |sv: SystemValue| {
+            Tree::Leaf(Leaf {
+                addr: Addr::Sys(sv),
+                bits: sv.bits(),
+                dynamic: None,
+            })
+        };
+        let vec = |items: Vec<Tree>| Tree::Node {
+            kids: items,
+            stride: None,
+        };
+        let len = match self.m.ty(ty)? {
+            Ty::Array { len, .. } => *len,
+            _ => 1,
+        };
+        let tess_patch = stage == Stage::TessCtrl || stage == Stage::TessEval;
+        Ok(match b {
+            B::Position => vec((0..4).map(|c| slot(Slot::Pos, c, true, false)).collect()),
+            B::PointSize => slot(Slot::Psiz, 0, true, false),
+            B::ClipDistance | B::CullDistance => {
+                let lo = |i: u32| {
+                    if b == B::ClipDistance {
+                        Slot::ClipDist(i >= 4)
+                    } else {
+                        Slot::CullDist(i >= 4)
+                    }
+                };
+                if len > 8 {
+                    return Err(self
+                        .m
+                        .err_plain(format!("{b:?} has {len} elements (at most 8)")));
+                }
+                vec((0..len)
+                    .map(|i| slot(lo(i), (i % 4) as u8, true, false))
+                    .collect())
+            }
+            B::Layer => slot(Slot::Layer, 0, false, false),
+            B::ViewportIndex => slot(Slot::Viewport, 0, false, false),
+            B::PrimitiveId
+                if input && !(stage == Stage::Fragment && self.params.peer == Stage::Geometry) =>
+            {
+                sys(SystemValue::PrimitiveId)
+            }
+            B::PrimitiveId => slot(Slot::PrimitiveId, 0, false, false),
+            B::TessLevelOuter => vec((0..4)
+                .map(|c| slot(Slot::TessLevelOuter, c, false, tess_patch))
+                .collect()),
+            B::TessLevelInner => vec((0..2)
+                .map(|c| slot(Slot::TessLevelInner, c, false, tess_patch))
+                .collect()),
+            B::FragDepth => slot(Slot::Depth, 0, false, false),
+            B::SampleMask if !input => vec(vec![slot(Slot::SampleMask, 0, false, false)]),
+            B::VertexIndex | B::VertexId => sys(SystemValue::VertexId),
+            B::InstanceIndex | B::InstanceId => sys(SystemValue::InstanceId),
+            B::InvocationId => sys(SystemValue::InvocationId),
+            B::FrontFacing => sys(SystemValue::FrontFace),
+            B::SampleId => sys(SystemValue::SampleId),
+            B::ViewIndex => sys(SystemValue::ViewIndex),
+            B::PatchVertices => sys(SystemValue::PatchVerticesIn),
+            B::TessCoord => vec(vec![
+                sys(SystemValue::TessCoordX),
+                sys(SystemValue::TessCoordY),
+                sys(SystemValue::TessCoordZ),
+            ]),
+            B::FragCoord => vec(vec![
+                sys(SystemValue::FragCoordX),
+                sys(SystemValue::FragCoordY),
+                sys(SystemValue::FragCoordZ),
+                sys(SystemValue::FragCoordW),
+            ]),
+            other => {
+                return Err(self
+                    .m
+                    .err_plain(format!("built-in {other:?} is not supported")))
+            }
+        })
+    }
+
+    /// Loads one I/O or system-value leaf. `vertex` is the per-vertex index; `mode`
+    /// overrides the interpolation (GLSL `interpolateAt*`), with its operands.
+    pub fn load_io_leaf(
+        &mut self,
+        leaf: &Leaf,
+        class: StorageClass,
+        vertex: Option<Value>,
+        mode: Option<(InterpMode, Vec<Value>)>,
+    ) -> Result<Value, Error> {
+        let indirect = self.indirect(leaf)?;
+        let kind = match &leaf.addr {
+            Addr::Sys(sv) => InstKind::LoadSystemValue(*sv),
+            Addr::Io { slot, interp, .. } => match (class, vertex) {
+                (StorageClass::Output, v) => InstKind::LoadOutput {
+                    slot: *slot,
+                    vertex: v,
+                    indirect,
+                },
+                (_, Some(v)) => InstKind::LoadPerVertexInput {
+                    slot: *slot,
+                    vertex: v,
+                    indirect,
+                },
+                (_, None) => match (mode, interp) {
+                    (Some((mode, operands)), _) => InstKind::LoadInterpolatedInput {
+                        slot: *slot,
+                        mode,
+                        operands,
+                        indirect,
+                    },
+                    (None, Some(mode)) => InstKind::LoadInterpolatedInput {
+                        slot: *slot,
+                        mode: *mode,
+                        operands: vec![],
+                        indirect,
+                    },
+                    (None, None) => InstKind::LoadInput {
+                        slot: *slot,
+                        indirect,
+                    },
+                },
+            },
+            other => {
+                return Err(self
+                    .m
+                    .err_plain(format!("internal: {other:?} is not an I/O leaf")))
+            }
+        };
+        Ok(self.e.inst(kind, leaf.bits))
+    }
+
+    /// Stores one output leaf.
+    pub fn store_io_leaf(
+        &mut self,
+        leaf: &Leaf,
+        vertex: Option<Value>,
+        value: Value,
+    ) -> Result<(), Error> {
+        let indirect = self.indirect(leaf)?;
+        let Addr::Io {
+            slot, xfb, patch, ..
+        } = &leaf.addr
+        else {
+            return Err(self.m.err_plain("store to a built-in input"));
+        };
+        let kind = match vertex {
+            Some(vertex) if !patch => InstKind::StorePerVertexOutput {
+                slot: *slot,
+                value,
+                vertex,
+                indirect,
+            },
+            _ => InstKind::StoreOutput {
+                slot: *slot,
+                value,
+                indirect,
+                xfb: xfb.map(|(buffer, offset)| crate::ir::Xfb { buffer, offset }),
+                no_varying: false,
+            },
+        };
+        self.e.effect(kind);
+        Ok(())
+    }
+
+    fn indirect(&self, leaf: &Leaf) -> Result<Option<Indirect>, Error> {
+        match (&leaf.addr, leaf.dynamic) {
+            (Addr::Io { .. }, Some((index, len))) => {
+                let len = u8::try_from(len)
+                    .map_err(|_| self.m.err_plain("indirectly indexed I/O array is too long"))?;
+                Ok(Some(Indirect { index, len }))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// The interpolation a set of decorations asks for.
+pub(crate) fn interp_mode(d: &Decos) -> InterpMode {
+    InterpMode {
+        interp: if d.noperspective {
+            Interp::Linear
+        } else {
+            Interp::Persp
+        },
+        loc: if d.sample {
+            InterpLoc::Sample
+        } else if d.centroid {
+            InterpLoc::Centroid
+        } else {
+            InterpLoc::Center
+        },
+    }
+}
+
+/// Locations (vec4 slots) a type occupies as a shader input or output.
+pub(crate) fn locations(m: &super::module::Module, ty: u32, depth: u32) -> Result<u32, Error> {
+    if depth > 32 {
+        return Err(m.err_plain(format!("type %{ty} nests too deeply")));
+    }
+    Ok(match m.ty(ty)? {
+        Ty::Bool | Ty::Int { .. } | Ty::Float { .. } | Ty::Vector { .. } => 1,
+        Ty::Matrix { n, .. } => *n,
+        Ty::Array { elem, len } => len.saturating_mul(locations(m, *elem, depth + 1)?),
+        Ty::Struct { members } => {
+            let mut n = 0u32;
+            for mt in members {
+                n = n.saturating_add(locations(m, *mt, depth + 1)?);
+            }
+            n
+        }
+        other => return Err(m.err_plain(format!("type %{ty} ({other:?}) has no locations"))),
+    })
+}

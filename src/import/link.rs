@@ -1,0 +1,423 @@
+//! Linking two modules before translation: which location (VARn/PATCHn slot) each
+//! varying gets, matched by name when locations were assigned automatically, and a
+//! shared numbering of uniforms, UBOs, SSBOs and samplers across both stages.
+
+use std::collections::BTreeMap;
+
+use fxhash::FxHashMap;
+use rspirv::spirv::StorageClass;
+
+use super::iface::locations;
+use super::mem::buf_size;
+use super::module::{Module, Ty};
+use super::spirv::{per_vertex, shape_of};
+use crate::ir::{Stage, UboDecl};
+use crate::Error;
+
+/// Where one stage's variables live in the pair's shared numbering.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StageLayout {
+    /// Interface variable → index of its first VARn / PATCHn slot.
+    pub io_base: FxHashMap<u32, u32>,
+    /// Interface variable → its first SPIR-V location (member locations are absolute).
+    pub first_loc: FxHashMap<u32, u32>,
+    /// Default-block uniform → first word.
+    pub uniform_word: FxHashMap<u32, u32>,
+    /// Uniform block or push-constant block → UBO index.
+    pub ubo_block: FxHashMap<u32, u32>,
+    /// Storage buffer → buffer index.
+    pub ssbo: FxHashMap<u32, u32>,
+    /// Sampler/image (or array of them) → first sampler index.
+    pub sampler: FxHashMap<u32, u32>,
+}
+
+/// The pair's shared layout.
+pub(crate) struct Linked {
+    pub producer: StageLayout,
+    pub consumer: StageLayout,
+    pub uniform_words: u32,
+    pub ubos: Vec<UboDecl>,
+}
+
+/// How a resource is identified across the two stages.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Binding(u32, u32),
+    Push,
+    Name(String),
+}
+
+/// Links the two modules; `by_name` matches varyings by name instead of location.
+pub(crate) fn link(p: &Module, c: &Module, by_name: bool) -> Result<Linked, Error> {
+    let mut lp = StageLayout::default();
+    let mut lc = StageLayout::default();
+    for (m, l) in [(p, &mut lp), (c, &mut lc)] {
+        for (id, g) in &m.vars {
+            if matches!(g.class, StorageClass::Input | StorageClass::Output) {
+                l.first_loc.insert(*id, first_location(m, *id));
+            }
+        }
+    }
+    link_varyings(p, c, by_name, &mut lp, &mut lc)?;
+    let uniform_words = link_uniforms(p, c, &mut lp, &mut lc)?;
+    let ubos = link_buffers(p, c, &mut lp, &mut lc)?;
+    link_samplers(p, c, &mut lp, &mut lc)?;
+    Ok(Linked {
+        producer: lp,
+        consumer: lc,
+        uniform_words,
+        ubos,
+    })
+}
+
+fn first_location(m: &Module, var: u32) -> u32 {
+    let d = m.deco(var);
+    if let Some(l) = d.location {
+        return l;
+    }
+    let Some(g) = m.vars.get(&var) else { return 0 };
+    let ty = strip_vertex(m, var).unwrap_or(g.ty);
+    match m.types.get(&ty) {
+        Some(Ty::Struct { members }) => (0..members.len() as u32)
+            .filter_map(|i| m.member_deco(ty, i).location)
+            .min()
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The variable's type without its per-vertex array dimension.
+fn strip_vertex(m: &Module, var: u32) -> Option<u32> {
+    let g = m.vars.get(&var)?;
+    let d = m.deco(var);
+    let patch = d.patch || is_patch_block(m, g.ty) || d.builtin.is_some();
+    if per_vertex(m.stage, g.class, patch) {
+        if let Some(Ty::Array { elem, .. }) = m.types.get(&g.ty) {
+            return Some(*elem);
+        }
+    }
+    Some(g.ty)
+}
+
+fn is_patch_block(m: &Module, ty: u32) -> bool {
+    let inner = match m.types.get(&ty) {
+        Some(Ty::Array { elem, .. }) => *elem,
+        _ => ty,
+    };
+    match m.types.get(&inner) {
+        Some(Ty::Struct { members }) => {
+            (0..members.len() as u32).any(|i| m.member_deco(inner, i).patch)
+        }
+        _ => false,
+    }
+}
+
+/// A user varying of one side: (variable, name key, is patch, slots).
+struct Varying {
+    var: u32,
+    key: String,
+    patch: bool,
+    slots: u32,
+    loc: Option<u32>,
+}
+
+fn is_builtin_var(m: &Module, var: u32, ty: u32) -> bool {
+    if m.deco(var).builtin.is_some() {
+        return true;
+    }
+    match m.types.get(&ty) {
+        Some(Ty::Struct { members }) => {
+            (0..members.len() as u32).any(|i| m.member_deco(ty, i).builtin.is_some())
+        }
+        _ => false,
+    }
+}
+
+fn varyings(m: &Module, class: StorageClass) -> Result<Vec<Varying>, Error> {
+    let mut out = vec![];
+    for (id, g) in &m.vars {
+        if g.class != class {
+            continue;
+        }
+        let ty = strip_vertex(m, *id).unwrap_or(g.ty);
+        if is_builtin_var(m, *id, ty) {
+            continue;
+        }
+        let is_block = matches!(m.types.get(&ty), Some(Ty::Struct { .. })) && m.deco(ty).block;
+        let key = if is_block {
+            format!("block {}", m.name(ty))
+        } else {
+            m.name(*id).to_owned()
+        };
+        let d = m.deco(*id);
+        let loc = d.location.or_else(|| m.deco(ty).location).or_else(|| {
+            let f = first_location(m, *id);
+            (is_block && (0..8).any(|i| m.member_deco(ty, i).location.is_some())).then_some(f)
+        });
+        out.push(Varying {
+            var: *id,
+            key,
+            patch: d.patch || is_patch_block(m, g.ty),
+            slots: locations(m, ty, 0)?,
+            loc,
+        });
+    }
+    Ok(out)
+}
+
+fn link_varyings(
+    p: &Module,
+    c: &Module,
+    by_name: bool,
+    lp: &mut StageLayout,
+    lc: &mut StageLayout,
+) -> Result<(), Error> {
+    let outs = if p.stage == Stage::Fragment {
+        vec![]
+    } else {
+        varyings(p, StorageClass::Output)?
+    };
+    let ins = if c.stage == Stage::Vertex {
+        vec![]
+    } else {
+        varyings(c, StorageClass::Input)?
+    };
+    link_outer(p, StorageClass::Input, lp)?;
+    link_outer(c, StorageClass::Output, lc)?;
+    if !by_name {
+        for (m, list, l) in [(p, &outs, &mut *lp), (c, &ins, &mut *lc)] {
+            for v in list {
+                let loc = v.loc.ok_or_else(|| {
+                    m.err_plain(format!(
+                        "varying %{} `{}` has no Location decoration",
+                        v.var,
+                        m.name(v.var)
+                    ))
+                })?;
+                check_range(m, v, loc)?;
+                l.io_base.insert(v.var, loc);
+            }
+        }
+        return Ok(());
+    }
+    for patch in [false, true] {
+        let mut next = 0u32;
+        let mut by_key: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut sorted: Vec<&Varying> = outs.iter().filter(|v| v.patch == patch).collect();
+        sorted.sort_by_key(|v| (v.loc.unwrap_or(u32::MAX), v.var));
+        for v in sorted {
+            check_range(p, v, next)?;
+            lp.io_base.insert(v.var, next);
+            if !v.key.is_empty() {
+                by_key.insert(&v.key, next);
+            }
+            next += v.slots;
+        }
+        let mut sorted: Vec<&Varying> = ins.iter().filter(|v| v.patch == patch).collect();
+        sorted.sort_by_key(|v| (v.loc.unwrap_or(u32::MAX), v.var));
+        for v in sorted {
+            let base = match by_key.get(v.key.as_str()) {
+                Some(b) if !v.key.is_empty() => *b,
+                _ => {
+                    let b = next;
+                    next += v.slots;
+                    b
+                }
+            };
+            check_range(c, v, base)?;
+            lc.io_base.insert(v.var, base);
+        }
+    }
+    Ok(())
+}
+
+/// The interfaces outside the pair (producer inputs, consumer outputs) keep their
+/// locations, or are numbered in order when they have none.
+fn link_outer(m: &Module, class: StorageClass, l: &mut StageLayout) -> Result<(), Error> {
+    let skip = match class {
+        StorageClass::Input => m.stage == Stage::Vertex,
+        _ => m.stage == Stage::Fragment,
+    };
+    if skip {
+        return Ok(());
+    }
+    let mut next = [0u32; 2];
+    for v in varyings(m, class)? {
+        let n = &mut next[v.patch as usize];
+        let base = v.loc.unwrap_or(*n);
+        *n = (*n).max(base + v.slots);
+        check_range(m, &v, base)?;
+        l.io_base.insert(v.var, base);
+    }
+    Ok(())
+}
+
+fn check_range(m: &Module, v: &Varying, base: u32) -> Result<(), Error> {
+    if base + v.slots > 32 {
+        let what = if v.patch { "PATCH" } else { "VAR" };
+        return Err(m.err_plain(format!(
+            "varying `{}` needs {what}{base}..{what}{}, beyond the 32 generic slots",
+            m.name(v.var),
+            base + v.slots - 1
+        )));
+    }
+    Ok(())
+}
+
+fn opaque(m: &Module, mut ty: u32) -> bool {
+    while let Some(Ty::Array { elem, .. }) = m.types.get(&ty) {
+        ty = *elem;
+    }
+    matches!(m.types.get(&ty), Some(Ty::Opaque))
+}
+
+fn link_uniforms(
+    p: &Module,
+    c: &Module,
+    lp: &mut StageLayout,
+    lc: &mut StageLayout,
+) -> Result<u32, Error> {
+    let mut sizes: BTreeMap<String, u32> = BTreeMap::new();
+    for m in [p, c] {
+        for (id, g) in &m.vars {
+            if g.class == StorageClass::UniformConstant && !opaque(m, g.ty) {
+                let n = shape_of(m, g.ty, 0)?.leaf_bits().len() as u32;
+                let e = sizes.entry(uniform_key(m, *id)).or_insert(0);
+                *e = (*e).max(n);
+            }
+        }
+    }
+    let mut base = BTreeMap::new();
+    let mut next = 0u32;
+    for (k, n) in &sizes {
+        base.insert(k.clone(), next);
+        next += n;
+    }
+    for (m, l) in [(p, lp), (c, lc)] {
+        for (id, g) in &m.vars {
+            if g.class == StorageClass::UniformConstant && !opaque(m, g.ty) {
+                if let Some(b) = base.get(&uniform_key(m, *id)) {
+                    l.uniform_word.insert(*id, *b);
+                }
+            }
+        }
+    }
+    Ok(next)
+}
+
+fn uniform_key(m: &Module, var: u32) -> String {
+    match m.deco(var).location {
+        Some(l) if m.name(var).is_empty() => format!("location {l}"),
+        _ => m.name(var).to_owned(),
+    }
+}
+
+fn resource_key(m: &Module, var: u32) -> Key {
+    let d = m.deco(var);
+    match d.binding {
+        Some(b) => Key::Binding(d.set.unwrap_or(0), b),
+        None => Key::Name(m.name(var).to_owned()),
+    }
+}
+
+fn link_buffers(
+    p: &Module,
+    c: &Module,
+    lp: &mut StageLayout,
+    lc: &mut StageLayout,
+) -> Result<Vec<UboDecl>, Error> {
+    let mut ubo_sizes: BTreeMap<Key, u32> = BTreeMap::new();
+    let mut ssbos: BTreeMap<Key, ()> = BTreeMap::new();
+    let classify = |m: &Module, id: u32| -> Option<(bool, Key)> {
+        let g = m.vars.get(&id)?;
+        let block = m.deco(g.ty);
+        match g.class {
+            StorageClass::PushConstant => Some((true, Key::Push)),
+            StorageClass::Uniform if block.buffer_block => Some((false, resource_key(m, id))),
+            StorageClass::Uniform => Some((true, resource_key(m, id))),
+            StorageClass::StorageBuffer => Some((false, resource_key(m, id))),
+            _ => None,
+        }
+    };
+    for m in [p, c] {
+        for (id, g) in &m.vars {
+            match classify(m, *id) {
+                Some((true, k)) => {
+                    let size = buf_size(m, g.ty)?;
+                    let e = ubo_sizes.entry(k).or_insert(0);
+                    *e = (*e).max(size);
+                }
+                Some((false, k)) => {
+                    ssbos.insert(k, ());
+                }
+                None => {}
+            }
+        }
+    }
+    let ubo_index: BTreeMap<&Key, u32> = ubo_sizes.keys().zip(0..).collect();
+    let ssbo_index: BTreeMap<&Key, u32> = ssbos.keys().zip(0..).collect();
+    for (m, l) in [(p, lp), (c, lc)] {
+        for id in m.vars.keys() {
+            match classify(m, *id) {
+                Some((true, k)) => {
+                    l.ubo_block
+                        .insert(*id, ubo_index.get(&k).copied().unwrap_or(0));
+                }
+                Some((false, k)) => {
+                    l.ssbo.insert(*id, ssbo_index.get(&k).copied().unwrap_or(0));
+                }
+                None => {}
+            }
+        }
+    }
+    Ok(ubo_sizes
+        .values()
+        .zip(0..)
+        .map(|(size, block)| UboDecl {
+            block,
+            size: (*size).max(4).div_ceil(4) * 4,
+            loc: None,
+        })
+        .collect())
+}
+
+fn link_samplers(
+    p: &Module,
+    c: &Module,
+    lp: &mut StageLayout,
+    lc: &mut StageLayout,
+) -> Result<(), Error> {
+    let mut counts: BTreeMap<Key, u32> = BTreeMap::new();
+    let count = |m: &Module, mut ty: u32| {
+        let mut n = 1u32;
+        while let Some(Ty::Array { elem, len }) = m.types.get(&ty) {
+            n = n.saturating_mul(*len);
+            ty = *elem;
+        }
+        n
+    };
+    for m in [p, c] {
+        for (id, g) in &m.vars {
+            if g.class == StorageClass::UniformConstant && opaque(m, g.ty) {
+                let e = counts.entry(resource_key(m, *id)).or_insert(0);
+                *e = (*e).max(count(m, g.ty));
+            }
+        }
+    }
+    let mut base = BTreeMap::new();
+    let mut next = 0u32;
+    for (k, n) in &counts {
+        base.insert(k.clone(), next);
+        next = next.saturating_add(*n);
+    }
+    for (m, l) in [(p, lp), (c, lc)] {
+        for (id, g) in &m.vars {
+            if g.class == StorageClass::UniformConstant && opaque(m, g.ty) {
+                if let Some(b) = base.get(&resource_key(m, *id)) {
+                    l.sampler.insert(*id, *b);
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,718 @@
+//! Memory: variables, access chains, loads and stores. Locals, privates and output
+//! shadows live in the translator's environment as scalarized values; inputs,
+//! outputs, uniforms and buffers are reached through addressed trees.
+
+use rspirv::dr::Instruction;
+use rspirv::spirv::StorageClass;
+
+use super::module::{Module, Ty};
+use super::spirv::Translator;
+use super::tree::{Addr, Leaf, Scale, Tree};
+use super::val::{Idx, Ptr, Val};
+use crate::ir::{AluOp, BitSize, InstKind, Value};
+use crate::Error;
+
+impl<'a> Translator<'a> {
+    pub fn global_ptr(&self, id: u32, ty: u32, _class: StorageClass) -> Val {
+        Val::Ptr(Ptr {
+            root: id,
+            path: vec![],
+            ty,
+        })
+    }
+
+    /// A function-scope `OpVariable`: its contents start as the initializer or undef.
+    pub fn local_var(&mut self, inst: &Instruction) -> Result<(), Error> {
+        let rid = inst
+            .result_id
+            .ok_or_else(|| self.err(inst, "variable without a result"))?;
+        let ptr_ty = inst
+            .result_type
+            .ok_or_else(|| self.err(inst, "variable without a type"))?;
+        let ty = match self.m.ty(ptr_ty)? {
+            Ty::Pointer { pointee, .. } => *pointee,
+            _ => return Err(self.err(inst, "variable type is not a pointer")),
+        };
+        let init = match super::module::id_at(inst, 1) {
+            Some(i) => self.val(i)?,
+            None => self
+                .filled(ty, false)
+                .map_err(|e| self.err(inst, e.to_string()))?,
+        };
+        self.env.insert(rid, init);
+        self.bind(
+            rid,
+            Val::Ptr(Ptr {
+                root: rid,
+                path: vec![],
+                ty,
+            }),
+        );
+        Ok(())
+    }
+
+    pub fn ptr_operand(&mut self, inst: &Instruction, i: usize) -> Result<Ptr, Error> {
+        match self.val(self.id(inst, i)?)? {
+            Val::Ptr(p) => Ok(p),
+            _ => Err(self.err(inst, format!("operand {i} is not a pointer"))),
+        }
+    }
+
+    pub fn access_chain(&mut self, inst: &Instruction) -> Result<Val, Error> {
+        let mut p = self.ptr_operand(inst, 0)?;
+        for i in 1..inst.operands.len() {
+            let id = self.id(inst, i)?;
+            let idx = match self.m.consts.get(&id) {
+                Some((_, super::module::ConstDef::Scalar(k))) => Idx::Const(*k),
+                _ => Idx::Dyn(self.scalar(id)?),
+            };
+            p.path.push(idx);
+        }
+        p.ty = match inst.result_type.map(|t| self.m.ty(t)) {
+            Some(Ok(Ty::Pointer { pointee, .. })) => *pointee,
+            _ => return Err(self.err(inst, "result type is not a pointer")),
+        };
+        Ok(Val::Ptr(p))
+    }
+
+    pub fn load_op(&mut self, inst: &Instruction) -> Result<Val, Error> {
+        let p = self.ptr_operand(inst, 0)?;
+        self.load(&p, inst)
+    }
+
+    pub fn store_op(&mut self, inst: &Instruction) -> Result<(), Error> {
+        let p = self.ptr_operand(inst, 0)?;
+        let v = self.val(self.id(inst, 1)?)?;
+        self.store(&p, v, Some(inst))
+    }
+
+    fn class_of(&self, root: u32) -> Option<StorageClass> {
+        self.m.vars.get(&root).map(|g| g.class)
+    }
+
+    pub fn load(&mut self, p: &Ptr, inst: &Instruction) -> Result<Val, Error> {
+        if let Some(v) = self.env.get(&p.root).cloned() {
+            return self.extract(v, &p.path).map_err(|e| self.err(inst, e));
+        }
+        let class = self
+            .class_of(p.root)
+            .ok_or_else(|| self.err(inst, "loads through an unknown pointer"))?;
+        match class {
+            StorageClass::Input | StorageClass::Output => self
+                .load_io(p, class, None)
+                .map_err(|e| relabel(self, inst, e)),
+            StorageClass::UniformConstant if self.is_opaque(p.root)? => self.load_handle(p, inst),
+            _ => {
+                let tree = self
+                    .buffer_tree(p.root)
+                    .map_err(|e| relabel(self, inst, e))?;
+                let walk = self
+                    .walk(tree, &p.path, false)
+                    .map_err(|e| self.err(inst, e))?;
+                let mut out = vec![];
+                for leaf in walk.tree.leaves() {
+                    out.push(self.load_buffer_leaf(leaf)?);
+                }
+                let v = tree_val(&walk.tree, &mut out.into_iter());
+                self.extract(v, &walk.rest).map_err(|e| self.err(inst, e))
+            }
+        }
+    }
+
+    /// Loads (part of) an I/O variable; `mode` overrides FS interpolation.
+    pub fn load_io(
+        &mut self,
+        p: &Ptr,
+        class: StorageClass,
+        mode: Option<(crate::ir::InterpMode, Vec<Value>)>,
+    ) -> Result<Val, Error> {
+        let (tree, pv) = self.io_tree(p.root)?;
+        let mut path = p.path.as_slice();
+        let vertex = if pv {
+            match path.split_first() {
+                Some((v, rest)) => {
+                    path = rest;
+                    if let Idx::Const(k) = v {
+                        self.max_vertex = self.max_vertex.max(*k + 1);
+                    }
+                    Some(self.index_value(v))
+                }
+                None => {
+                    let n = match self.m.vars.get(&p.root).map(|g| self.m.ty(g.ty)) {
+                        Some(Ok(Ty::Array { len, .. })) => *len,
+                        _ => 0,
+                    };
+                    let mut items = vec![];
+                    for k in 0..n {
+                        let q = Ptr {
+                            root: p.root,
+                            path: vec![Idx::Const(k)],
+                            ty: p.ty,
+                        };
+                        items.push(self.load_io(&q, class, mode.clone())?);
+                    }
+                    return Ok(Val::Composite(items));
+                }
+            }
+        } else {
+            None
+        };
+        let walk = self
+            .walk(tree, path, true)
+            .map_err(|e| self.m.err_plain(e))?;
+        let mut out = vec![];
+        for leaf in walk.tree.leaves() {
+            out.push(self.load_io_leaf(leaf, class, vertex, mode.clone())?);
+        }
+        let v = tree_val(&walk.tree, &mut out.into_iter());
+        self.extract(v, &walk.rest).map_err(|e| self.m.err_plain(e))
+    }
+
+    fn index_value(&mut self, i: &Idx) -> Value {
+        match i {
+            Idx::Const(k) => self.e.u32(*k),
+            Idx::Dyn(v) => *v,
+        }
+    }
+
+    pub fn store(&mut self, p: &Ptr, v: Val, inst: Option<&Instruction>) -> Result<(), Error> {
+        let label = |t: &Self, e: String| match inst {
+            Some(i) => t.err(i, e),
+            None => t.m.err_plain(e),
+        };
+        let class = self.class_of(p.root);
+        if let Some(old) = self.env.get(&p.root).cloned() {
+            let new = self
+                .insert(old, &p.path, v.clone())
+                .map_err(|e| label(self, e))?;
+            self.env.insert(p.root, new);
+            if class != Some(StorageClass::Output) {
+                return Ok(());
+            }
+        }
+        match class {
+            Some(StorageClass::Output) => self.store_io(p, v).map_err(|e| match inst {
+                Some(i) => relabel(self, i, e),
+                None => e,
+            }),
+            Some(StorageClass::StorageBuffer) | Some(StorageClass::Uniform) => {
+                let tree = self.buffer_tree(p.root)?;
+                let walk = self
+                    .walk(tree, &p.path, false)
+                    .map_err(|e| label(self, e))?;
+                if !walk.rest.is_empty() {
+                    return Err(label(
+                        self,
+                        "dynamic index into a vector in a buffer store".into(),
+                    ));
+                }
+                let leaves: Vec<Leaf> = walk.tree.leaves().into_iter().cloned().collect();
+                let vals = v
+                    .leaves()
+                    .ok_or_else(|| label(self, "stores a pointer".into()))?;
+                for (leaf, x) in leaves.iter().zip(vals) {
+                    let Addr::Ssbo { buffer, offset } = leaf.addr else {
+                        return Err(label(self, "store into a uniform buffer".into()));
+                    };
+                    let addr = self.word_addr(offset, leaf.dynamic.map(|d| d.0))?;
+                    self.e.effect(InstKind::SsboStore {
+                        buffer,
+                        addr,
+                        value: x,
+                    });
+                }
+                Ok(())
+            }
+            _ => Err(label(self, "store into read-only memory".into())),
+        }
+    }
+
+    fn store_io(&mut self, p: &Ptr, v: Val) -> Result<(), Error> {
+        let (tree, pv) = self.io_tree(p.root)?;
+        let mut path = p.path.as_slice();
+        let vertex = if pv {
+            match path.split_first() {
+                Some((x, rest)) => {
+                    path = rest;
+                    Some(self.index_value(x))
+                }
+                None => {
+                    let items = v.items().map(<[Val]>::to_vec).unwrap_or_default();
+                    for (k, item) in items.into_iter().enumerate() {
+                        let q = Ptr {
+                            root: p.root,
+                            path: vec![Idx::Const(k as u32)],
+                            ty: p.ty,
+                        };
+                        self.store_io(&q, item)?;
+                    }
+                    return Ok(());
+                }
+            }
+        } else {
+            None
+        };
+        let walk = self
+            .walk(tree, path, true)
+            .map_err(|e| self.m.err_plain(e))?;
+        self.store_tree(&walk.tree, &walk.rest, vertex, &v)
+    }
+
+    /// Stores `v` into the part of `tree` that `rest` selects. A dynamic index the
+    /// slot addressing cannot express (a vector component, a built-in array element)
+    /// becomes one guarded store per candidate element.
+    fn store_tree(
+        &mut self,
+        tree: &Tree,
+        rest: &[Idx],
+        vertex: Option<Value>,
+        v: &Val,
+    ) -> Result<(), Error> {
+        let Some((first, more)) = rest.split_first() else {
+            let vals = v
+                .leaves()
+                .ok_or_else(|| self.m.err_plain("stores a pointer"))?;
+            let leaves: Vec<Leaf> = tree.leaves().into_iter().cloned().collect();
+            for (leaf, x) in leaves.iter().zip(vals) {
+                self.store_io_leaf(leaf, vertex, x)?;
+            }
+            return Ok(());
+        };
+        let Tree::Node { kids, .. } = tree else {
+            return Err(self.m.err_plain("access chain indexes into a scalar"));
+        };
+        match first {
+            Idx::Const(k) => {
+                let kid = kids
+                    .get(*k as usize)
+                    .ok_or_else(|| self.m.err_plain(format!("index {k} is out of bounds")))?;
+                self.store_tree(kid, more, vertex, v)
+            }
+            Idx::Dyn(i) => {
+                for (k, kid) in kids.iter().enumerate() {
+                    let cond = self
+                        .index_is(*i, k as u32)
+                        .map_err(|e| self.m.err_plain(e))?;
+                    self.e.open();
+                    let r = self.store_tree(kid, more, vertex, v);
+                    let then_body = self.e.close();
+                    r?;
+                    let stmt = crate::ir::Stmt::If {
+                        cond,
+                        then_body,
+                        else_body: vec![],
+                        phis: vec![],
+                        loc: None,
+                    };
+                    self.e.push_stmt(stmt);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn is_opaque(&self, var: u32) -> Result<bool, Error> {
+        let mut ty = self.m.vars.get(&var).map(|g| g.ty).unwrap_or(0);
+        while let Ty::Array { elem, .. } = self.m.ty(ty)? {
+            ty = *elem;
+        }
+        Ok(matches!(self.m.ty(ty)?, Ty::Opaque))
+    }
+
+    fn load_handle(&mut self, p: &Ptr, inst: &Instruction) -> Result<Val, Error> {
+        let base = *self
+            .layout
+            .sampler
+            .get(&p.root)
+            .ok_or_else(|| self.err(inst, "sampler without a binding"))?;
+        let mut offset = 0u32;
+        for i in &p.path {
+            match i {
+                Idx::Const(k) => offset = offset.saturating_add(*k),
+                Idx::Dyn(_) => {
+                    return Err(self.err(
+                        inst,
+                        "dynamic index into an array of samplers is not supported",
+                    ))
+                }
+            }
+        }
+        Ok(Val::Image(base + offset))
+    }
+
+    fn buffer_tree(&self, var: u32) -> Result<Tree, Error> {
+        let g = self
+            .m
+            .vars
+            .get(&var)
+            .ok_or_else(|| self.m.err_plain(format!("%{var} is not a variable")))?;
+        if let Some(w) = self.layout.uniform_word.get(&var) {
+            let shape = self.shape(g.ty)?;
+            let mut next = *w;
+            return Ok(word_tree(&shape, &mut next));
+        }
+        if let Some(b) = self.layout.ubo_block.get(&var) {
+            return buf_tree(
+                self.m,
+                g.ty,
+                0,
+                None,
+                &|o| Addr::Ubo {
+                    block: *b,
+                    offset: o,
+                },
+                0,
+            );
+        }
+        if let Some(b) = self.layout.ssbo.get(&var) {
+            return buf_tree(
+                self.m,
+                g.ty,
+                0,
+                None,
+                &|o| Addr::Ssbo {
+                    buffer: *b,
+                    offset: o,
+                },
+                0,
+            );
+        }
+        Err(self.m.err_plain(format!(
+            "variable %{var} `{}` in storage class {:?} is not supported",
+            self.m.name(var),
+            g.class
+        )))
+    }
+
+    fn load_buffer_leaf(&mut self, leaf: &Leaf) -> Result<Value, Error> {
+        let dyn_off = leaf.dynamic.map(|d| d.0);
+        let raw = match leaf.addr {
+            Addr::Word(w) => self
+                .e
+                .inst(InstKind::LoadUniform { index: w }, BitSize::B32),
+            Addr::Ubo { block, offset } => {
+                let off = self.byte_offset(offset, dyn_off)?;
+                self.e
+                    .inst(InstKind::LoadUbo { block, offset: off }, BitSize::B32)
+            }
+            Addr::Ssbo { buffer, offset } => {
+                let addr = self.word_addr(offset, dyn_off)?;
+                self.e
+                    .inst(InstKind::SsboLoad { buffer, addr }, BitSize::B32)
+            }
+            _ => return Err(self.m.err_plain("internal: not a buffer leaf")),
+        };
+        if leaf.bits == BitSize::B1 {
+            let zero = self.e.u32(0);
+            return self.alu(AluOp::INe, &[raw, zero]);
+        }
+        Ok(raw)
+    }
+
+    fn byte_offset(&mut self, offset: u32, dyn_off: Option<Value>) -> Result<Value, Error> {
+        let k = self.e.u32(offset);
+        match dyn_off {
+            None => Ok(k),
+            Some(d) if offset == 0 => Ok(d),
+            Some(d) => self.alu(AluOp::IAdd, &[d, k]),
+        }
+    }
+
+    fn word_addr(&mut self, offset: u32, dyn_off: Option<Value>) -> Result<Value, Error> {
+        match dyn_off {
+            None => Ok(self.e.u32(offset / 4)),
+            Some(_) => {
+                let b = self.byte_offset(offset, dyn_off)?;
+                let two = self.e.u32(2);
+                self.alu(AluOp::UShr, &[b, two])
+            }
+        }
+    }
+
+    fn walk(&mut self, tree: Tree, path: &[Idx], io: bool) -> Result<super::tree::Walk, String> {
+        let mut s = Scaler { t: self };
+        tree.walk(path, io, &mut s)
+    }
+
+    /// Reads `path` out of a scalarized value; dynamic indices select with `bcsel`.
+    pub fn extract(&mut self, v: Val, path: &[Idx]) -> Result<Val, String> {
+        let Some((first, rest)) = path.split_first() else {
+            return Ok(v);
+        };
+        let items = v
+            .items()
+            .ok_or("access chain indexes into a scalar")?
+            .to_vec();
+        match first {
+            Idx::Const(k) => {
+                let item = items
+                    .into_iter()
+                    .nth(*k as usize)
+                    .ok_or_else(|| format!("constant index {k} is out of bounds"))?;
+                self.extract(item, rest)
+            }
+            Idx::Dyn(i) => {
+                let mut acc: Option<Val> = None;
+                for (k, item) in items.into_iter().enumerate() {
+                    let item = self.extract(item, rest)?;
+                    acc = Some(match acc {
+                        None => item,
+                        Some(prev) => {
+                            let c = self.index_is(*i, k as u32)?;
+                            self.select(c, &item, &prev)?
+                        }
+                    });
+                }
+                acc.ok_or_else(|| "dynamic index into an empty array".into())
+            }
+        }
+    }
+
+    /// Writes `x` at `path` into a scalarized value.
+    pub fn insert(&mut self, v: Val, path: &[Idx], x: Val) -> Result<Val, String> {
+        let Some((first, rest)) = path.split_first() else {
+            return Ok(x);
+        };
+        let mut items = v
+            .items()
+            .ok_or("access chain indexes into a scalar")?
+            .to_vec();
+        match first {
+            Idx::Const(k) => {
+                let slot = items
+                    .get_mut(*k as usize)
+                    .ok_or_else(|| format!("constant index {k} is out of bounds"))?;
+                let old = std::mem::replace(slot, Val::Composite(vec![]));
+                *slot = self.insert(old, rest, x)?;
+            }
+            Idx::Dyn(i) => {
+                for (k, item) in items.iter_mut().enumerate() {
+                    let new = self.insert(item.clone(), rest, x.clone())?;
+                    let c = self.index_is(*i, k as u32)?;
+                    *item = self.select(c, &new, item)?;
+                }
+            }
+        }
+        Ok(Val::Composite(items))
+    }
+
+    fn index_is(&mut self, i: Value, k: u32) -> Result<Value, String> {
+        let bits = self.e.bits(i);
+        let kv = self.e.konst(bits, k);
+        self.e.alu(AluOp::IEq, false, &[i, kv])
+    }
+
+    /// Leafwise `c ? a : b`.
+    pub fn select(&mut self, c: Value, a: &Val, b: &Val) -> Result<Val, String> {
+        let (al, bl) = (
+            a.leaves().ok_or("select of a pointer")?,
+            b.leaves().ok_or("select of a pointer")?,
+        );
+        let mut out = vec![];
+        for (x, y) in al.iter().zip(&bl) {
+            out.push(if x == y {
+                *x
+            } else {
+                self.e.alu(AluOp::BCsel, false, &[c, *x, *y])?
+            });
+        }
+        a.rebuild(&mut out.into_iter())
+            .ok_or_else(|| "select shape".into())
+    }
+}
+
+struct Scaler<'t, 'a> {
+    t: &'t mut Translator<'a>,
+}
+
+impl Scale for Scaler<'_, '_> {
+    fn scale(&mut self, idx: Value, stride: u32, prev: Option<Value>) -> Result<Value, String> {
+        let e = &mut self.t.e;
+        let scaled = if stride == 1 {
+            idx
+        } else {
+            let k = e.u32(stride);
+            e.alu(AluOp::IMul, false, &[idx, k])?
+        };
+        match prev {
+            Some(p) => e.alu(AluOp::IAdd, false, &[p, scaled]),
+            None => Ok(scaled),
+        }
+    }
+}
+
+fn relabel(t: &Translator, inst: &Instruction, e: Error) -> Error {
+    match e {
+        Error::Import(d)
+            if !d.message.contains(": ")
+                || d.message.starts_with('%')
+                || !d.message.starts_with("Op") =>
+        {
+            t.err(inst, d.message)
+        }
+        other => other,
+    }
+}
+
+/// The value of a tree's leaves, in the tree's shape.
+fn tree_val(t: &Tree, vals: &mut impl Iterator<Item = Value>) -> Val {
+    match t {
+        Tree::Leaf(_) => Val::Scalar(vals.next().unwrap_or(Value(0))),
+        Tree::Node { kids, .. } => Val::Composite(kids.iter().map(|k| tree_val(k, vals)).collect()),
+    }
+}
+
+fn word_tree(shape: &super::spirv::Shape, next: &mut u32) -> Tree {
+    match shape {
+        super::spirv::Shape::Scalar(b) => {
+            let w = *next;
+            *next += 1;
+            Tree::Leaf(Leaf {
+                addr: Addr::Word(w),
+                bits: *b,
+                dynamic: None,
+            })
+        }
+        super::spirv::Shape::Composite(items) => Tree::Node {
+            kids: items.iter().map(|s| word_tree(s, next)).collect(),
+            stride: None,
+        },
+    }
+}
+
+/// Layout of a buffer block member by `Offset`/`ArrayStride`/`MatrixStride`.
+/// `matrix` is (stride, row-major) inherited from the enclosing member.
+pub(crate) fn buf_tree(
+    m: &Module,
+    ty: u32,
+    off: u32,
+    matrix: Option<(u32, bool)>,
+    mk: &dyn Fn(u32) -> Addr,
+    depth: u32,
+) -> Result<Tree, Error> {
+    if depth > 32 {
+        return Err(m.err_plain(format!("buffer type %{ty} nests too deeply")));
+    }
+    let leaf = |o: u32, bits| {
+        Tree::Leaf(Leaf {
+            addr: mk(o),
+            bits,
+            dynamic: None,
+        })
+    };
+    Ok(match m.ty(ty)? {
+        Ty::Bool => leaf(off, BitSize::B1),
+        Ty::Int { width: 32, .. } | Ty::Float { width: 32 } => leaf(off, BitSize::B32),
+        Ty::Vector { elem, n } => {
+            let b = buf_tree(m, *elem, off, None, mk, depth + 1)?;
+            let kids = (0..*n).map(|i| shift(&b, i * 4, mk)).collect();
+            Tree::Node {
+                kids,
+                stride: Some(4),
+            }
+        }
+        Ty::Matrix { col, n } => {
+            let (stride, row_major) = matrix.ok_or_else(|| {
+                m.err_plain(format!("matrix %{ty} in a buffer without MatrixStride"))
+            })?;
+            let rows = match m.ty(*col)? {
+                Ty::Vector { n, .. } => *n,
+                _ => 1,
+            };
+            let (col_step, row_step) = if row_major { (4, stride) } else { (stride, 4) };
+            let mut kids = vec![];
+            for c in 0..*n {
+                let cells = (0..rows)
+                    .map(|r| leaf(off + c * col_step + r * row_step, BitSize::B32))
+                    .collect();
+                kids.push(Tree::Node {
+                    kids: cells,
+                    stride: Some(row_step),
+                });
+            }
+            Tree::Node {
+                kids,
+                stride: Some(col_step),
+            }
+        }
+        Ty::Array { elem, len } => {
+            let stride = m.deco(ty).array_stride.ok_or_else(|| {
+                m.err_plain(format!("array %{ty} in a buffer without ArrayStride"))
+            })?;
+            if *len > 4096 {
+                return Err(m.err_plain(format!("buffer array %{ty} is too long to scalarize")));
+            }
+            let mut kids = vec![];
+            for i in 0..*len {
+                kids.push(buf_tree(m, *elem, off + i * stride, matrix, mk, depth + 1)?);
+            }
+            Tree::Node {
+                kids,
+                stride: Some(stride),
+            }
+        }
+        Ty::Struct { members } => {
+            let mut kids = vec![];
+            for (i, mt) in members.iter().enumerate() {
+                let d = m.member_deco(ty, i as u32);
+                let o = d.offset.ok_or_else(|| {
+                    m.err_plain(format!("member {i} of buffer struct %{ty} has no Offset"))
+                })?;
+                let mat = d.matrix_stride.map(|s| (s, d.row_major));
+                kids.push(buf_tree(m, *mt, off + o, mat, mk, depth + 1)?);
+            }
+            Tree::Node { kids, stride: None }
+        }
+        Ty::RuntimeArray => {
+            return Err(m.err_plain(format!("runtime array %{ty} is not supported")))
+        }
+        other => {
+            return Err(m.err_plain(format!(
+                "type %{ty} ({other:?}) is not supported in a buffer (16/64-bit members are not)"
+            )))
+        }
+    })
+}
+
+fn shift(t: &Tree, by: u32, mk: &dyn Fn(u32) -> Addr) -> Tree {
+    match t {
+        Tree::Leaf(l) => {
+            let o = match l.addr {
+                Addr::Ubo { offset, .. } | Addr::Ssbo { offset, .. } => offset + by,
+                _ => by,
+            };
+            Tree::Leaf(Leaf {
+                addr: mk(o),
+                bits: l.bits,
+                dynamic: None,
+            })
+        }
+        Tree::Node { kids, stride } => Tree::Node {
+            kids: kids.iter().map(|k| shift(k, by, mk)).collect(),
+            stride: *stride,
+        },
+    }
+}
+
+/// Size in bytes a buffer type covers (last byte read + 1).
+pub(crate) fn buf_size(m: &Module, ty: u32) -> Result<u32, Error> {
+    let t = buf_tree(
+        m,
+        ty,
+        0,
+        None,
+        &|o| Addr::Ubo {
+            block: 0,
+            offset: o,
+        },
+        0,
+    )?;
+    Ok(t.leaves()
+        .iter()
+        .filter_map(|l| match l.addr {
+            Addr::Ubo { offset, .. } => Some(offset + 4),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0))
+}

@@ -1,0 +1,179 @@
+//! Import of real shaders: SPIR-V modules (parsed with `rspirv`) or GLSL sources
+//! (compiled with `glslangValidator`, optionally cleaned up by `spirv-opt -O`) for
+//! two linked stages become one [`Pipeline`].
+//!
+//! Varyings are matched by location for SPIR-V input and by name for GLSL input
+//! (glslang numbers automatic locations per stage), then renumbered to shared
+//! `VARn`/`PATCHn` slots. Uniforms, UBOs, push constants, storage buffers and samplers
+//! get one numbering across both stages. Anything varysat cannot translate is an
+//! [`Error::Import`] naming the SPIR-V instruction and its result id.
+
+mod alu;
+mod cfg;
+mod emit;
+mod glsl;
+mod iface;
+mod link;
+mod mem;
+mod module;
+mod spirv;
+mod stats;
+mod tree;
+mod val;
+
+use std::path::Path;
+
+pub use glsl::{compile_glsl, rewrite_desktop_glsl, tool_available, GLSLANG, SPIRV_OPT};
+pub use stats::{stats, Stats};
+
+use crate::ir::{Primitive, ProvokingVertex, Stage, StageInfo};
+use crate::{Diagnostic, Error, Pipeline};
+
+/// Choices SPIR-V does not record.
+#[derive(Clone, Debug)]
+pub struct ImportOptions {
+    /// Match varyings by name (`Some(true)`) or by location (`Some(false)`); `None`
+    /// picks by name for GLSL and by location for SPIR-V.
+    pub match_by_name: Option<bool>,
+    /// Run `spirv-opt -O` on GLSL compiled by glslang (inlining, SSA).
+    pub spirv_opt: bool,
+    /// Vertices per patch entering a TCS (and a TES without a TCS in the pair).
+    pub patch_vertices: u8,
+    /// VS primitive topology when the consumer does not determine it.
+    pub topology: Primitive,
+    /// Provoking vertex for FS flat inputs.
+    pub provoking: ProvokingVertex,
+}
+
+impl Default for ImportOptions {
+    fn default() -> ImportOptions {
+        ImportOptions {
+            match_by_name: None,
+            spirv_opt: true,
+            patch_vertices: 3,
+            topology: Primitive::Triangles,
+            provoking: ProvokingVertex::First,
+        }
+    }
+}
+
+/// An import error for `file`.
+pub(crate) fn fail(file: &str, msg: impl Into<String>) -> Error {
+    Error::Import(Diagnostic::new(Some(file), None, msg))
+}
+
+/// The stage a file name's extension names: `.vert .tesc .tese .geom .frag`, also
+/// before a trailing `.spv` (`a.vert.spv`).
+pub fn stage_from_extension(path: &Path) -> Option<Stage> {
+    let name = path.file_name()?.to_str()?;
+    let name = name.strip_suffix(".spv").unwrap_or(name);
+    let ext = Path::new(name).extension()?.to_str()?;
+    Some(match ext {
+        "vert" | "vs" => Stage::Vertex,
+        "tesc" | "tcs" => Stage::TessCtrl,
+        "tese" | "tes" => Stage::TessEval,
+        "geom" | "gs" => Stage::Geometry,
+        "frag" | "fs" => Stage::Fragment,
+        _ => return None,
+    })
+}
+
+/// Imports a producer and a consumer SPIR-V module (one entry point each).
+pub fn import_spirv(
+    producer: &[u8],
+    consumer: &[u8],
+    opts: &ImportOptions,
+) -> Result<Pipeline, Error> {
+    import_spirv_named(producer, "<producer>", consumer, "<consumer>", opts, false)
+}
+
+fn import_spirv_named(
+    producer: &[u8],
+    pname: &str,
+    consumer: &[u8],
+    cname: &str,
+    opts: &ImportOptions,
+    from_glsl: bool,
+) -> Result<Pipeline, Error> {
+    let p = module::Module::load(producer, pname)?;
+    let c = module::Module::load(consumer, cname)?;
+    if !p.stage.can_feed(c.stage) {
+        return Err(fail(
+            cname,
+            format!("a {} shader cannot feed a {} shader", p.stage, c.stage),
+        ));
+    }
+    let by_name = opts.match_by_name.unwrap_or(from_glsl);
+    let linked = link::link(&p, &c, by_name)?;
+    let topology = match (c.stage, spirv::translate_info_hint(&c)) {
+        (Stage::Geometry, Some(input)) => input,
+        _ => opts.topology,
+    };
+    let tcs_out = match p.stage {
+        Stage::TessCtrl => p.mode(::rspirv::spirv::ExecutionMode::OutputVertices),
+        _ => None,
+    };
+    let pv = opts.patch_vertices;
+    let pp = spirv::StageParams {
+        patch_vertices: pv,
+        topology,
+        peer: c.stage,
+    };
+    let cp = spirv::StageParams {
+        patch_vertices: tcs_out.and_then(|n| u8::try_from(n).ok()).unwrap_or(pv),
+        topology,
+        peer: p.stage,
+    };
+    let producer = spirv::translate(&p, &linked.producer, pp)?;
+    let mut consumer = spirv::translate(&c, &linked.consumer, cp)?;
+    if let StageInfo::Fragment { provoking } = &mut consumer.info {
+        *provoking = opts.provoking;
+    }
+    let mut pipe = Pipeline::new(producer, consumer).with_uniforms(linked.uniform_words);
+    pipe.ubos = linked.ubos;
+    pipe.source = Some(pname.to_owned());
+    Ok(pipe)
+}
+
+/// Compiles two GLSL files with glslang (see [`compile_glsl`]) and imports them.
+pub fn import_glsl(
+    producer: &Path,
+    consumer: &Path,
+    opts: &ImportOptions,
+) -> Result<Pipeline, Error> {
+    let pb = compile_glsl(producer, opts.spirv_opt)?;
+    let cb = compile_glsl(consumer, opts.spirv_opt)?;
+    let (pn, cn) = (
+        producer.display().to_string(),
+        consumer.display().to_string(),
+    );
+    import_spirv_named(&pb, &pn, &cb, &cn, opts, true)
+}
+
+/// Imports two files, each SPIR-V (`.spv`, or starting with the SPIR-V magic number)
+/// or GLSL (by extension).
+pub fn import_files(
+    producer: &Path,
+    consumer: &Path,
+    opts: &ImportOptions,
+) -> Result<Pipeline, Error> {
+    let load = |p: &Path| -> Result<(Vec<u8>, bool), Error> {
+        let bytes = std::fs::read(p).map_err(|source| Error::Io {
+            path: p.display().to_string(),
+            source,
+        })?;
+        let spv = bytes.len() >= 4
+            && (bytes[..4] == [0x03, 0x02, 0x23, 0x07] || bytes[..4] == [0x07, 0x23, 0x02, 0x03]);
+        if spv {
+            return Ok((bytes, false));
+        }
+        Ok((compile_glsl(p, opts.spirv_opt)?, true))
+    };
+    let (pb, pg) = load(producer)?;
+    let (cb, cg) = load(consumer)?;
+    let (pn, cn) = (
+        producer.display().to_string(),
+        consumer.display().to_string(),
+    );
+    import_spirv_named(&pb, &pn, &cb, &cn, opts, pg && cg)
+}

@@ -1,0 +1,611 @@
+//! `optimize`: validate, lower, saturate, extract, assign slots, emit — and the report
+//! of what happened to every original varying.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use egg::Id;
+
+use crate::egraph::analysis::VAnalysis;
+use crate::egraph::lower::{lower, role, Lowered, Role};
+use crate::egraph::saturate::saturate;
+use crate::egraph::{Budgets, RuleSet, Scheduler, VGraph, VNode};
+use crate::emit::{emit_consumer, emit_producer, is_store, remove_dead_code, EmitInput};
+use crate::error::Error;
+use crate::extract::dag::{dag_cost, reachable, seed_from};
+use crate::extract::{Cost, CostModel, Ctx, DagExtractor, Extractor, Problem, Selection};
+use crate::ir::{InstKind, IoSlot, Pipeline, Slot, Stage};
+
+/// Options of one optimization run (builder-style).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The rules to saturate with.
+    pub rules: RuleSet,
+    /// The cost model.
+    pub cost: CostModel,
+    /// Saturation budgets.
+    pub budgets: Budgets,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            rules: RuleSet::default_set(),
+            cost: CostModel::default(),
+            budgets: Budgets::default(),
+        }
+    }
+}
+
+impl Options {
+    /// The defaults: shipped rules, `amd-gfx10`, default budgets.
+    pub fn new() -> Options {
+        Options::default()
+    }
+
+    /// Replaces the rule set.
+    pub fn rules(mut self, rules: RuleSet) -> Options {
+        self.rules = rules;
+        self
+    }
+
+    /// Adds the rules of a file to the current set (duplicate names are an error).
+    pub fn extra_rules(mut self, file: &str, text: &str) -> Result<Options, Error> {
+        self.rules.extend_from_text(file, text)?;
+        Ok(self)
+    }
+
+    /// Sets the cost model.
+    pub fn cost(mut self, cost: CostModel) -> Options {
+        self.cost = cost;
+        self
+    }
+
+    /// Sets all budgets.
+    pub fn budgets(mut self, budgets: Budgets) -> Options {
+        self.budgets = budgets;
+        self
+    }
+
+    /// Sets the e-node limit.
+    pub fn node_limit(mut self, n: usize) -> Options {
+        self.budgets.nodes = n;
+        self
+    }
+
+    /// Sets the iteration limit.
+    pub fn iter_limit(mut self, n: usize) -> Options {
+        self.budgets.iterations = n;
+        self
+    }
+
+    /// Sets the time limit.
+    pub fn time_limit(mut self, t: Duration) -> Options {
+        self.budgets.time = t;
+        self
+    }
+
+    /// Sets the scheduler.
+    pub fn scheduler(mut self, s: Scheduler) -> Options {
+        self.budgets.scheduler = s;
+        self
+    }
+}
+
+/// What happened to one original varying component.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Still a varying, now in this slot.
+    Kept(IoSlot),
+    /// Shares the varying of `with` (an original slot), now in `slot`.
+    MergedInto {
+        /// The new slot.
+        slot: IoSlot,
+        /// The original varying it was merged with.
+        with: IoSlot,
+    },
+    /// The consumer now computes it itself.
+    Propagated(String),
+    /// Gone.
+    Removed(String),
+    /// Left exactly as written (pinned).
+    Pinned(String),
+    /// Store kept for fixed function / xfb only, with `no_varying`.
+    NoVarying(String),
+}
+
+impl fmt::Display for Fate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fate::Kept(s) => write!(f, "kept as {s}"),
+            Fate::MergedInto { slot, with } => write!(f, "merged into {slot} (with {with})"),
+            Fate::Propagated(e) => write!(f, "propagated as {e}"),
+            Fate::Removed(r) => write!(f, "removed ({r})"),
+            Fate::Pinned(r) => write!(f, "kept unchanged ({r})"),
+            Fate::NoVarying(r) => write!(f, "kept with no_varying ({r})"),
+        }
+    }
+}
+
+impl Fate {
+    fn tag(&self) -> &'static str {
+        match self {
+            Fate::Kept(_) => "kept",
+            Fate::MergedInto { .. } => "merged",
+            Fate::Propagated(_) => "propagated",
+            Fate::Removed(_) => "removed",
+            Fate::Pinned(_) => "pinned",
+            Fate::NoVarying(_) => "no_varying",
+        }
+    }
+}
+
+/// One original varying component and its fate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VaryingReport {
+    /// The original slot.
+    pub slot: IoSlot,
+    /// What happened.
+    pub fate: Fate,
+}
+
+/// Varying components and vec4 slots crossing between the stages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Scalar components (two 16-bit halves of one component count once).
+    pub components: usize,
+    /// vec4 slots.
+    pub slots: usize,
+}
+
+/// What an optimization run did.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// Per original varying component, sorted by slot.
+    pub varyings: Vec<VaryingReport>,
+    /// Before.
+    pub before: Counts,
+    /// After.
+    pub after: Counts,
+    /// Model cost of the input.
+    pub cost_before: Cost,
+    /// Model cost of the output.
+    pub cost_after: Cost,
+    /// Cost profile used.
+    pub profile: String,
+    /// E-nodes after saturation.
+    pub egraph_nodes: usize,
+    /// E-classes after saturation.
+    pub egraph_classes: usize,
+    /// Saturation iterations.
+    pub iterations: usize,
+    /// Why saturation stopped.
+    pub stop_reason: String,
+    /// Wall time of the whole run.
+    pub time: Duration,
+    /// Set when emission failed and the input was returned unchanged.
+    pub fallback: Option<String>,
+}
+
+/// The optimized pair and its report.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The optimized pipeline.
+    pub pipeline: Pipeline,
+    /// What happened.
+    pub report: Report,
+}
+
+/// Counts the varyings of a pipeline: stored components (without `no_varying`) that
+/// reach the consumer.
+pub fn count_varyings(p: &Pipeline) -> Counts {
+    let consumer = p.consumer.stage();
+    let mut read = BTreeSet::new();
+    p.consumer.for_each_inst(|i| {
+        let slot = match &i.kind {
+            InstKind::LoadInput { slot, .. }
+            | InstKind::LoadInterpolatedInput { slot, .. }
+            | InstKind::LoadPerVertexInput { slot, .. } => Some(*slot),
+            _ => None,
+        };
+        read.extend(slot.map(|s| (s.slot, s.comp)));
+    });
+    let mut comps = BTreeSet::new();
+    p.producer.for_each_inst(|i| {
+        let Some((io, no_varying)) = is_store(&i.kind) else {
+            return;
+        };
+        let counts = match role(io.slot, consumer) {
+            Role::NotVarying => false,
+            Role::SysVal | Role::TessLevel => read.contains(&(io.slot, io.comp)),
+            _ => true,
+        };
+        if counts && !no_varying {
+            comps.insert((io.slot, io.comp));
+        }
+    });
+    let slots: BTreeSet<Slot> = comps.iter().map(|(s, _)| *s).collect();
+    Counts {
+        components: comps.len(),
+        slots: slots.len(),
+    }
+}
+
+fn analysis_for(p: &Pipeline, opts: &Options) -> VAnalysis {
+    VAnalysis {
+        propagation_limit: opts.cost.propagation_limit(&p.consumer.info),
+        producer_is_gs: p.producer.stage() == Stage::Geometry,
+    }
+}
+
+fn problem<'a>(
+    g: &'a VGraph,
+    l: &Lowered,
+    p: &'a Pipeline,
+    opts: &'a Options,
+    seed: Option<Selection>,
+) -> Problem<'a> {
+    Problem {
+        egraph: g,
+        roots: l.roots.values().map(|r| g.find(*r)).collect(),
+        model: &opts.cost,
+        consumer: &p.consumer.info,
+        seed,
+    }
+}
+
+/// The model cost of the input as written: its ALU work (identical pure expressions
+/// counted once, as hash-consing does) plus one varying per original slot the consumer
+/// reads — not per e-class, which would already deduplicate.
+fn cost_as_written(l: &Lowered, p: &Pipeline, opts: &Options) -> Cost {
+    let g = &l.egraph;
+    let seed = seed_from(g, &l.original);
+    let alu = {
+        let prob = problem(g, l, p, opts, None);
+        let c = dag_cost(&prob, &seed);
+        c.producer_alu + c.consumer_alu
+    };
+    let mut per_slot: BTreeMap<(IoSlot, crate::extract::VaryingKind), crate::extract::VaryingKey> =
+        BTreeMap::new();
+    for ld in &l.loads {
+        let node = seed.choice.get(&(g.find(ld.class), Ctx::C));
+        if let Some(k) = node.and_then(|n| crate::extract::dag::varying_key(g, n)) {
+            let unique = Id::from(per_slot.len());
+            per_slot
+                .entry((ld.slot, k.kind))
+                .or_insert(crate::extract::VaryingKey { value: unique, ..k });
+        }
+    }
+    let vars: Vec<_> = per_slot.into_values().collect();
+    alu + crate::extract::dag::varying_cost(&opts.cost, &p.consumer.info, &vars).0
+}
+
+/// Optimizes the varyings of `p`.
+pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
+    let start = Instant::now();
+    crate::validate::validate(p)?;
+    let rewrites = opts.rules.rewrites()?;
+    let mut out = run(p, opts, &rewrites, false)?;
+    if out.report.after.slots > out.report.before.slots {
+        // A read xfb output got a varying of its own next to its kept xfb store;
+        // letting one store serve both keeps the slot count.
+        out = run(p, opts, &rewrites, true)?;
+    }
+    out.report.time = start.elapsed();
+    Ok(out)
+}
+
+fn run(
+    p: &Pipeline,
+    opts: &Options,
+    rewrites: &[egg::Rewrite<VNode, VAnalysis>],
+    pin_xfb_reads: bool,
+) -> Result<Outcome, Error> {
+    let lowered = lower(p, analysis_for(p, opts), pin_xfb_reads);
+    let cost_before = cost_as_written(&lowered, p, opts);
+    let (g, stats) = saturate(lowered.egraph.clone(), rewrites, &opts.budgets);
+    let seed = seed_from(&g, &lowered.original);
+    let prob = problem(&g, &lowered, p, opts, Some(seed));
+    let sel = DagExtractor::default().extract(&prob);
+    let chosen = dag_cost(&prob, &sel);
+    let occupied = occupied_slots(p, &lowered);
+    let mut report = Report {
+        varyings: vec![],
+        before: count_varyings(p),
+        after: Counts::default(),
+        cost_before,
+        cost_after: chosen.total,
+        profile: opts.cost.name.clone(),
+        egraph_nodes: stats.nodes,
+        egraph_classes: stats.classes,
+        iterations: stats.iterations,
+        stop_reason: stats.stop.to_string(),
+        time: Duration::ZERO,
+        fallback: None,
+    };
+    let hints = slot_hints(&lowered, &g, &sel);
+    let slots = choose_slots(&lowered, &chosen.varyings, &occupied, &hints)?;
+    let input = EmitInput {
+        lowered: &lowered,
+        egraph: &g,
+        selection: &sel,
+        slots: &slots,
+    };
+    let pipeline = match emit_pair(p, &input) {
+        Ok(out) => {
+            report.varyings = fates(p, &lowered, &g, &sel, &prob, &slots);
+            out
+        }
+        Err(e) => {
+            report.fallback = Some(e.to_string());
+            report.cost_after = cost_before;
+            p.clone()
+        }
+    };
+    report.after = count_varyings(&pipeline);
+    Ok(Outcome { pipeline, report })
+}
+
+fn emit_pair(p: &Pipeline, input: &EmitInput<'_>) -> Result<Pipeline, Error> {
+    let mut producer = emit_producer(p, input)?;
+    let mut consumer = emit_consumer(p, input)?;
+    for shader in [&mut producer, &mut consumer] {
+        remove_dead_code(shader);
+        crate::renumber::renumber(shader);
+    }
+    let out = Pipeline {
+        producer,
+        consumer,
+        ..p.clone()
+    };
+    crate::validate::validate(&out)?;
+    Ok(out)
+}
+
+/// Dense packing, unless keeping the original slots touches fewer vec4s (so the slot
+/// count never grows around pinned slots or inputs that mixed qualifiers in a vec4).
+fn choose_slots(
+    l: &Lowered,
+    varyings: &[crate::extract::VaryingKey],
+    occupied: &BTreeSet<Slot>,
+    hints: &BTreeMap<crate::extract::VaryingKey, IoSlot>,
+) -> Result<BTreeMap<crate::extract::VaryingKey, IoSlot>, Error> {
+    use crate::assign::{assign_slots, keep_original_slots, vec4_count};
+    let dense = assign_slots(varyings, occupied, hints);
+    // Components whose original stores stay (pinned, xfb, system values).
+    let taken: BTreeSet<IoSlot> = l
+        .stored
+        .iter()
+        .filter(|io| (l.pins.reason(**io).is_some() && l.needed.contains(io)) || l.xfb.contains(io))
+        .copied()
+        .collect();
+    let kept = keep_original_slots(varyings, hints, &taken);
+    match (dense, kept) {
+        (Ok(d), Some(k)) if vec4_count(&k, occupied) < vec4_count(&d, occupied) => Ok(k),
+        (Ok(d), _) => Ok(d),
+        (Err(_), Some(k)) => Ok(k),
+        (Err(e), None) => Err(e),
+    }
+}
+
+/// For each chosen varying, the first original slot whose load became it.
+fn slot_hints(
+    l: &Lowered,
+    g: &VGraph,
+    sel: &Selection,
+) -> BTreeMap<crate::extract::VaryingKey, IoSlot> {
+    let mut loads: Vec<_> = l.loads.iter().collect();
+    loads.sort_by_key(|ld| ld.slot);
+    let mut hints = BTreeMap::new();
+    for ld in loads {
+        let node = sel.choice.get(&(g.find(ld.class), Ctx::C));
+        if let Some(k) = node.and_then(|n| crate::extract::dag::varying_key(g, n)) {
+            hints.entry(k).or_insert(ld.slot);
+        }
+    }
+    hints
+}
+
+/// vec4 slots new varyings must avoid: any slot an original store or load keeps.
+fn occupied_slots(p: &Pipeline, l: &Lowered) -> BTreeSet<Slot> {
+    let consumer = p.consumer.stage();
+    let mut out = BTreeSet::new();
+    for io in &l.stored {
+        let kept = (l.pins.reason(*io).is_some() && l.needed.contains(io))
+            || l.xfb.contains(io)
+            || matches!(role(io.slot, consumer), Role::SysVal | Role::TessLevel);
+        if kept {
+            out.insert(io.slot);
+        }
+    }
+    for io in &l.read {
+        if l.pins.reason(*io).is_some() {
+            out.insert(io.slot);
+        }
+    }
+    out
+}
+
+/// The extracted term of a class as text (depth-limited).
+pub fn term_text(g: &VGraph, sel: &Selection, id: Id, ctx: Ctx, depth: usize) -> String {
+    let Some(node) = sel.choice.get(&(g.find(id), ctx)) else {
+        return "?".into();
+    };
+    let kids = egg::Language::children(node);
+    if kids.is_empty() {
+        return node.to_string();
+    }
+    if depth == 0 {
+        return format!("({node} ...)");
+    }
+    let parts: Vec<String> = kids
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            term_text(
+                g,
+                sel,
+                *c,
+                crate::extract::dag::child_ctx(node, ctx, i),
+                depth - 1,
+            )
+        })
+        .collect();
+    format!("({node} {})", parts.join(" "))
+}
+
+fn fates(
+    p: &Pipeline,
+    l: &Lowered,
+    g: &VGraph,
+    sel: &Selection,
+    prob: &Problem<'_>,
+    slots: &BTreeMap<crate::extract::VaryingKey, IoSlot>,
+) -> Vec<VaryingReport> {
+    let consumer = p.consumer.stage();
+    let live: BTreeSet<(Id, Ctx)> = reachable(prob, sel).into_iter().collect();
+    let mut owners: BTreeMap<IoSlot, IoSlot> = BTreeMap::new();
+    let all: BTreeSet<IoSlot> = l.stored.iter().chain(l.read.iter()).copied().collect();
+    let mut out = vec![];
+    for io in all {
+        let r = role(io.slot, consumer);
+        if r == Role::NotVarying {
+            continue;
+        }
+        let fate = if matches!(r, Role::SysVal | Role::TessLevel)
+            && l.stored.contains(&io)
+            && !l.read.contains(&io)
+        {
+            Fate::NoVarying("not read by the consumer".into())
+        } else if l.stored.contains(&io) && !l.needed.contains(&io) {
+            if l.xfb.contains(&io) {
+                Fate::NoVarying("transform feedback only".into())
+            } else {
+                Fate::Removed("not read by the consumer".into())
+            }
+        } else if let Some(why) = l.pins.reason(io) {
+            Fate::Pinned(why.to_string())
+        } else {
+            load_fate(l, g, sel, &live, slots, &mut owners, io)
+        };
+        out.push(VaryingReport { slot: io, fate });
+    }
+    out
+}
+
+fn load_fate(
+    l: &Lowered,
+    g: &VGraph,
+    sel: &Selection,
+    live: &BTreeSet<(Id, Ctx)>,
+    slots: &BTreeMap<crate::extract::VaryingKey, IoSlot>,
+    owners: &mut BTreeMap<IoSlot, IoSlot>,
+    io: IoSlot,
+) -> Fate {
+    let mut best: Option<Fate> = None;
+    for load in l.loads.iter().filter(|ld| ld.slot == io) {
+        let key = (g.find(load.class), Ctx::C);
+        let fate = match sel.choice.get(&key) {
+            _ if !live.contains(&key) => Fate::Removed("its value is not used".into()),
+            Some(node @ VNode::Xfer(_)) => {
+                match crate::extract::dag::varying_key(g, node).and_then(|k| slots.get(&k)) {
+                    Some(new) => {
+                        let owner = *owners.entry(*new).or_insert(io);
+                        if owner == io {
+                            Fate::Kept(*new)
+                        } else {
+                            Fate::MergedInto {
+                                slot: *new,
+                                with: owner,
+                            }
+                        }
+                    }
+                    None => Fate::Removed("no slot".into()),
+                }
+            }
+            _ if !l.stored.contains(&io) => Fate::Propagated(format!(
+                "{} (never written)",
+                term_text(g, sel, load.class, Ctx::C, 3)
+            )),
+            _ => Fate::Propagated(term_text(g, sel, load.class, Ctx::C, 3)),
+        };
+        let rank = |f: &Fate| match f {
+            Fate::Kept(_) | Fate::MergedInto { .. } => 0,
+            Fate::Propagated(_) => 1,
+            _ => 2,
+        };
+        if best.as_ref().is_none_or(|b| rank(&fate) < rank(b)) {
+            best = Some(fate);
+        }
+    }
+    best.unwrap_or_else(|| Fate::Removed("not read by the consumer".into()))
+}
+
+impl Report {
+    /// The report as JSON.
+    pub fn to_json(&self) -> serde_json::Value {
+        let varyings: Vec<serde_json::Value> = self
+            .varyings
+            .iter()
+            .map(|v| {
+                let mut o = serde_json::json!({
+                    "slot": v.slot.to_string(),
+                    "fate": v.fate.tag(),
+                    "detail": v.fate.to_string(),
+                });
+                match &v.fate {
+                    Fate::Kept(s) => o["new_slot"] = s.to_string().into(),
+                    Fate::MergedInto { slot, with } => {
+                        o["new_slot"] = slot.to_string().into();
+                        o["merged_with"] = with.to_string().into();
+                    }
+                    Fate::Propagated(e) => o["expr"] = e.clone().into(),
+                    _ => {}
+                }
+                o
+            })
+            .collect();
+        serde_json::json!({
+            "before": { "components": self.before.components, "slots": self.before.slots },
+            "after": { "components": self.after.components, "slots": self.after.slots },
+            "cost": { "before": self.cost_before.0, "after": self.cost_after.0, "profile": self.profile },
+            "egraph": { "nodes": self.egraph_nodes, "classes": self.egraph_classes, "iterations": self.iterations },
+            "stop_reason": self.stop_reason,
+            "time_ms": self.time.as_secs_f64() * 1000.0,
+            "fallback": self.fallback,
+            "varyings": varyings,
+        })
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "varyings: {} components in {} slots -> {} components in {} slots",
+            self.before.components, self.before.slots, self.after.components, self.after.slots
+        )?;
+        writeln!(
+            f,
+            "cost ({}): {} -> {}",
+            self.profile, self.cost_before, self.cost_after
+        )?;
+        writeln!(
+            f,
+            "e-graph: {} nodes, {} classes, {} iterations, stopped: {}; {:.1} ms",
+            self.egraph_nodes,
+            self.egraph_classes,
+            self.iterations,
+            self.stop_reason,
+            self.time.as_secs_f64() * 1000.0
+        )?;
+        if let Some(why) = &self.fallback {
+            writeln!(f, "input returned unchanged: {why}")?;
+        }
+        for v in &self.varyings {
+            writeln!(f, "  {}: {}", v.slot, v.fate)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,119 @@
+//! End-to-end tests of `varysat opt`: the optimized pair, the JSON report, and located
+//! errors for bad rule files and cost profiles.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn varysat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_varysat"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the varysat binary runs")
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("varysat-opt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const EXAMPLE: &str = "examples/pairs/vs_fs_dead_const_dup.pair";
+
+#[test]
+fn opt_writes_a_valid_equivalent_pair_and_a_json_report() {
+    let out_path = temp_file("out.pair", "");
+    let out = varysat(&[
+        "opt",
+        EXAMPLE,
+        "-o",
+        out_path.to_str().unwrap(),
+        "--report",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(stderr(&out).trim()).expect("JSON report");
+    // The example: VAR0.x/VAR0.y are a*p and p*a (one varying), VAR1.x/y/z are a
+    // constant, a uniform and a uniform product (propagated), VAR2.x is dead.
+    assert_eq!(report["before"]["components"], 6);
+    assert_eq!(report["before"]["slots"], 3);
+    assert_eq!(report["after"]["components"], 1);
+    assert_eq!(report["after"]["slots"], 1);
+    assert_eq!(report["stop_reason"], "saturated");
+    assert!(report["cost"]["before"].as_u64().unwrap() > report["cost"]["after"].as_u64().unwrap());
+    let fates: Vec<&str> = report["varyings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["fate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fates,
+        [
+            "no_varying",
+            "kept",
+            "merged",
+            "propagated",
+            "propagated",
+            "propagated",
+            "removed"
+        ]
+    );
+    let check = varysat(&["check", out_path.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    let equiv = varysat(&["equiv", EXAMPLE, out_path.to_str().unwrap()]);
+    assert!(equiv.status.success(), "{}", stderr(&equiv));
+}
+
+#[test]
+fn bad_rule_files_are_located_errors() {
+    let rules = temp_file(
+        "bad.rules",
+        "; header\n(rule r (fadd ?a ?b)\n  (fadd ?b ?c))\n",
+    );
+    let out = varysat(&["opt", EXAMPLE, "--rules", rules.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(&format!("{}:3:3: error: variable ?c", rules.display())),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bad_cost_profiles_are_located_errors() {
+    let profile = temp_file("bad.cost", "(profile p\n  (weight fs four))\n");
+    let out = varysat(&["opt", EXAMPLE, "--cost", profile.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(&format!(
+            "{}:2:14: error: expected a non-negative integer",
+            profile.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn extra_rules_and_named_profiles_are_accepted() {
+    let rules = temp_file(
+        "extra.rules",
+        "; extra\n(rule fmul-two (fmul ?x 2f32) (fadd ?x ?x))\n",
+    );
+    let spec = format!("+{}", rules.display());
+    let out = varysat(&["opt", EXAMPLE, "--rules", &spec, "--cost", "amd-gfx11"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cost (amd-gfx11)"),
+        "{}",
+        stderr(&out)
+    );
+}

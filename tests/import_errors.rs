@@ -1,0 +1,119 @@
+//! Import failures are `Error::Import` diagnostics, never panics; the desktop-GL
+//! rewrite produces the documented text.
+
+use std::path::Path;
+
+use varysat::import::{
+    import_files, import_spirv, rewrite_desktop_glsl, tool_available, ImportOptions, GLSLANG,
+};
+use varysat::{Error, Stage};
+
+#[test]
+fn garbage_bytes_are_an_import_error() {
+    let opts = ImportOptions::default();
+    for bytes in [
+        &b""[..],
+        &b"abc"[..],
+        &[0u8; 40][..],
+        &[
+            0x03, 0x02, 0x23, 0x07, 0, 0, 1, 0, 9, 9, 9, 9, 1, 0, 0, 0, 0, 0, 0, 0,
+        ][..],
+    ] {
+        match import_spirv(bytes, bytes, &opts) {
+            Err(Error::Import(d)) => assert!(d.to_string().contains("error:"), "{d}"),
+            other => panic!("expected an import error, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn desktop_rewrite_is_line_preserving() {
+    let src = "#version 120\nattribute vec2 p;\nvarying vec2 uv;\nvoid main() { uv = p; }\n";
+    let out = rewrite_desktop_glsl(src, Stage::Vertex).expect("1.20 is rewritten");
+    assert_eq!(
+        out,
+        "#version 450\n#line 2\nin vec2 p;\nout vec2 uv;\nvoid main() { uv = p; }\n"
+    );
+    let fs = "varying vec2 uv;\nuniform sampler2D t;\nvoid main() { gl_FragColor = texture2D(t, uv); }\n";
+    let out = rewrite_desktop_glsl(fs, Stage::Fragment).expect("no #version is rewritten");
+    assert_eq!(
+        out,
+        "#version 450\nlayout(location = 0) out vec4 varysat_FragColor;\n#line 1\nin vec2 uv;\nuniform sampler2D t;\n\
+         void main() { varysat_FragColor = texture(t, uv); }\n"
+    );
+    // Identifiers that merely contain a keyword are left alone.
+    let keep = "#version 110\nvarying float my_varying_x;\n";
+    assert_eq!(
+        rewrite_desktop_glsl(keep, Stage::Fragment).as_deref(),
+        Some("#version 450\n#line 2\nin float my_varying_x;\n")
+    );
+    assert_eq!(
+        rewrite_desktop_glsl("#version 450\nin vec2 a;\n", Stage::Fragment),
+        None
+    );
+}
+
+fn tools() -> bool {
+    if tool_available(GLSLANG) {
+        return true;
+    }
+    assert!(
+        std::env::var("CI").map(|v| v.is_empty()).unwrap_or(true),
+        "{GLSLANG} missing in CI"
+    );
+    eprintln!("skipping: {GLSLANG} not installed (run scripts/setup.sh)");
+    false
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write");
+    p
+}
+
+#[test]
+fn unsupported_instruction_is_named_with_its_id() {
+    if !tools() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("varysat-err-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let vs = write(
+        &dir,
+        "d.vert",
+        "#version 450\nout float v;\nvoid main() { v = 1.0; gl_Position = vec4(0.0); }\n",
+    );
+    let fs = write(
+        &dir,
+        "d.frag",
+        "#version 450\nin float v;\nlayout(location=0) out vec4 c;\nvoid main() { c = vec4(dFdx(v)); }\n",
+    );
+    let bad_pair = import_files(&vs, &fs, &ImportOptions::default());
+    let wrong_order = import_files(&fs, &vs, &ImportOptions::default());
+    let syntax = write(
+        &dir,
+        "s.vert",
+        "#version 450\nvoid main() {\n  nope = 1;\n}\n",
+    );
+    let syntax = import_files(&syntax, &fs, &ImportOptions::default());
+    let _ = std::fs::remove_dir_all(&dir);
+    match bad_pair {
+        Err(Error::Import(d)) => {
+            let m = d.to_string();
+            assert!(m.contains("OpDPdx %"), "{m}");
+            assert!(m.contains("d.frag"), "{m}");
+        }
+        other => panic!("dFdx must be rejected: {other:?}"),
+    }
+    match wrong_order {
+        Err(Error::Import(d)) => assert!(d.message.contains("cannot feed"), "{d}"),
+        other => panic!("FS -> VS must be rejected: {other:?}"),
+    }
+    match syntax {
+        Err(Error::Import(d)) => {
+            assert_eq!(d.loc.map(|l| l.line), Some(3), "{d}");
+            assert!(d.message.contains("nope"), "{d}");
+        }
+        other => panic!("a GLSL error must be reported: {other:?}"),
+    }
+}

@@ -1,0 +1,350 @@
+//! Every rule of the default set is exercised: run alone, it makes its two sides one
+//! e-class (and the sides start apart). An unsound rule is caught by the interpreter's
+//! equivalence check.
+
+use egg::{RecExpr, Runner};
+use varysat::egraph::{RuleSet, VAnalysis, VGraph, VNode};
+use varysat::interpreter::{check_equivalent, EquivConfig, Inequivalence};
+use varysat::{optimize, Options};
+
+/// (rule, left expression, right expression they must become equal to).
+const CASES: &[(&str, &str, &str)] = &[
+    (
+        "propagate-free",
+        "(xfer persp.center uniform:0)",
+        "uniform:0",
+    ),
+    (
+        "propagate-free",
+        "(xfer flat (fmul uniform:0 uniform:1))",
+        "(fmul uniform:0 uniform:1)",
+    ),
+    (
+        "fadd-comm",
+        "(fadd in:ATTR0.x in:ATTR1.x)",
+        "(fadd in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "fadd-comm",
+        "(fadd.exact in:ATTR0.x in:ATTR1.x)",
+        "(fadd.exact in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "fmul-comm",
+        "(fmul in:ATTR0.x in:ATTR1.x)",
+        "(fmul in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "fmin-comm",
+        "(fmin in:ATTR0.x in:ATTR1.x)",
+        "(fmin in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "fmax-comm",
+        "(fmax in:ATTR0.x in:ATTR1.x)",
+        "(fmax in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "iadd-comm",
+        "(iadd in:ATTR0.x in:ATTR1.x)",
+        "(iadd in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "imul-comm",
+        "(imul in:ATTR0.x in:ATTR1.x)",
+        "(imul in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "iand-comm",
+        "(iand in:ATTR0.x in:ATTR1.x)",
+        "(iand in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "ior-comm",
+        "(ior in:ATTR0.x in:ATTR1.x)",
+        "(ior in:ATTR1.x in:ATTR0.x)",
+    ),
+    (
+        "ixor-comm",
+        "(ixor in:ATTR0.x in:ATTR1.x)",
+        "(ixor in:ATTR1.x in:ATTR0.x)",
+    ),
+    ("fadd-negzero", "(fadd in:ATTR0.x -0f32)", "in:ATTR0.x"),
+    (
+        "fadd-negzero",
+        "(fadd.exact in:ATTR0.x -0f32)",
+        "in:ATTR0.x",
+    ),
+    ("fadd-zero", "(fadd in:ATTR0.x 0f32)", "in:ATTR0.x"),
+    (
+        "fadd-zero16",
+        "(fadd (f2f16 in:ATTR0.x) 0f16)",
+        "(f2f16 in:ATTR0.x)",
+    ),
+    ("fmul-one", "(fmul in:ATTR0.x 1f32)", "in:ATTR0.x"),
+    (
+        "fmul-one16",
+        "(fmul (f2f16 in:ATTR0.x) 1f16)",
+        "(f2f16 in:ATTR0.x)",
+    ),
+    ("fneg-fneg", "(fneg (fneg in:ATTR0.x))", "in:ATTR0.x"),
+    (
+        "fsub-to-fadd",
+        "(fsub in:ATTR0.x in:ATTR1.x)",
+        "(fadd in:ATTR0.x (fneg in:ATTR1.x))",
+    ),
+    (
+        "ffma-unfuse",
+        "(ffma in:ATTR0.x in:ATTR1.x in:ATTR2.x)",
+        "(fadd (fmul in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
+    ),
+    ("iadd-zero", "(iadd in:ATTR0.x 0i32)", "in:ATTR0.x"),
+    ("imul-one", "(imul in:ATTR0.x 1i32)", "in:ATTR0.x"),
+    ("ior-zero", "(ior in:ATTR0.x 0i32)", "in:ATTR0.x"),
+    ("ixor-zero", "(ixor in:ATTR0.x 0i32)", "in:ATTR0.x"),
+    (
+        "isub-to-iadd",
+        "(isub in:ATTR0.x in:ATTR1.x)",
+        "(iadd in:ATTR0.x (ineg in:ATTR1.x))",
+    ),
+    (
+        "bcsel-same",
+        "(bcsel (flt in:ATTR0.x in:ATTR1.x) in:ATTR2.x in:ATTR2.x)",
+        "in:ATTR2.x",
+    ),
+    (
+        "bcsel-true",
+        "(bcsel true in:ATTR0.x in:ATTR1.x)",
+        "in:ATTR0.x",
+    ),
+    (
+        "bcsel-false",
+        "(bcsel false in:ATTR0.x in:ATTR1.x)",
+        "in:ATTR1.x",
+    ),
+    (
+        "bcsel-undef-else",
+        "(bcsel (flt in:ATTR0.x in:ATTR1.x) in:ATTR2.x undef32)",
+        "in:ATTR2.x",
+    ),
+    (
+        "bcsel-undef-then",
+        "(bcsel (flt in:ATTR0.x in:ATTR1.x) undef32 in:ATTR2.x)",
+        "in:ATTR2.x",
+    ),
+    (
+        "bcsel-undef-else16",
+        "(bcsel (flt in:ATTR0.x in:ATTR1.x) (f2f16 in:ATTR2.x) undef16)",
+        "(f2f16 in:ATTR2.x)",
+    ),
+    (
+        "bcsel-undef-then16",
+        "(bcsel (flt in:ATTR0.x in:ATTR1.x) undef16 (f2f16 in:ATTR2.x))",
+        "(f2f16 in:ATTR2.x)",
+    ),
+    ("emits-same2", "(emits in:ATTR0.x in:ATTR0.x)", "in:ATTR0.x"),
+    (
+        "emits-same3",
+        "(emits uniform:0 uniform:0 uniform:0)",
+        "uniform:0",
+    ),
+    (
+        "emits-same4",
+        "(emits opaque:3:32 opaque:3:32 opaque:3:32 opaque:3:32)",
+        "opaque:3:32",
+    ),
+    (
+        "emits-same5",
+        "(emits undef32 undef32 undef32 undef32 undef32)",
+        "undef32",
+    ),
+    (
+        "emits-same6",
+        "(emits 1f32 1f32 1f32 1f32 1f32 1f32)",
+        "1f32",
+    ),
+];
+
+/// Pairs the named rule alone must NOT make equal (inexact laws on exact ops, the
+/// propagation limit).
+const NON_CASES: &[(&str, &str, &str)] = &[
+    ("fadd-zero", "(fadd.exact in:ATTR0.x 0f32)", "in:ATTR0.x"),
+    (
+        "ffma-unfuse",
+        "(ffma.exact in:ATTR0.x in:ATTR1.x in:ATTR2.x)",
+        "(fadd.exact (fmul.exact in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
+    ),
+    (
+        "propagate-free",
+        "(xfer flat (fpow (fpow uniform:0 uniform:1) uniform:1))",
+        "(fpow (fpow uniform:0 uniform:1) uniform:1)",
+    ),
+    ("propagate-free", "(xfer flat in:ATTR0.x)", "in:ATTR0.x"),
+    ("emits-same2", "(emits in:ATTR0.x in:ATTR1.x)", "in:ATTR0.x"),
+];
+
+fn only(rule: &str) -> RuleSet {
+    let all = RuleSet::default_set();
+    RuleSet {
+        rules: all.rules.into_iter().filter(|r| r.name == rule).collect(),
+    }
+}
+
+/// Whether `rule` alone makes `a` and `b` equal, after checking they start apart.
+fn joins(rule: &str, a: &str, b: &str) -> bool {
+    let rules = only(rule);
+    assert_eq!(rules.rules.len(), 1, "rule {rule} is in the default set");
+    let analysis = VAnalysis {
+        propagation_limit: Some(12),
+        producer_is_gs: false,
+    };
+    let mut g = VGraph::new(analysis);
+    let ea: RecExpr<VNode> = a.parse().expect("left side parses");
+    let eb: RecExpr<VNode> = b.parse().expect("right side parses");
+    let (ia, ib) = (g.add_expr(&ea), g.add_expr(&eb));
+    g.rebuild();
+    assert_ne!(g.find(ia), g.find(ib), "{a} and {b} start equal");
+    let runner = Runner::default()
+        .with_egraph(g)
+        .with_iter_limit(8)
+        .run(&rules.rewrites().expect("rewrites build"));
+    runner.egraph.find(ia) == runner.egraph.find(ib)
+}
+
+#[test]
+fn every_default_rule_is_exercised() {
+    for (rule, a, b) in CASES {
+        assert!(joins(rule, a, b), "{rule} should join {a} and {b}");
+    }
+    for (rule, a, b) in NON_CASES {
+        assert!(!joins(rule, a, b), "{rule} must not join {a} and {b}");
+    }
+    for name in RuleSet::default_set().names() {
+        assert!(
+            CASES.iter().any(|(r, _, _)| *r == name),
+            "default rule `{name}` has no test case"
+        );
+    }
+}
+
+const PRODUCT: &str = "
+(pair
+  (producer vs
+    (%p = load_input ATTR0.x)
+    (%a = load_input ATTR1.x)
+    (%b = load_input ATTR2.x)
+    (store_output POS.x %p)
+    (store_output VAR0.x %a)
+    (store_output VAR1.x %b))
+  (consumer fs
+    (%x = load_interpolated_input VAR0.x persp center)
+    (%y = load_interpolated_input VAR1.x persp center)
+    (%r = fmul %x %y)
+    (store_output DATA0.x %r)))";
+
+#[test]
+fn an_unsound_rule_is_caught_by_the_interpreter() {
+    let p = varysat::text::parse(PRODUCT, Some("product.pair")).expect("parses");
+    let sound = optimize(&p, &Options::new()).expect("optimizes");
+    assert!(check_equivalent(&p, &sound.pipeline, &EquivConfig::default()).is_ok());
+    assert_eq!(sound.report.after.components, 2);
+
+    // Interpolation does not commute with a product of two interpolated values.
+    let bad = "(rule bad (fmul (xfer persp.center ?a) (xfer persp.center ?b)) \
+               (xfer persp.center (fmul ?a ?b)))";
+    let opts = Options::new()
+        .extra_rules("bad.rules", bad)
+        .expect("rule parses");
+    let unsound = optimize(&p, &opts).expect("optimizes");
+    // The law saves a varying, so extraction takes it ...
+    assert_eq!(unsound.report.after.components, 1);
+    // ... and the reference interpreter sees the difference.
+    match check_equivalent(&p, &unsound.pipeline, &EquivConfig::default()) {
+        Err(Inequivalence::Mismatch(_)) => {}
+        other => panic!("the unsound rule went unnoticed: {other:?}"),
+    }
+}
+
+/// Whether the rules in `text` join `a` and `b` (with the given propagation limit).
+fn joins_with(text: &str, a: &str, b: &str) -> bool {
+    let rules = RuleSet::parse("cond.rules", text).expect("rules parse");
+    let mut g = VGraph::new(VAnalysis {
+        propagation_limit: Some(12),
+        producer_is_gs: false,
+    });
+    let ea: RecExpr<VNode> = a.parse().expect("left side parses");
+    let eb: RecExpr<VNode> = b.parse().expect("right side parses");
+    let (ia, ib) = (g.add_expr(&ea), g.add_expr(&eb));
+    g.rebuild();
+    let runner = Runner::default()
+        .with_egraph(g)
+        .with_iter_limit(4)
+        .run(&rules.rewrites().expect("rewrites build"));
+    runner.egraph.find(ia) == runner.egraph.find(ib)
+}
+
+#[test]
+fn conditions_gate_rules() {
+    // A deliberately odd law, so only the condition decides whether it fires.
+    let rule = |cond: &str| format!("(rule r (fabs ?x) (fneg ?x) (if {cond}))");
+    let (attr, unif) = ("(fabs in:ATTR0.x)", "(fabs uniform:0)");
+    let (attr_n, unif_n) = ("(fneg in:ATTR0.x)", "(fneg uniform:0)");
+    assert!(joins_with(&rule("(free ?x)"), unif, unif_n));
+    assert!(!joins_with(&rule("(free ?x)"), attr, attr_n));
+    assert!(joins_with(
+        &rule("(const ?x)"),
+        "(fabs 2f32)",
+        "(fneg 2f32)"
+    ));
+    assert!(!joins_with(&rule("(const ?x)"), unif, unif_n));
+    assert!(joins_with(
+        &rule("(convergent-p ?x)"),
+        "(fabs psv:instance_id)",
+        "(fneg psv:instance_id)"
+    ));
+    assert!(!joins_with(
+        &rule("(convergent-p ?x)"),
+        "(fabs psv:vertex_id)",
+        "(fneg psv:vertex_id)"
+    ));
+    assert!(joins_with(
+        &rule("(convergent-c ?x)"),
+        "(fabs (xfer flat in:ATTR0.x))",
+        "(fneg (xfer flat in:ATTR0.x))"
+    ));
+    assert!(!joins_with(
+        &rule("(convergent-c ?x)"),
+        "(fabs (xfer persp.center in:ATTR0.x))",
+        "(fneg (xfer persp.center in:ATTR0.x))"
+    ));
+    let interp = "(rule r (xfer ?m ?p) (fneg (xfer ?m ?p)) (if (interpolated ?m)))";
+    assert!(joins_with(
+        interp,
+        "(xfer linear.centroid in:ATTR0.x)",
+        "(fneg (xfer linear.centroid in:ATTR0.x))"
+    ));
+    assert!(!joins_with(
+        interp,
+        "(xfer flat in:ATTR0.x)",
+        "(fneg (xfer flat in:ATTR0.x))"
+    ));
+    let bits = "(rule r (bcsel ?c ?a ?b) ?a (if (same-bits ?a ?c)))";
+    assert!(joins_with(bits, "(bcsel true true false)", "true"));
+    assert!(!joins_with(
+        bits,
+        "(bcsel (flt in:ATTR0.x 0f32) in:ATTR1.x in:ATTR2.x)",
+        "in:ATTR1.x"
+    ));
+}
+
+#[test]
+fn a_stopping_budget_is_reported_and_the_result_stays_correct() {
+    let p = varysat::text::parse(PRODUCT, Some("product.pair")).expect("parses");
+    // fadd-comm/fmul-comm keep adding nodes for one iteration at least.
+    let out = optimize(&p, &Options::new().iter_limit(1)).expect("optimizes");
+    assert_eq!(out.report.stop_reason, "iteration-limit (1)");
+    assert!(check_equivalent(&p, &out.pipeline, &EquivConfig::default()).is_ok());
+    let out = optimize(&p, &Options::new().node_limit(1)).expect("optimizes");
+    assert_eq!(out.report.stop_reason, "node-limit (1)");
+    assert!(check_equivalent(&p, &out.pipeline, &EquivConfig::default()).is_ok());
+}
