@@ -28,3 +28,14 @@ pub fn small_run() -> RunConfig {
         tess_coords_per_patch: 2,
     }
 }
+
+/// Saturation budgets small enough for thousands of runs a second yet large enough
+/// that several rounds of rewriting happen.
+pub fn small_budgets() -> varysat::egraph::Budgets {
+    varysat::egraph::Budgets {
+        nodes: 2_000,
+        iterations: 8,
+        time: std::time::Duration::from_millis(500),
+        ..varysat::egraph::Budgets::default()
+    }
+}
