@@ -2,12 +2,11 @@
 //! misbehave, kept as inline text with the clean result or error each must now give.
 //! `docs/testing.md` says how the targets are run and what each finding was.
 
-use varysat::interpreter::{run, RunConfig};
+use varysat::interpreter::{check_equivalent, run, EquivConfig, RunConfig, Scalar, Unit};
 use varysat::ir::{BitSize, IoSlot, Slot, Stage};
-use varysat::interpreter::{Scalar, Unit};
 use varysat::text::parse;
 use varysat::validate::validate;
-use varysat::Error;
+use varysat::{optimize, Error, Options};
 
 /// Three loops nested in a VS, each counting `%i`, `%j`, `%k` from 0 to `n`; the
 /// outer counter's final value is stored to `POS.y`.
@@ -77,4 +76,49 @@ fn nested_loops_run_within_an_exact_budget() {
         matches!(&err, Error::Interpret(m) if m.contains(&format!("more than {} iterations", total - 1))),
         "{err}"
     );
+}
+
+/// `const 32 350` is a subnormal float pattern. Stored by every vertex and read
+/// interpolated, it came back rounded by the perspective division, while the
+/// optimizer (rightly) propagates the constant unchanged: `optimize` target, seed
+/// pair `vs_fs_xfb.pair` mutated. A value equal at every vertex now interpolates to
+/// itself exactly.
+const INTERPOLATED_SUBNORMAL: &str = "(pair
+  (producer vs
+    (topology points)
+    (%p = load_input ATTR0.x)
+    (%a = load_input ATTR0.x)
+    (%b = load_input ATTR1.y)
+    (%c = const 32 350)
+    (store_output POS.x %p (xfb 0 0))
+    (store_output VAR0.x %a (xfb 0 4))
+    (store_output VAR0.y %b (xfb 2 0))
+    (store_output VAR1.x %c (xfb 1 4)))
+  (consumer fs
+    (provoking first)
+    (%x = load_interpolated_input VAR0.x persp center)
+    (%k = load_interpolated_input VAR1.x persp center)
+    (%r = fmul %x %k)
+    (store_output DATA0.x %r)
+    (store_output DATA1.x %k)))";
+
+#[test]
+fn interpolated_constant_is_exact() {
+    let p = parse(INTERPOLATED_SUBNORMAL, None).unwrap();
+    validate(&p).unwrap();
+    for topology in ["points", "lines", "triangles"] {
+        let src = INTERPOLATED_SUBNORMAL.replace("points", topology);
+        let o = run(&parse(&src, None).unwrap(), &RunConfig::default()).unwrap();
+        let path = [Unit::Primitive(0), Unit::Fragment(0)];
+        let k = o.output(Stage::Fragment, &path, IoSlot::new(Slot::Data(1), 0));
+        assert_eq!(k, Some(Scalar::new(350, BitSize::B32)), "{topology}");
+    }
+}
+
+#[test]
+fn optimizing_an_interpolated_subnormal_constant_keeps_behaviour() {
+    let p = parse(INTERPOLATED_SUBNORMAL, None).unwrap();
+    let out = optimize(&p, &Options::new()).unwrap();
+    validate(&out.pipeline).unwrap();
+    check_equivalent(&p, &out.pipeline, &EquivConfig::default()).unwrap();
 }

@@ -48,6 +48,14 @@ pub fn offset_barycentrics(center: &[f32], dx: f32, dy: f32) -> Vec<f32> {
 /// Interpolates vertex values with barycentric `weights`; `clip_w` is `Some` for
 /// perspective-correct interpolation.
 fn interpolate(values: &[f32], weights: &[f32], clip_w: Option<&[f32]>) -> f32 {
+    // The weights sum to 1, so a value that is the same at every vertex interpolates
+    // to itself, as hardware's `f0 + Σ λk·(fk − f0)` gives it; the division form
+    // below would round it, and lose most of the bits of a subnormal pattern.
+    if let Some(&first) = values.first() {
+        if first.is_finite() && values.iter().all(|v| v.to_bits() == first.to_bits()) {
+            return first;
+        }
+    }
     match clip_w {
         Some(w) => {
             let mut num = 0.0f32;
@@ -240,6 +248,19 @@ mod tests {
         assert_eq!(v, 1.0 / 0.6875);
         let l = interpolate(&[1.0, 2.0, 4.0], &[0.5, 0.25, 0.25], None);
         assert_eq!(l, 2.0);
+    }
+
+    #[test]
+    fn a_value_equal_at_every_vertex_is_exact() {
+        // 350 as a bit pattern is a subnormal float: (350/w)/(1/w) would round it.
+        let tiny = f32::from_bits(350);
+        let w = [3.3787837, 1.7, 0.9];
+        let v = interpolate(&[tiny; 3], &[0.2, 0.3, 0.5], Some(&w));
+        assert_eq!(v.to_bits(), 350);
+        assert_eq!(interpolate(&[tiny], &[1.0], Some(&w[..1])).to_bits(), 350);
+        let third = 1.0f32 / 3.0;
+        let l = interpolate(&[third; 3], &[0.1, 0.2, 0.7], None);
+        assert_eq!(l.to_bits(), third.to_bits());
     }
 
     #[test]
