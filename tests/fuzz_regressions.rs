@@ -56,7 +56,10 @@ fn nested_loops_share_one_iteration_budget() {
         matches!(&err, Error::Interpret(m) if m.contains(&format!("more than {limit} iterations"))),
         "{err}"
     );
-    assert!(started.elapsed().as_secs() < 30, "the budget did not stop the run");
+    assert!(
+        started.elapsed().as_secs() < 30,
+        "the budget did not stop the run"
+    );
 }
 
 /// The budget counts every header entry, breaking ones included: the outer loop

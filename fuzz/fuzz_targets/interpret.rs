@@ -29,8 +29,16 @@ fuzz_target!(|data: &[u8]| {
         run: cfg.clone(),
         ..EquivConfig::default()
     };
-    assert_eq!(compare(&first, &again, &equiv), None, "a run differs from itself");
+    assert_eq!(
+        compare(&first, &again, &equiv),
+        None,
+        "a run differs from itself"
+    );
     let reparsed = parse(&print(&pipeline), None).expect("printed pair does not parse");
     let third = run(&reparsed, &cfg).expect("printed pair does not run");
-    assert_eq!(compare(&first, &third, &equiv), None, "printing changed behaviour");
+    assert_eq!(
+        compare(&first, &third, &equiv),
+        None,
+        "printing changed behaviour"
+    );
 });
