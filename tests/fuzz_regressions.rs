@@ -125,3 +125,30 @@ fn optimizing_an_interpolated_subnormal_constant_keeps_behaviour() {
     validate(&out.pipeline).unwrap();
     check_equivalent(&p, &out.pipeline, &EquivConfig::default()).unwrap();
 }
+
+/// A SPIR-V instruction whose word count runs past the end of the module made rspirv
+/// panic on a slice out of range (`import_spirv` target, mutated glslang output).
+/// The word framing is now checked before rspirv sees the module.
+#[test]
+fn spirv_word_count_past_the_end_is_an_error() {
+    use varysat::import::{import_spirv, ImportOptions};
+    // Header (magic, version 1.0, generator, bound, schema), then OpSourceExtension
+    // (opcode 4, a literal string) claiming 200 words where 2 remain.
+    let words: [u32; 7] = [
+        0x0723_0203,
+        0x0001_0000,
+        0,
+        1,
+        0,
+        (200 << 16) | 4,
+        0x6c73_6c67,
+    ];
+    let module: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let err = import_spirv(&module, &module, &ImportOptions::default()).unwrap_err();
+    let shown = err.to_string();
+    assert!(matches!(err, Error::Import(_)), "{shown}");
+    assert!(
+        shown.contains("the instruction at word 5 has 200 words, but the module ends at word 7"),
+        "{shown}"
+    );
+}

@@ -156,6 +156,8 @@ impl Module {
                 "not a SPIR-V module (size is not a whole number of words)",
             ));
         }
+        super::framing::check(bytes)
+            .map_err(|m| fail(file, format!("cannot parse SPIR-V: {m}")))?;
         let raw =
             dr::load_bytes(bytes).map_err(|e| fail(file, format!("cannot parse SPIR-V: {e}")))?;
         let mut m = Module {
