@@ -152,3 +152,23 @@ fn spirv_word_count_past_the_end_is_an_error() {
         "{shown}"
     );
 }
+
+/// A mutated SPIR-V pair whose translation expanded without bound (inlining and
+/// structurizing duplicate blocks): out of memory after 14 s in the `import_spirv`
+/// target. The input is binary, so it is kept as a file in the fuzz target's layout
+/// (little-endian u32 producer length, producer, consumer).
+#[test]
+fn spirv_translation_that_expands_without_bound_is_an_error() {
+    use varysat::import::{import_spirv, ImportOptions};
+    let data = include_bytes!("fuzz_inputs/import_spirv_expands.bin");
+    let (head, rest) = data.split_at(4);
+    let split =
+        u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize % (rest.len() + 1);
+    let (producer, consumer) = rest.split_at(split);
+    let err = import_spirv(producer, consumer, &ImportOptions::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("translation walked more than 16384 blocks"),
+        "{err}"
+    );
+}
