@@ -172,3 +172,24 @@ fn spirv_translation_that_expands_without_bound_is_an_error() {
         "{err}"
     );
 }
+
+/// Splits an `import_spirv` fuzz input into its two modules and imports them.
+fn import_fuzz_input(data: &[u8]) -> Error {
+    use varysat::import::{import_spirv, ImportOptions};
+    let (head, rest) = data.split_at(4);
+    let split =
+        u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize % (rest.len() + 1);
+    let (producer, consumer) = rest.split_at(split);
+    import_spirv(producer, consumer, &ImportOptions::default()).unwrap_err()
+}
+
+/// A huge `MatrixStride` overflowed the byte-offset arithmetic of a buffer layout
+/// (`attempt to multiply with overflow`, `import_spirv` target). Offsets are now
+/// checked, and vectors and matrices must have 2 to 4 components.
+#[test]
+fn spirv_buffer_offsets_past_4_gib_are_an_error() {
+    let err = import_fuzz_input(include_bytes!(
+        "fuzz_inputs/import_spirv_stride_overflow.bin"
+    ));
+    assert!(err.to_string().contains("reaches past byte 2^32"), "{err}");
+}
