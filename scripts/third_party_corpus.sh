@@ -32,7 +32,7 @@ trap 'rm -rf "$work"' EXIT
 # piglit keeps most shaders in .shader_test files, one "[vertex shader]" /
 # "[fragment shader]" ... section each: those sections are split into files under the
 # temporary directory (never into the repository).
-find /usr/share/glmark2 /usr/lib/piglit /usr/share/piglit -type f \
+find /usr/share/glmark2 /usr/lib/piglit /usr/lib/*/piglit /usr/share/piglit -type f \
     \( -name '*.vert' -o -name '*.tesc' -o -name '*.tese' -o -name '*.geom' -o -name '*.frag' \
        -o -name '*.shader_test' \) \
     2>/dev/null | sort > "$work/files"
