@@ -23,3 +23,4 @@ pub mod renumber;
 pub mod text;
 pub mod validate;
 pub use optimize::{optimize, Options, Outcome, Report};
+pub mod experiment;

@@ -3,6 +3,7 @@
 
 mod check;
 mod equiv;
+mod experiment;
 mod fmt;
 mod import;
 mod opt;
@@ -34,6 +35,8 @@ enum Command {
     Run(run::Args),
     /// Check that two pairs have the same observable behaviour.
     Equiv(equiv::Args),
+    /// Compare rule sets and cost profiles over a corpus of pairs.
+    Experiment(experiment::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         Command::Import(a) => import::run(a),
         Command::Run(a) => run::run(a),
         Command::Equiv(a) => equiv::run(a),
+        Command::Experiment(a) => experiment::run(a),
     };
     match result {
         Ok(code) => code,
