@@ -21,9 +21,18 @@ fn summary(pairs: &[(String, varysat::Pipeline)], opts: &Options) {
         .collect();
     rows.sort_by_key(|(_, s)| std::cmp::Reverse(s.time));
     println!("\nshipped pairs, median of {SUMMARY_RUNS} runs each (slowest first)");
-    println!("{:<44} {:>9} {:>7}  lower / saturate / extract / emit / pack (ms)", "pair", "ms", "nodes");
+    println!(
+        "{:<44} {:>9} {:>7}  lower / saturate / extract / emit / pack (ms)",
+        "pair", "ms", "nodes"
+    );
     for (n, s) in &rows {
-        println!("{:<44} {:>9.3} {:>7}  {}", n, common::ms(s.time), s.nodes, common::phases(&s.timings));
+        println!(
+            "{:<44} {:>9.3} {:>7}  {}",
+            n,
+            common::ms(s.time),
+            s.nodes,
+            common::phases(&s.timings)
+        );
     }
     let mut times: Vec<Duration> = rows.iter().map(|(_, s)| s.time).collect();
     times.sort();

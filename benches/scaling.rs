@@ -39,7 +39,10 @@ fn exponent(points: &[(usize, Duration)]) -> f64 {
 
 fn curve(pairs: &[Pipeline], opts: &Options) {
     println!("\nscaling over synth_pair((vs, fs), n, {SEED}), median of the runs at each size");
-    println!("{:>8} {:>7} {:>10} {:>8}  lower / saturate / extract / emit / pack (ms)", "insts", "nodes", "ms", "x first");
+    println!(
+        "{:>8} {:>7} {:>10} {:>8}  lower / saturate / extract / emit / pack (ms)",
+        "insts", "nodes", "ms", "x first"
+    );
     let mut points = vec![];
     let mut first = None;
     for p in pairs {

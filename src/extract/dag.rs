@@ -389,6 +389,26 @@ fn greedy(p: &Problem<'_>) -> Selection {
     }
 }
 
+/// Whether choosing `b` instead of `a` (in `ctx`) leaves the DAG cost unchanged: same
+/// ALU cost, same varying and the same set of (child class, stage) below. Commutative
+/// twins such as `(fadd x y)` / `(fadd y x)` are the common case; evaluating them would
+/// cost a whole-DAG pass each and can never improve the total, which made the local
+/// search quadratic on large pairs.
+fn same_effect(p: &Problem<'_>, a: &VNode, b: &VNode, ctx: Ctx) -> bool {
+    let g = p.egraph;
+    let stage = p.consumer.stage();
+    let kids = |n: &VNode| -> BTreeSet<(Id, Ctx)> {
+        n.children()
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (g.find(*c), child_ctx(n, ctx, i)))
+            .collect()
+    };
+    alu_cost(p.model, stage, a, ctx) == alu_cost(p.model, stage, b, ctx)
+        && varying_key(g, a) == varying_key(g, b)
+        && kids(a) == kids(b)
+}
+
 impl DagExtractor {
     fn local_search(&self, p: &Problem<'_>, mut cur: Selection) -> Selection {
         let mut cur_cost = dag_cost(p, &cur).total;
@@ -396,10 +416,12 @@ impl DagExtractor {
         loop {
             let mut improved = false;
             for key in reachable(p, &cur) {
+                let current = cur.choice.get(&key);
                 let alternatives: Vec<VNode> = p.egraph[key.0]
                     .nodes
                     .iter()
-                    .filter(|n| valid(p.egraph, key.0, n, key.1) && cur.choice.get(&key) != Some(n))
+                    .filter(|n| valid(p.egraph, key.0, n, key.1) && current != Some(n))
+                    .filter(|n| current.is_none_or(|c| !same_effect(p, c, n, key.1)))
                     .cloned()
                     .collect();
                 for alt in alternatives {
