@@ -8,6 +8,7 @@ mod fmt;
 mod import;
 mod opt;
 mod run;
+mod stats;
 
 use std::process::ExitCode;
 
@@ -33,6 +34,8 @@ enum Command {
     Import(import::Args),
     /// Run a pair in the reference interpreter and print its observable outputs.
     Run(run::Args),
+    /// Varying components and vec4 slots as declared, live, and optimized.
+    Stats(stats::Args),
     /// Check that two pairs have the same observable behaviour.
     Equiv(equiv::Args),
     /// Compare rule sets and cost profiles over a corpus of pairs.
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Equiv(a) => equiv::run(a),
         Command::Experiment(a) => experiment::run(a),
+        Command::Stats(a) => stats::run(a),
     };
     match result {
         Ok(code) => code,
@@ -56,6 +60,22 @@ fn main() -> ExitCode {
             eprintln!("{e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// A pair from one `.pair` file or from a producer and a consumer shader source.
+fn load_input(files: &[std::path::PathBuf]) -> Result<varysat::Pipeline, varysat::Error> {
+    match files {
+        [pair] => varysat::text::parse_file(pair),
+        [producer, consumer] => {
+            let opts = varysat::import::ImportOptions::default();
+            varysat::import::import_files(producer, consumer, &opts)
+        }
+        _ => Err(varysat::Error::Import(varysat::Diagnostic::new(
+            None,
+            None,
+            "expected one .pair file or a producer and a consumer shader",
+        ))),
     }
 }
 

@@ -1,4 +1,5 @@
-//! `varysat opt`: optimize the varyings of one `.pair` file.
+//! `varysat opt`: optimize the varyings of one `.pair` file, or of a producer and a
+//! consumer shader given as GLSL or SPIR-V (imported first).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,8 +21,10 @@ pub enum ReportFormat {
 /// Arguments of `varysat opt`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.pair` file to optimize.
-    pub file: PathBuf,
+    /// A `.pair` file, or a producer and a consumer shader (GLSL `.vert/.tesc/.tese/
+    /// .geom/.frag` or SPIR-V).
+    #[arg(required = true, num_args = 1..=2)]
+    pub files: Vec<PathBuf>,
     /// Write the optimized pair here instead of standard output.
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
@@ -66,7 +69,7 @@ fn options(args: &Args) -> Result<Options, Error> {
 
 /// Runs the subcommand.
 pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
-    let pipeline = varysat::text::parse_file(&args.file)?;
+    let pipeline = crate::load_input(&args.files)?;
     let outcome = varysat::optimize(&pipeline, &options(&args)?)?;
     let text = varysat::text::print(&outcome.pipeline);
     match &args.output {
