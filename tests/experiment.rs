@@ -102,7 +102,7 @@ fn components_after(e: &Experiment, config: &str, pair_suffix: &str) -> usize {
 #[test]
 fn corpus_is_sorted_pair_files_only() {
     let dir = corpus_dir("corpus");
-    let c = load_corpus(&[dir.clone()]).unwrap();
+    let c = load_corpus(std::slice::from_ref(&dir)).unwrap();
     let names: Vec<String> = c.iter().map(|p| p.name.clone()).collect();
     let want = [
         dir.join("const.pair").display().to_string(),
@@ -216,7 +216,7 @@ fn table_csv_and_json_shapes() {
             .next()
             .unwrap()
             .split(',')
-            .last(),
+            .next_back(),
         Some("time_ms")
     );
     assert_eq!(csv::field("a,b"), "\"a,b\"");

@@ -1,5 +1,8 @@
 //! Shared helpers of the benches: loading the shipped pairs, repeated timing, medians.
 
+// Each bench compiles this module on its own and uses only part of it.
+#![allow(dead_code)]
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
