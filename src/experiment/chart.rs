@@ -6,7 +6,7 @@ use plotters::prelude::*;
 use super::summary::Experiment;
 use crate::error::Error;
 
-/// Chart width in pixels; the height grows with the label length.
+/// Chart width in pixels; the height grows with the number of configurations.
 pub const WIDTH: u32 = 900;
 
 fn chart_err(e: impl std::fmt::Display) -> Error {
@@ -18,6 +18,12 @@ fn chart_err(e: impl std::fmt::Display) -> Error {
 
 type Panel<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 
+/// Pixels per label character: the naive font metrics plotters uses without a font
+/// backend.
+const CHAR_PX: u32 = 7;
+
+/// Horizontal bars, one per configuration (labels read left of them), and a vertical
+/// line at the unoptimized total.
 fn panel(
     area: &Panel<'_>,
     title: &str,
@@ -26,13 +32,17 @@ fn panel(
     before: usize,
 ) -> Result<(), Error> {
     let n = labels.len().max(1);
-    let top = after.iter().copied().chain([before]).max().unwrap_or(0) as f64 * 1.15 + 1.0;
+    let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u32;
+    let right = after.iter().copied().chain([before]).max().unwrap_or(0) as f64 * 1.15 + 1.0;
+    // Segment i of `0..last` holds configuration i (the segmented range includes its
+    // end). A single configuration still gets a two-segment axis: `0..0` is degenerate.
+    let last = n.max(2) - 1;
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 18))
         .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(50)
-        .build_cartesian_2d((0..n).into_segmented(), 0.0..top)
+        .x_label_area_size(30)
+        .y_label_area_size(widest * CHAR_PX + 10)
+        .build_cartesian_2d(0.0..right, (0..last).into_segmented())
         .map_err(chart_err)?;
     let name = |v: &SegmentValue<usize>| match v {
         SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
@@ -40,21 +50,21 @@ fn panel(
     };
     chart
         .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(n)
-        .x_label_formatter(&name)
-        .y_desc("count")
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&name)
+        .x_desc("count")
         .draw()
         .map_err(chart_err)?;
     let bars = after.iter().enumerate().map(|(i, v)| {
         let mut r = Rectangle::new(
             [
-                (SegmentValue::Exact(i), 0.0),
-                (SegmentValue::Exact(i + 1), *v as f64),
+                (0.0, SegmentValue::Exact(i)),
+                (*v as f64, SegmentValue::Exact(i + 1)),
             ],
             BLUE.mix(0.6).filled(),
         );
-        r.set_margin(0, 0, 8, 8);
+        r.set_margin(4, 4, 0, 0);
         r
     });
     chart
@@ -63,8 +73,8 @@ fn panel(
         .label("after")
         .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], BLUE.mix(0.6).filled()));
     let line = [
-        (SegmentValue::Exact(0), before as f64),
-        (SegmentValue::Exact(n), before as f64),
+        (before as f64, SegmentValue::Exact(0)),
+        (before as f64, SegmentValue::Last),
     ];
     chart
         .draw_series(std::iter::once(PathElement::new(line, RED.stroke_width(2))))
@@ -73,6 +83,7 @@ fn panel(
         .legend(|(x, y)| PathElement::new([(x, y), (x + 10, y)], RED.stroke_width(2)));
     chart
         .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
         .border_style(BLACK)
         .background_style(WHITE.mix(0.8))
         .draw()
@@ -83,7 +94,8 @@ fn panel(
 pub fn svg_chart(e: &Experiment) -> Result<String, Error> {
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, (WIDTH, 640)).into_drawing_area();
+        let height = 2 * (120 + 28 * e.configs.len().max(3) as u32);
+        let root = SVGBackend::with_string(&mut buf, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(chart_err)?;
         let halves = root.split_evenly((2, 1));
         let labels = &e.configs;
