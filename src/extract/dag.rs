@@ -238,8 +238,10 @@ pub fn varying_cost(model: &CostModel, consumer: &StageInfo, vars: &[VaryingKey]
 struct Eval<'a> {
     p: &'a Problem<'a>,
     sel: &'a Selection,
-    done: BTreeSet<(Id, Ctx)>,
-    on_stack: BTreeSet<(Id, Ctx)>,
+    // Membership only (never iterated), and probed once per DAG edge on every
+    // local-search evaluation: hashed rather than ordered.
+    done: fxhash::FxHashSet<(Id, Ctx)>,
+    on_stack: fxhash::FxHashSet<(Id, Ctx)>,
     cyclic: bool,
     producer_alu: Cost,
     consumer_alu: Cost,
@@ -282,8 +284,8 @@ pub fn dag_cost(p: &Problem<'_>, sel: &Selection) -> DagCost {
     let mut e = Eval {
         p,
         sel,
-        done: BTreeSet::new(),
-        on_stack: BTreeSet::new(),
+        done: fxhash::FxHashSet::default(),
+        on_stack: fxhash::FxHashSet::default(),
         cyclic: false,
         producer_alu: Cost(0),
         consumer_alu: Cost(0),
