@@ -14,7 +14,7 @@ use crate::egraph::{Budgets, RuleSet, Scheduler, VGraph, VNode};
 use crate::emit::{emit_consumer, emit_producer, is_store, remove_dead_code, EmitInput};
 use crate::error::Error;
 use crate::extract::dag::{dag_cost, reachable, seed_from};
-use crate::extract::{Cost, CostModel, Ctx, DagExtractor, Extractor, Problem, Selection};
+use crate::extract::{Cost, CostModel, Ctx, Extraction, Problem, Selection};
 use crate::ir::{InstKind, IoSlot, Pipeline, Slot, Stage};
 use crate::pack::PackOptions;
 
@@ -29,6 +29,8 @@ pub struct Options {
     pub budgets: Budgets,
     /// The final vec4 packing (`None` keeps the emitter's provisional slots).
     pub packing: Option<PackOptions>,
+    /// Which extractor picks the terms (fast global search or exact).
+    pub extraction: Extraction,
 }
 
 impl Default for Options {
@@ -38,6 +40,7 @@ impl Default for Options {
             cost: CostModel::default(),
             budgets: Budgets::default(),
             packing: Some(PackOptions::default()),
+            extraction: Extraction::Fast,
         }
     }
 }
@@ -46,6 +49,12 @@ impl Options {
     /// Sets the final packing options (`None`: keep the emitter's provisional slots).
     pub fn packing(mut self, packing: Option<PackOptions>) -> Options {
         self.packing = packing;
+        self
+    }
+
+    /// Sets the extraction mode.
+    pub fn extraction(mut self, extraction: Extraction) -> Options {
+        self.extraction = extraction;
         self
     }
 
@@ -227,6 +236,10 @@ pub struct Report {
     /// Successful applications per rewrite during saturation (see
     /// [`crate::egraph::saturate::SaturationStats::applied`]).
     pub rule_firings: BTreeMap<String, usize>,
+    /// Extraction mode used (`fast` or `exact`).
+    pub extraction: &'static str,
+    /// Exact mode only: whether the extraction was proved optimal within its limit.
+    pub proved_optimal: Option<bool>,
     /// Set when emission failed and the input was returned unchanged.
     pub fallback: Option<String>,
 }
@@ -401,7 +414,8 @@ fn run(
     timings.saturate = lap();
     let seed = seed_from(&g, &lowered.original);
     let prob = problem(&g, &lowered, p, opts, Some(seed));
-    let sel = DagExtractor::default().extract(&prob);
+    let extracted = opts.extraction.run(&prob);
+    let sel = extracted.selection;
     let chosen = dag_cost(&prob, &sel);
     timings.extract = lap();
     let occupied = occupied_slots(p, &lowered);
@@ -419,6 +433,8 @@ fn run(
         time: Duration::ZERO,
         timings: Timings::default(),
         rule_firings: stats.applied,
+        extraction: opts.extraction.name(),
+        proved_optimal: extracted.proved_optimal,
         fallback: None,
     };
     let hints = slot_hints(&lowered, &g, &sel);
@@ -708,6 +724,7 @@ impl Report {
             "egraph": { "nodes": self.egraph_nodes, "classes": self.egraph_classes, "iterations": self.iterations },
             "stop_reason": self.stop_reason,
             "rules_applied": self.rule_firings,
+            "extraction": { "mode": self.extraction, "proved_optimal": self.proved_optimal },
             "time_ms": self.time.as_secs_f64() * 1000.0,
             "fallback": self.fallback,
             "varyings": varyings,
@@ -736,6 +753,14 @@ impl fmt::Display for Report {
             self.stop_reason,
             self.time.as_secs_f64() * 1000.0
         )?;
+        if let Some(proved) = self.proved_optimal {
+            let how = if proved {
+                "proved optimal"
+            } else {
+                "time limit hit"
+            };
+            writeln!(f, "extraction: {}, {how}", self.extraction)?;
+        }
         if let Some(why) = &self.fallback {
             writeln!(f, "input returned unchanged: {why}")?;
         }

@@ -3,10 +3,11 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::ValueEnum;
 use varysat::egraph::RuleSet;
-use varysat::extract::CostModel;
+use varysat::extract::{CostModel, Extraction};
 use varysat::{Error, Options};
 
 /// Report formats.
@@ -16,6 +17,15 @@ pub enum ReportFormat {
     Text,
     /// One JSON object.
     Json,
+}
+
+/// Extraction modes.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ExtractMode {
+    /// Global set search plus local search (near-optimal).
+    Fast,
+    /// Branch-and-bound; proves optimality unless `--exact-time-limit` is hit.
+    Exact,
 }
 
 /// Arguments of `varysat opt`.
@@ -35,9 +45,23 @@ pub struct Args {
     /// Cost profile: a built-in name (amd-gfx10, amd-gfx11) or a profile file.
     #[arg(long = "cost", default_value = "amd-gfx10")]
     pub cost: String,
+    /// Extraction mode.
+    #[arg(long = "extract", value_enum, default_value = "fast")]
+    pub extract: ExtractMode,
+    /// Time limit of the exact extraction, in seconds.
+    #[arg(long = "exact-time-limit", default_value = "10", value_parser = seconds)]
+    pub exact_time_limit: Duration,
     /// Report format, written to standard error.
     #[arg(long = "report", value_enum, default_value = "text")]
     pub report: ReportFormat,
+}
+
+/// A non-negative number of seconds.
+fn seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("expected a non-negative number of seconds, found `{text}`"))
 }
 
 fn read(path: &str) -> Result<String, Error> {
@@ -64,7 +88,13 @@ fn options(args: &Args) -> Result<Options, Error> {
         Some(m) => m,
         None => CostModel::parse(&args.cost, &read(&args.cost)?)?,
     };
-    Ok(opts.cost(cost))
+    let extraction = match args.extract {
+        ExtractMode::Fast => Extraction::Fast,
+        ExtractMode::Exact => Extraction::Exact {
+            time_limit: args.exact_time_limit,
+        },
+    };
+    Ok(opts.cost(cost).extraction(extraction))
 }
 
 /// Runs the subcommand.
