@@ -53,6 +53,36 @@ fn summary(pairs: &[(String, varysat::Pipeline)], opts: &Options) {
     );
 }
 
+/// Exact against fast extraction on every shipped pair, same process: the ratio of the
+/// medians, and whether exact mode found a cheaper result.
+fn exact_vs_fast(pairs: &[(String, varysat::Pipeline)]) {
+    let fast = Options::new();
+    let exact = Options::new().extraction(varysat::extract::Extraction::exact());
+    let mut ratios = vec![];
+    let mut cheaper = 0;
+    for (_, p) in pairs {
+        let f = common::median_run(p, &fast, 11);
+        let x = common::median_run(p, &exact, 11);
+        ratios.push(x.time.as_secs_f64() / f.time.as_secs_f64().max(1e-12));
+        let cost = |o: &Options| optimize(p, o).map(|o| o.report.cost_after.0).unwrap_or(0);
+        cheaper += usize::from(cost(&exact) < cost(&fast));
+    }
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        ratios
+            .get(((ratios.len() as f64 * q) as usize).min(ratios.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    println!(
+        "exact / fast extraction, whole optimize time: median x{:.2}, max x{:.2}; exact cheaper on {} of {} pairs",
+        at(0.5),
+        ratios.last().copied().unwrap_or(0.0),
+        cheaper,
+        pairs.len()
+    );
+}
+
 fn main() {
     let pairs = common::shipped_pairs();
     let opts = Options::new();
@@ -68,4 +98,5 @@ fn main() {
     }
     c.final_summary();
     summary(&pairs, &opts);
+    exact_vs_fast(&pairs);
 }

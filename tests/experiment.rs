@@ -80,7 +80,15 @@ fn experiment(tag: &str, ablate: bool) -> Experiment {
     .collect();
     let configs = matrix(sets, &[CostModel::amd_gfx10()]);
     let corpus = load_corpus(&[dir]).unwrap();
-    let runs = experiment::run_matrix(&configs, &corpus, RunOptions { ablate }, &|| {});
+    let runs = experiment::run_matrix(
+        &configs,
+        &corpus,
+        RunOptions {
+            ablate,
+            exact_gap: None,
+        },
+        &|| {},
+    );
     experiment::summarize(&configs, &corpus, runs)
 }
 
@@ -316,4 +324,35 @@ fn duplicate_rule_set_names_get_distinct_labels() {
 #[test]
 fn a_missing_corpus_path_is_an_error() {
     assert!(load_corpus(&[Path::new("/nonexistent/corpus").to_path_buf()]).is_err());
+}
+
+#[test]
+fn exact_gap_is_never_negative_and_counts_every_pair() {
+    let dir = corpus_dir("exact");
+    let configs = matrix(
+        vec![load_rules("default").unwrap()],
+        &[CostModel::amd_gfx10()],
+    );
+    let corpus = load_corpus(&[dir]).unwrap();
+    let ro = RunOptions {
+        ablate: false,
+        exact_gap: Some(std::time::Duration::from_secs(5)),
+    };
+    let e = experiment::summarize(
+        &configs,
+        &corpus,
+        experiment::run_matrix(&configs, &corpus, ro, &|| {}),
+    );
+    let (gap, cheaper, proved, n) = e.summaries[0].exact_gap.unwrap();
+    // The exact optimum is never worse than the fast mode's cost.
+    assert!(gap >= 0);
+    assert_eq!(n, 2);
+    assert!(cheaper <= n);
+    // Two-varying pairs are far inside the time limit.
+    assert_eq!(proved, 2);
+    assert!(experiment::table::table(&e).contains("extraction gap to the exact mode"));
+    // Without the option the summary has no gap.
+    assert!(experiment("no-exact", false).summaries[0]
+        .exact_gap
+        .is_none());
 }

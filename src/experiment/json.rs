@@ -44,6 +44,9 @@ fn summary(s: &ConfigSummary, timing: bool) -> Value {
         "rule_applications": s.firings,
         "rule_pairs": s.fired_on,
         "rule_changed_result": s.changed_result,
+        "exact_gap": s.exact_gap.map(|(gap, better, proved, n)| json!({
+            "cost_gap": gap, "pairs_exact_cheaper": better, "pairs_proved_optimal": proved, "pairs": n,
+        })),
     });
     if timing {
         v["time_ms"] = json!({
@@ -70,6 +73,7 @@ fn run(e: &Experiment, r: &PairRun, timing: bool) -> Value {
         "rule_applications": r.firings,
         "changed_by": r.changed_by,
         "failure": r.failure,
+        "exact": r.exact.map(|x| json!({ "cost": x.cost, "proved_optimal": x.proved_optimal })),
     });
     if timing {
         v["time_ms"] = json!(ms(r.time));

@@ -13,5 +13,5 @@ pub mod table;
 
 pub use config::{load_cost, load_rules, matrix, Config};
 pub use corpus::{load_corpus, CorpusPair};
-pub use run::{run_matrix, AluCounts, PairRun, RunOptions};
+pub use run::{run_matrix, AluCounts, ExactGap, PairRun, RunOptions};
 pub use summary::{summarize, ConfigSummary, Experiment, PairSpread, StageTotals};

@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use super::config::Config;
 use super::corpus::CorpusPair;
 use crate::egraph::RuleSet;
+use crate::extract::Extraction;
 use crate::ir::{InstKind, Pipeline};
 use crate::optimize::{optimize, Counts, Options, Timings};
 
@@ -42,6 +43,18 @@ pub struct RunOptions {
     /// Re-run each pair without each rule that fired, to find the rules whose absence
     /// changes the optimized pair (one extra optimization per fired rule).
     pub ablate: bool,
+    /// Also extract in exact mode with this time limit, to measure the fast mode's gap
+    /// to the optimum (one extra optimization per run).
+    pub exact_gap: Option<Duration>,
+}
+
+/// The exact-mode comparison of one run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExactGap {
+    /// Model cost of the exact mode's output.
+    pub cost: u64,
+    /// Whether the exact search completed within its limit.
+    pub proved_optimal: bool,
 }
 
 /// The result of one configuration on one pair.
@@ -77,6 +90,8 @@ pub struct PairRun {
     pub changed_by: Option<Vec<String>>,
     /// The optimizer's error or emission fallback, if any.
     pub failure: Option<String>,
+    /// With `exact_gap`: the exact mode's result.
+    pub exact: Option<ExactGap>,
 }
 
 /// The rule a rewrite came from: `NAME.rev`, `NAME.exact` and `NAME.exact.rev` are
@@ -144,6 +159,7 @@ pub fn run_one(c: &Config, ci: usize, pair: &CorpusPair, pi: usize, ro: RunOptio
         firings: BTreeMap::new(),
         changed_by: None,
         failure: None,
+        exact: None,
     };
     let out = match optimize(p, &options(c, c.rules.clone())) {
         Ok(o) => o,
@@ -163,6 +179,13 @@ pub fn run_one(c: &Config, ci: usize, pair: &CorpusPair, pi: usize, ro: RunOptio
     run.timings = r.timings;
     run.firings = fold_firings(&r.rule_firings);
     run.failure = r.fallback.clone();
+    if let Some(limit) = ro.exact_gap {
+        let opts = options(c, c.rules.clone()).extraction(Extraction::Exact { time_limit: limit });
+        run.exact = optimize(p, &opts).ok().map(|o| ExactGap {
+            cost: o.report.cost_after.0,
+            proved_optimal: o.report.proved_optimal == Some(true),
+        });
+    }
     if ro.ablate {
         let text = crate::text::print(&out.pipeline);
         run.changed_by = Some(ablate(c, p, &text, &run.firings));

@@ -68,6 +68,9 @@ pub struct ConfigSummary {
     pub fired_on: BTreeMap<String, usize>,
     /// With ablation: pairs whose output changes without each rule.
     pub changed_result: Option<BTreeMap<String, usize>>,
+    /// With the exact comparison: (fast cost − exact cost summed over the pairs, pairs
+    /// where exact is cheaper, pairs proved optimal, pairs compared).
+    pub exact_gap: Option<(i64, usize, usize, usize)>,
 }
 
 /// One pair's varying components after each configuration.
@@ -141,6 +144,13 @@ fn summarize_config(c: &Config, runs: &[&PairRun], stage_pairs: &[String]) -> Co
         for (rule, n) in &r.firings {
             *s.firings.entry(rule.clone()).or_insert(0) += n;
             *s.fired_on.entry(rule.clone()).or_insert(0) += 1;
+        }
+        if let Some(x) = &r.exact {
+            let g = s.exact_gap.get_or_insert((0, 0, 0, 0));
+            g.0 += r.cost.1 as i64 - x.cost as i64;
+            g.1 += usize::from(x.cost < r.cost.1);
+            g.2 += usize::from(x.proved_optimal);
+            g.3 += 1;
         }
         if let Some(by) = &r.changed_by {
             let m = changed.get_or_insert_with(BTreeMap::new);

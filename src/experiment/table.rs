@@ -158,6 +158,35 @@ pub fn table(e: &Experiment) -> String {
         e.configs.len()
     );
     out.push_str(&configs(e));
+    let gaps: Vec<Vec<String>> = e
+        .summaries
+        .iter()
+        .filter_map(|s| {
+            let (gap, better, proved, n) = s.exact_gap?;
+            Some(vec![
+                s.label.clone(),
+                gap.to_string(),
+                format!("{better}/{n}"),
+                format!("{proved}/{n}"),
+            ])
+        })
+        .collect();
+    if !gaps.is_empty() {
+        out.push_str(
+            "
+extraction gap to the exact mode
+",
+        );
+        out.push_str(&render(
+            &[
+                "configuration",
+                "cost gap",
+                "exact cheaper",
+                "proved optimal",
+            ],
+            &gaps,
+        ));
+    }
     out.push_str("\nper stage pair\n");
     out.push_str(&stage_pairs(e));
     out.push_str(if ablated {

@@ -37,6 +37,10 @@ pub struct Args {
     /// Find the rules that changed each result by re-running without each fired rule.
     #[arg(long)]
     pub ablate: bool,
+    /// Also extract every pair in exact mode with this time limit in seconds, and
+    /// report the fast mode's cost gap to it.
+    #[arg(long = "exact-gap", value_name = "SECONDS")]
+    pub exact_gap: Option<f64>,
     /// Worker threads (default: one per core).
     #[arg(long = "jobs", short = 'j')]
     pub jobs: Option<usize>,
@@ -85,8 +89,18 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
     let configs = experiment::matrix(rule_sets, &costs);
     let corpus = experiment::load_corpus(&args.corpus)?;
     let bar = progress_bar(configs.len() * corpus.len());
+    let exact_gap = match args.exact_gap {
+        Some(s) if s.is_finite() && s > 0.0 => Some(std::time::Duration::from_secs_f64(s)),
+        Some(s) => {
+            return Err(Error::Limit(format!(
+                "--exact-gap {s}: expected a positive number of seconds"
+            )))
+        }
+        None => None,
+    };
     let opts = RunOptions {
         ablate: args.ablate,
+        exact_gap,
     };
     let go = || experiment::run_matrix(&configs, &corpus, opts, &|| bar.inc(1));
     let runs = match args.jobs {
