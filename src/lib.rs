@@ -28,3 +28,4 @@ pub mod renumber;
 pub mod text;
 pub mod validate;
 pub use optimize::{optimize, Options, Outcome, Report};
+pub mod experiment;

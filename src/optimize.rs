@@ -178,6 +178,34 @@ pub struct Counts {
     pub slots: usize,
 }
 
+/// Wall time of each phase of a run (summed over both runs when the xfb retry ran).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timings {
+    /// Lowering the pair into the e-graph (and costing the input as written).
+    pub lower: Duration,
+    /// Equality saturation.
+    pub saturate: Duration,
+    /// DAG extraction.
+    pub extract: Duration,
+    /// Slot choice, emission, dead-code removal and validation of the result.
+    pub emit: Duration,
+    /// The final vec4 packing.
+    pub pack: Duration,
+}
+
+impl std::ops::Add for Timings {
+    type Output = Timings;
+    fn add(self, o: Timings) -> Timings {
+        Timings {
+            lower: self.lower + o.lower,
+            saturate: self.saturate + o.saturate,
+            extract: self.extract + o.extract,
+            emit: self.emit + o.emit,
+            pack: self.pack + o.pack,
+        }
+    }
+}
+
 /// What an optimization run did.
 #[derive(Clone, Debug)]
 pub struct Report {
@@ -203,6 +231,11 @@ pub struct Report {
     pub stop_reason: String,
     /// Wall time of the whole run.
     pub time: Duration,
+    /// Wall time per phase.
+    pub timings: Timings,
+    /// Successful applications per rewrite during saturation (see
+    /// [`crate::egraph::saturate::SaturationStats::applied`]).
+    pub rule_firings: BTreeMap<String, usize>,
     /// Extraction mode used (`fast` or `exact`).
     pub extraction: &'static str,
     /// Exact mode only: whether the extraction was proved optimal within its limit.
@@ -352,7 +385,9 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     if out.report.after.slots > out.report.before.slots {
         // A read xfb output got a varying of its own next to its kept xfb store;
         // letting one store serve both keeps the slot count.
+        let first = out.report.timings;
         out = run(p, opts, &rewrites, true)?;
+        out.report.timings = out.report.timings + first;
     }
     out.report.time = start.elapsed();
     Ok(out)
@@ -364,14 +399,25 @@ fn run(
     rewrites: &[egg::Rewrite<VNode, VAnalysis>],
     pin_xfb_reads: bool,
 ) -> Result<Outcome, Error> {
+    let mut timings = Timings::default();
+    let mut clock = Instant::now();
+    let mut lap = || {
+        let now = Instant::now();
+        let d = now - clock;
+        clock = now;
+        d
+    };
     let lowered = lower(p, analysis_for(p, opts), pin_xfb_reads);
     let cost_before = cost_as_written(&lowered, p, opts);
+    timings.lower = lap();
     let (g, stats) = saturate(lowered.egraph.clone(), rewrites, &opts.budgets);
+    timings.saturate = lap();
     let seed = seed_from(&g, &lowered.original);
     let prob = problem(&g, &lowered, p, opts, Some(seed));
     let extracted = opts.extraction.run(&prob);
     let sel = extracted.selection;
     let chosen = dag_cost(&prob, &sel);
+    timings.extract = lap();
     let occupied = occupied_slots(p, &lowered);
     let mut report = Report {
         varyings: vec![],
@@ -385,6 +431,8 @@ fn run(
         iterations: stats.iterations,
         stop_reason: stats.stop.to_string(),
         time: Duration::ZERO,
+        timings: Timings::default(),
+        rule_firings: stats.applied,
         extraction: opts.extraction.name(),
         proved_optimal: extracted.proved_optimal,
         fallback: None,
@@ -408,11 +456,14 @@ fn run(
             p.clone()
         }
     };
+    timings.emit = lap();
     let pipeline = match (&opts.packing, report.fallback.is_none()) {
         (Some(packing), true) => pack_last(pipeline, packing, &mut report)?,
         _ => pipeline,
     };
     report.after = count_varyings(&pipeline);
+    timings.pack = lap();
+    report.timings = timings;
     Ok(Outcome { pipeline, report })
 }
 
@@ -672,6 +723,7 @@ impl Report {
             "cost": { "before": self.cost_before.0, "after": self.cost_after.0, "profile": self.profile },
             "egraph": { "nodes": self.egraph_nodes, "classes": self.egraph_classes, "iterations": self.iterations },
             "stop_reason": self.stop_reason,
+            "rules_applied": self.rule_firings,
             "extraction": { "mode": self.extraction, "proved_optimal": self.proved_optimal },
             "time_ms": self.time.as_secs_f64() * 1000.0,
             "fallback": self.fallback,

@@ -1,6 +1,7 @@
 //! Bounded saturation: the budgets (named, documented constants overridable through
 //! `Options`), the scheduler choice, and the reason a run stopped.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
@@ -89,6 +90,9 @@ pub struct SaturationStats {
     pub nodes: usize,
     /// E-classes at the end.
     pub classes: usize,
+    /// Successful applications per rewrite name (`NAME`, `NAME.rev`, `NAME.exact`),
+    /// summed over the iterations; rewrites that never applied are absent.
+    pub applied: BTreeMap<String, usize>,
 }
 
 /// Runs the rules on `egraph` within `budgets` and returns the saturated graph.
@@ -115,6 +119,14 @@ pub fn saturate(
         Some(StopReason::TimeLimit(_)) => Stop::TimeLimit(budgets.time),
         Some(StopReason::Other(s)) => Stop::Other(s.clone()),
     };
+    let mut applied = BTreeMap::new();
+    for it in &runner.iterations {
+        for (name, n) in &it.applied {
+            if *n > 0 {
+                *applied.entry(name.to_string()).or_insert(0) += n;
+            }
+        }
+    }
     let mut egraph = runner.egraph;
     egraph.rebuild();
     let stats = SaturationStats {
@@ -122,6 +134,7 @@ pub fn saturate(
         iterations: runner.iterations.len(),
         nodes: egraph.total_number_of_nodes(),
         classes: egraph.number_of_classes(),
+        applied,
     };
     (egraph, stats)
 }

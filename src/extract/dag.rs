@@ -239,8 +239,10 @@ pub fn varying_cost(model: &CostModel, consumer: &StageInfo, vars: &[VaryingKey]
 struct Eval<'a> {
     p: &'a Problem<'a>,
     sel: &'a Selection,
-    done: BTreeSet<(Id, Ctx)>,
-    on_stack: BTreeSet<(Id, Ctx)>,
+    // Membership only (never iterated), and probed once per DAG edge on every
+    // local-search evaluation: hashed rather than ordered.
+    done: fxhash::FxHashSet<(Id, Ctx)>,
+    on_stack: fxhash::FxHashSet<(Id, Ctx)>,
     cyclic: bool,
     producer_alu: Cost,
     consumer_alu: Cost,
@@ -283,8 +285,8 @@ pub fn dag_cost(p: &Problem<'_>, sel: &Selection) -> DagCost {
     let mut e = Eval {
         p,
         sel,
-        done: BTreeSet::new(),
-        on_stack: BTreeSet::new(),
+        done: fxhash::FxHashSet::default(),
+        on_stack: fxhash::FxHashSet::default(),
         cyclic: false,
         producer_alu: Cost(0),
         consumer_alu: Cost(0),
@@ -399,6 +401,26 @@ pub(crate) fn greedy_priced(p: &Problem<'_>, price: &dyn Fn(&VNode) -> Option<Co
     }
 }
 
+/// Whether choosing `b` instead of `a` (in `ctx`) leaves the DAG cost unchanged: same
+/// ALU cost, same varying and the same set of (child class, stage) below. Commutative
+/// twins such as `(fadd x y)` / `(fadd y x)` are the common case; evaluating them would
+/// cost a whole-DAG pass each and can never improve the total, which made the local
+/// search quadratic on large pairs.
+fn same_effect(p: &Problem<'_>, a: &VNode, b: &VNode, ctx: Ctx) -> bool {
+    let g = p.egraph;
+    let stage = p.consumer.stage();
+    let kids = |n: &VNode| -> BTreeSet<(Id, Ctx)> {
+        n.children()
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (g.find(*c), child_ctx(n, ctx, i)))
+            .collect()
+    };
+    alu_cost(p.model, stage, a, ctx) == alu_cost(p.model, stage, b, ctx)
+        && varying_key(g, a) == varying_key(g, b)
+        && kids(a) == kids(b)
+}
+
 impl DagExtractor {
     /// Flips single choices of `cur` while the whole-DAG cost drops.
     pub fn local_search(&self, p: &Problem<'_>, mut cur: Selection) -> Selection {
@@ -407,10 +429,12 @@ impl DagExtractor {
         loop {
             let mut improved = false;
             for key in reachable(p, &cur) {
+                let current = cur.choice.get(&key);
                 let alternatives: Vec<VNode> = p.egraph[key.0]
                     .nodes
                     .iter()
-                    .filter(|n| valid(p.egraph, key.0, n, key.1) && cur.choice.get(&key) != Some(n))
+                    .filter(|n| valid(p.egraph, key.0, n, key.1) && current != Some(n))
+                    .filter(|n| current.is_none_or(|c| !same_effect(p, c, n, key.1)))
                     .cloned()
                     .collect();
                 for alt in alternatives {

@@ -3,6 +3,7 @@
 
 mod check;
 mod equiv;
+mod experiment;
 mod fmt;
 mod import;
 mod opt;
@@ -37,6 +38,8 @@ enum Command {
     Stats(stats::Args),
     /// Check that two pairs have the same observable behaviour.
     Equiv(equiv::Args),
+    /// Compare rule sets and cost profiles over a corpus of pairs.
+    Experiment(experiment::Args),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::Import(a) => import::run(a),
         Command::Run(a) => run::run(a),
         Command::Equiv(a) => equiv::run(a),
+        Command::Experiment(a) => experiment::run(a),
         Command::Stats(a) => stats::run(a),
     };
     match result {

@@ -1,0 +1,103 @@
+//! How optimize time grows with shader size: generated VS→FS pairs from ~10 to ~10,000
+//! instructions (`varysat::gen::synth_pair`), the time curve with per-phase times, the
+//! ratio to the smallest size, and the growth exponent k of t ≈ c·n^k fitted by least
+//! squares on log-log over n ≥ 100, and the same exponent of t / ln n, which is at most 1
+//! exactly when growth is no worse than n·log n.
+//!
+//! `cargo bench --bench scaling` (criterion runs a few sizes; the curve follows).
+
+mod common;
+
+use std::time::Duration;
+
+use criterion::{black_box, BenchmarkId, Criterion};
+use varysat::gen::synth_pair;
+use varysat::{Options, Pipeline, Stage};
+
+/// Requested instruction counts.
+const SIZES: &[usize] = &[10, 30, 100, 300, 1000, 3000, 10_000];
+/// Seed of the generated pairs.
+const SEED: u64 = 1;
+
+fn size(p: &Pipeline) -> usize {
+    p.producer.inst_count() + p.consumer.inst_count()
+}
+
+/// Least-squares slope of ln(t / scale(n)) over ln n, for n >= 100: with
+/// `scale = 1` the growth exponent, with `scale = ln n` the exponent left after
+/// dividing out a log factor (<= 1 means no worse than n·log n).
+fn exponent(points: &[(usize, Duration)], scale: fn(f64) -> f64) -> f64 {
+    let xy: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|(n, t)| *n >= 100 && !t.is_zero())
+        .map(|(n, t)| {
+            let n = *n as f64;
+            (n.ln(), (t.as_secs_f64() / scale(n)).ln())
+        })
+        .collect();
+    let k = xy.len() as f64;
+    let (sx, sy) = xy.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
+    let (mx, my) = (sx / k, sy / k);
+    let num: f64 = xy.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
+    let den: f64 = xy.iter().map(|(x, _)| (x - mx) * (x - mx)).sum();
+    num / den
+}
+
+fn curve(pairs: &[Pipeline], opts: &Options) {
+    println!("\nscaling over synth_pair((vs, fs), n, {SEED}), median of the runs at each size");
+    println!(
+        "{:>8} {:>7} {:>10} {:>8}  lower / saturate / extract / emit / pack (ms)",
+        "insts", "nodes", "ms", "x first"
+    );
+    let mut points = vec![];
+    let mut first = None;
+    for p in pairs {
+        let n = size(p);
+        let runs = if n > 3000 { 5 } else { 15 };
+        let s = common::median_run(p, opts, runs);
+        let base = *first.get_or_insert(s.time);
+        println!(
+            "{:>8} {:>7} {:>10.3} {:>8.1}  {}",
+            n,
+            s.nodes,
+            common::ms(s.time),
+            s.time.as_secs_f64() / base.as_secs_f64().max(1e-12),
+            common::phases(&s.timings)
+        );
+        points.push((n, s.time));
+    }
+    let k = exponent(&points, |_| 1.0);
+    let k_log = exponent(&points, f64::ln);
+    let largest = points.last().copied().unwrap_or_default();
+    println!(
+        "growth exponent (n >= 100): {k:.2}; of t / ln n: {k_log:.2} (n log n target: <= 1.00: {})  largest pair {} insts: {:.1} ms (target < 200 ms: {})",
+        if k_log <= 1.0 { "met" } else { "MISSED" },
+        largest.0,
+        common::ms(largest.1),
+        if largest.1 < Duration::from_millis(200) { "met" } else { "MISSED" }
+    );
+}
+
+fn main() {
+    let pairs: Vec<Pipeline> = SIZES
+        .iter()
+        .map(|n| synth_pair((Stage::Vertex, Stage::Fragment), *n, SEED))
+        .collect();
+    let opts = Options::new();
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2))
+        .configure_from_args();
+    {
+        let mut g = c.benchmark_group("scaling");
+        for p in pairs.iter().filter(|p| size(p) <= 1000) {
+            g.bench_with_input(BenchmarkId::from_parameter(size(p)), p, |b, p| {
+                b.iter(|| varysat::optimize(black_box(p), &opts))
+            });
+        }
+        g.finish();
+    }
+    c.final_summary();
+    curve(&pairs, &opts);
+}

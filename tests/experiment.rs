@@ -1,0 +1,358 @@
+//! The experiment library on a tiny hand-written corpus: configurations differ in the
+//! expected direction, the rule statistics and ablation name the responsible rules,
+//! and the table / CSV / JSON / SVG outputs have their documented shapes.
+
+use std::path::{Path, PathBuf};
+
+use varysat::experiment::{
+    self, csv, json, load_corpus, load_rules, matrix, run::rule_of, summary::quantile, Experiment,
+    RunOptions,
+};
+use varysat::extract::CostModel;
+
+/// VAR1.x is the constant 0.5: propagation removes it, leaving only VAR0.x.
+const CONST_PAIR: &str = "(pair
+  (producer vs
+    (topology triangles)
+    (%p = load_input ATTR0.x)
+    (%c = const 32 0.5)
+    (store_output POS.x %p)
+    (store_output VAR0.x %p)
+    (store_output VAR1.x %c))
+  (consumer fs
+    (provoking first)
+    (%x = load_interpolated_input VAR0.x persp center)
+    (%c = load_interpolated_input VAR1.x persp center)
+    (%s = fmul %x %c)
+    (store_output DATA0.x %s)))
+";
+
+/// VAR0.x = a*b and VAR1.x = b*a: one varying only modulo commutativity.
+const COMM_PAIR: &str = "(pair
+  (producer vs
+    (topology triangles)
+    (%a = load_input ATTR0.x)
+    (%b = load_input ATTR1.x)
+    (%ab = fmul %a %b)
+    (%ba = fmul %b %a)
+    (store_output POS.x %a)
+    (store_output VAR0.x %ab)
+    (store_output VAR1.x %ba))
+  (consumer fs
+    (provoking first)
+    (%x = load_interpolated_input VAR0.x persp center)
+    (%y = load_interpolated_input VAR1.x persp center)
+    (%s = fadd %x %y)
+    (store_output DATA0.x %s)))
+";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn corpus_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("varysat-exp-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("const.pair"), CONST_PAIR).unwrap();
+    std::fs::write(dir.join("sub/comm.pair"), COMM_PAIR).unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a pair").unwrap();
+    dir
+}
+
+fn variant(name: &str) -> String {
+    root()
+        .join("rules/experiments")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// default, no-propagation, no-algebra, each with amd-gfx10.
+fn experiment(tag: &str, ablate: bool) -> Experiment {
+    let dir = corpus_dir(tag);
+    let sets = [
+        "default".to_string(),
+        variant("no-propagation.rules"),
+        variant("no-algebra.rules"),
+    ]
+    .iter()
+    .map(|s| load_rules(s).unwrap())
+    .collect();
+    let configs = matrix(sets, &[CostModel::amd_gfx10()]);
+    let corpus = load_corpus(&[dir]).unwrap();
+    let runs = experiment::run_matrix(
+        &configs,
+        &corpus,
+        RunOptions {
+            ablate,
+            exact_gap: None,
+        },
+        &|| {},
+    );
+    experiment::summarize(&configs, &corpus, runs)
+}
+
+fn components_after(e: &Experiment, config: &str, pair_suffix: &str) -> usize {
+    let ci = e.configs.iter().position(|c| c == config).unwrap();
+    let pi = e
+        .pairs
+        .iter()
+        .position(|p| p.ends_with(pair_suffix))
+        .unwrap();
+    let r = e
+        .runs
+        .iter()
+        .find(|r| r.config == ci && r.pair == pi)
+        .unwrap();
+    r.after.components
+}
+
+#[test]
+fn corpus_is_sorted_pair_files_only() {
+    let dir = corpus_dir("corpus");
+    let c = load_corpus(std::slice::from_ref(&dir)).unwrap();
+    let names: Vec<String> = c.iter().map(|p| p.name.clone()).collect();
+    let want = [
+        dir.join("const.pair").display().to_string(),
+        dir.join("sub/comm.pair").display().to_string(),
+    ];
+    assert_eq!(names, want);
+    assert_eq!(c[0].stage_pair(), "vs-fs");
+}
+
+#[test]
+fn configurations_differ_in_the_expected_direction() {
+    let e = experiment("direction", false);
+    assert_eq!(
+        e.configs,
+        [
+            "default/amd-gfx10",
+            "no-propagation/amd-gfx10",
+            "no-algebra/amd-gfx10"
+        ]
+    );
+    // Both pairs start with VAR0.x and VAR1.x read.
+    assert!(e.runs.iter().all(|r| r.before.components == 2));
+    // The constant is propagated by default and stays a varying without propagation.
+    assert_eq!(components_after(&e, "default/amd-gfx10", "const.pair"), 1);
+    assert_eq!(
+        components_after(&e, "no-propagation/amd-gfx10", "const.pair"),
+        2
+    );
+    // a*b and b*a share a varying only with commutativity.
+    assert_eq!(components_after(&e, "default/amd-gfx10", "comm.pair"), 1);
+    assert_eq!(components_after(&e, "no-algebra/amd-gfx10", "comm.pair"), 2);
+    let default = &e.summaries[0];
+    assert_eq!(default.totals.components, (4, 2));
+    assert_eq!(default.optimized, 2);
+    assert_eq!(default.failed, 0);
+    assert_eq!(default.per_stage_pair.keys().collect::<Vec<_>>(), ["vs-fs"]);
+    assert_eq!(e.summaries[1].totals.components, (4, 3));
+    // Each pair differs by one component between the best and worst configuration.
+    assert_eq!(e.spreads.len(), 2);
+    assert!(e.spreads.iter().all(|s| s.spread == 1));
+}
+
+#[test]
+fn firing_counts_and_ablation_name_the_responsible_rules() {
+    let e = experiment("ablate", true);
+    let default = &e.summaries[0];
+    assert_eq!(default.fired_on.get("propagate-free"), Some(&1));
+    assert!(default.fired_on.get("fmul-comm").is_some_and(|n| *n >= 1));
+    let changed = default.changed_result.as_ref().unwrap();
+    assert_eq!(changed.get("propagate-free"), Some(&1));
+    assert_eq!(changed.get("fmul-comm"), Some(&1));
+    // Without propagation the rule never fires, so it cannot have changed anything.
+    assert_eq!(e.summaries[1].firings.get("propagate-free"), None);
+    let ci = 0;
+    let pi = e
+        .pairs
+        .iter()
+        .position(|p| p.ends_with("const.pair"))
+        .unwrap();
+    let run = e
+        .runs
+        .iter()
+        .find(|r| r.config == ci && r.pair == pi)
+        .unwrap();
+    assert_eq!(
+        run.changed_by.as_deref(),
+        Some(&["propagate-free".to_string()][..])
+    );
+}
+
+#[test]
+fn rewrite_variants_fold_into_their_rule() {
+    assert_eq!(rule_of("fadd-comm"), "fadd-comm");
+    assert_eq!(rule_of("fadd-comm.exact"), "fadd-comm");
+    assert_eq!(rule_of("x.rev"), "x");
+    assert_eq!(rule_of("x.exact.rev"), "x");
+}
+
+#[test]
+fn quantiles_use_the_nearest_rank() {
+    use std::time::Duration;
+    let d: Vec<Duration> = (1..=10).map(Duration::from_millis).collect();
+    assert_eq!(quantile(&d, 0.5), Duration::from_millis(5));
+    assert_eq!(quantile(&d, 0.9), Duration::from_millis(9));
+    assert_eq!(quantile(&d, 0.99), Duration::from_millis(10));
+    assert_eq!(quantile(&[], 0.5), Duration::ZERO);
+}
+
+#[test]
+fn table_csv_and_json_shapes() {
+    let e = experiment("shapes", false);
+    let table = experiment::table::table(&e);
+    assert!(table.starts_with("2 pairs x 3 configurations\n"));
+    for c in &e.configs {
+        assert!(table.contains(c.as_str()), "{c} missing:\n{table}");
+    }
+    assert!(table.contains("pairs where configurations differ most"));
+
+    let text = csv::to_csv(&e, false);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1 + 3 * 2);
+    let header = csv::header(false);
+    assert_eq!(lines[0], header.join(","));
+    assert!(!lines[0].contains("time_ms"));
+    for l in &lines[1..] {
+        assert_eq!(l.split(',').count(), header.len(), "{l}");
+    }
+    assert_eq!(
+        csv::to_csv(&e, true)
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .next_back(),
+        Some("time_ms")
+    );
+    assert_eq!(csv::field("a,b"), "\"a,b\"");
+    assert_eq!(csv::field("say \"x\""), "\"say \"\"x\"\"\"");
+
+    let j = json::to_json(&e, false);
+    assert_eq!(j["configurations"].as_array().unwrap().len(), 3);
+    assert_eq!(j["runs"].as_array().unwrap().len(), 6);
+    assert_eq!(j["configurations"][0]["totals"]["components"]["after"], 2);
+    assert!(!j.to_string().contains("time_ms"));
+    assert!(json::to_json(&e, true)["configurations"][0]["time_ms"]["median"].is_number());
+}
+
+#[test]
+fn output_without_times_is_deterministic() {
+    let a = experiment("det-a", false);
+    let b = experiment("det-b", false);
+    let strip = |e: &Experiment| {
+        json::to_json(e, false)
+            .to_string()
+            .replace("det-a", "det-b")
+    };
+    assert_eq!(strip(&a), strip(&b));
+}
+
+#[test]
+fn svg_chart_names_every_configuration() {
+    let e = experiment("svg", false);
+    let svg = experiment::chart::svg_chart(&e).unwrap();
+    assert!(svg.starts_with("<svg"));
+    for c in &e.configs {
+        assert!(svg.contains(c.as_str()), "{c}");
+    }
+}
+
+#[test]
+fn every_shipped_variant_parses() {
+    let dir = root().join("rules/experiments");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|x| x == "rules") {
+            let (name, set) = load_rules(&p.display().to_string()).unwrap();
+            assert_eq!(Some(name.as_str()), p.file_stem().and_then(|s| s.to_str()));
+            assert!(!set.rules.is_empty());
+            n += 1;
+        }
+    }
+    assert!(n >= 4);
+}
+
+#[test]
+fn rule_specs_combine_and_report_errors_with_positions() {
+    let (name, set) = load_rules(&format!(
+        "{},{}",
+        root().join("rules/propagate.rules").display(),
+        root().join("rules/dedup.rules").display()
+    ))
+    .unwrap();
+    assert_eq!(name, "propagate+dedup");
+    assert!(set.names().contains(&"propagate-free"));
+    assert!(set.names().contains(&"bcsel-same"));
+    assert!(load_rules("default,default").is_err());
+
+    let bad = std::env::temp_dir().join(format!("varysat-exp-bad-{}.rules", std::process::id()));
+    std::fs::write(&bad, "\n  (rule r (fadd ?x) ?x)").unwrap();
+    let msg = load_rules(&bad.display().to_string())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with(&format!("{}:2:11: error:", bad.display())),
+        "{msg}"
+    );
+    assert!(load_rules("/nonexistent/x.rules").is_err());
+}
+
+#[test]
+fn duplicate_rule_set_names_get_distinct_labels() {
+    let a = load_rules("default").unwrap();
+    let b = load_rules("default").unwrap();
+    let cs = matrix(
+        vec![a, b],
+        &[CostModel::amd_gfx10(), CostModel::amd_gfx11()],
+    );
+    let labels: Vec<String> = cs.iter().map(|c| c.label()).collect();
+    assert_eq!(
+        labels,
+        [
+            "default/amd-gfx10",
+            "default/amd-gfx11",
+            "default#2/amd-gfx10",
+            "default#2/amd-gfx11"
+        ]
+    );
+}
+
+#[test]
+fn a_missing_corpus_path_is_an_error() {
+    assert!(load_corpus(&[Path::new("/nonexistent/corpus").to_path_buf()]).is_err());
+}
+
+#[test]
+fn exact_gap_is_never_negative_and_counts_every_pair() {
+    let dir = corpus_dir("exact");
+    let configs = matrix(
+        vec![load_rules("default").unwrap()],
+        &[CostModel::amd_gfx10()],
+    );
+    let corpus = load_corpus(&[dir]).unwrap();
+    let ro = RunOptions {
+        ablate: false,
+        exact_gap: Some(std::time::Duration::from_secs(5)),
+    };
+    let e = experiment::summarize(
+        &configs,
+        &corpus,
+        experiment::run_matrix(&configs, &corpus, ro, &|| {}),
+    );
+    let (gap, cheaper, proved, n) = e.summaries[0].exact_gap.unwrap();
+    // The exact optimum is never worse than the fast mode's cost.
+    assert!(gap >= 0);
+    assert_eq!(n, 2);
+    assert!(cheaper <= n);
+    // Two-varying pairs are far inside the time limit.
+    assert_eq!(proved, 2);
+    assert!(experiment::table::table(&e).contains("extraction gap to the exact mode"));
+    // Without the option the summary has no gap.
+    assert!(experiment("no-exact", false).summaries[0]
+        .exact_gap
+        .is_none());
+}
