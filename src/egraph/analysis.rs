@@ -138,7 +138,11 @@ impl Analysis<VNode> for VAnalysis {
                     VNode::Input(s) if s.half != crate::ir::Half::Full => BitSize::B16,
                     _ => BitSize::B32,
                 };
-                leaf(Some(bits), true, false, None)
+                let mut d = leaf(Some(bits), true, false, None);
+                // A TES reads a patch input once per patch: every vertex of the
+                // primitives it produces sees the same value.
+                d.convergent_p = matches!(enode, VNode::Input(s) if s.slot.is_patch());
+                d
             }
             VNode::SysVal(side, sv) => {
                 let p = *side == Side::Producer;
