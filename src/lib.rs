@@ -17,6 +17,7 @@ pub mod emit;
 pub mod extract;
 pub mod import;
 pub mod interpreter;
+pub mod moves;
 pub mod optimize;
 pub mod pack;
 pub mod renumber;

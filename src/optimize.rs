@@ -123,6 +123,8 @@ pub enum Fate {
     Pinned(String),
     /// Store kept for fixed function / xfb only, with `no_varying`.
     NoVarying(String),
+    /// Replaced by a cross-stage code motion (see [`Report::moves`]).
+    Moved(crate::moves::Direction),
 }
 
 impl fmt::Display for Fate {
@@ -134,6 +136,12 @@ impl fmt::Display for Fate {
             Fate::Removed(r) => write!(f, "removed ({r})"),
             Fate::Pinned(r) => write!(f, "kept unchanged ({r})"),
             Fate::NoVarying(r) => write!(f, "kept with no_varying ({r})"),
+            Fate::Moved(crate::moves::Direction::Backward) => {
+                write!(f, "moved: the producer computes its use")
+            }
+            Fate::Moved(crate::moves::Direction::Forward) => {
+                write!(f, "moved: the consumer recomputes it")
+            }
         }
     }
 }
@@ -147,6 +155,7 @@ impl Fate {
             Fate::Removed(_) => "removed",
             Fate::Pinned(_) => "pinned",
             Fate::NoVarying(_) => "no_varying",
+            Fate::Moved(_) => "moved",
         }
     }
 }
@@ -196,6 +205,8 @@ pub struct Report {
     pub time: Duration,
     /// Set when emission failed and the input was returned unchanged.
     pub fallback: Option<String>,
+    /// Cross-stage code motions the result makes.
+    pub moves: Vec<crate::moves::Move>,
 }
 
 /// The optimized pair and its report.
@@ -333,6 +344,7 @@ fn run(
         stop_reason: stats.stop.to_string(),
         time: Duration::ZERO,
         fallback: None,
+        moves: vec![],
     };
     let hints = slot_hints(&lowered, &g, &sel);
     let slots = choose_slots(&lowered, &chosen.varyings, &occupied, &hints)?;
@@ -345,6 +357,15 @@ fn run(
     let pipeline = match emit_pair(p, &input) {
         Ok(out) => {
             report.varyings = fates(p, &lowered, &g, &sel, &prob, &slots);
+            let input = crate::moves::MoveInput {
+                lowered: &lowered,
+                egraph: &g,
+                selection: &sel,
+                problem: &prob,
+                slots: &slots,
+            };
+            report.moves = crate::moves::find_moves(&input, &chosen.varyings);
+            mark_moved(&mut report);
             out
         }
         Err(e) => {
@@ -389,7 +410,23 @@ fn pack_last(
             _ => {}
         }
     }
+    for m in &mut report.moves {
+        for slot in &mut m.via {
+            *slot = moved(slot);
+        }
+    }
     Ok(packed)
+}
+
+/// Varyings a move replaced are reported as moved rather than unused / propagated.
+fn mark_moved(report: &mut Report) {
+    for v in &mut report.varyings {
+        let by = report.moves.iter().find(|m| m.replaced.contains(&v.slot));
+        let replaceable = matches!(v.fate, Fate::Removed(_) | Fate::Propagated(_));
+        if let (Some(m), true) = (by, replaceable) {
+            v.fate = Fate::Moved(m.direction);
+        }
+    }
 }
 
 fn emit_pair(p: &Pipeline, input: &EmitInput<'_>) -> Result<Pipeline, Error> {
@@ -620,6 +657,7 @@ impl Report {
             "time_ms": self.time.as_secs_f64() * 1000.0,
             "fallback": self.fallback,
             "varyings": varyings,
+            "moves": self.moves.iter().map(crate::moves::Move::to_json).collect::<Vec<_>>(),
         })
     }
 }
@@ -650,6 +688,9 @@ impl fmt::Display for Report {
         }
         for v in &self.varyings {
             writeln!(f, "  {}: {}", v.slot, v.fate)?;
+        }
+        for m in &self.moves {
+            writeln!(f, "  {m}")?;
         }
         Ok(())
     }
