@@ -2,9 +2,10 @@
 //! A *backward* move computes consumer work in the producer and sends its result (one
 //! new varying replacing the original ones it consumed); a *forward* move lets the
 //! consumer recompute an original varying from other transferred values. Each move
-//! carries an estimated cost delta: the varyings it added minus those it replaced
-//! (each priced alone by the cost model, each replaced varying charged to the first
-//! move that claims it) plus the moved ALU work priced in its new stage minus its old.
+//! carries an estimated cost delta: the change of the varyings' model cost when its
+//! varyings are swapped in (moves applied in order, each replaced varying charged to
+//! the first move that claims it) plus the moved ALU work priced in its new stage
+//! minus its old one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -160,47 +161,89 @@ fn walk(m: &MoveInput<'_>, root: Id, ctx: Ctx) -> (BTreeSet<Id>, i64, BTreeSet<V
     (seen, delta, xfers)
 }
 
-fn price(m: &MoveInput<'_>, keys: &[VaryingKey]) -> i64 {
-    if keys.is_empty() {
-        return 0;
-    }
-    varying_cost(m.problem.model, m.problem.consumer, keys).0 .0 as i64
+fn price(m: &MoveInput<'_>, keys: &BTreeSet<VaryingKey>) -> i64 {
+    let keys: Vec<VaryingKey> = keys.iter().copied().collect();
+    varying_cost(m.problem.model, m.problem.consumer, &keys)
+        .0
+         .0 as i64
 }
 
-/// The moves the selection made, backward ones first, each group in slot order.
+/// A move before pricing: the varyings it adds and removes, and its ALU delta.
+struct Pending {
+    mv: Move,
+    added: Vec<VaryingKey>,
+    removed: Vec<VaryingKey>,
+    alu: i64,
+}
+
+/// The moves the selection made, backward ones first. Their cost deltas are priced in
+/// sequence, starting from the original varyings (free ones excluded: they propagate
+/// anyway): each move's varying change is priced against the set the earlier moves
+/// left, so the deltas add up.
 pub fn find_moves(m: &MoveInput<'_>, chosen: &[VaryingKey]) -> Vec<Move> {
     let g = m.egraph;
     let orig = originals(m);
     let carried: BTreeSet<Id> = chosen.iter().map(|k| k.value).collect();
     let mut claimed = BTreeSet::new();
-    let mut moves = vec![];
+    let mut pending = backward_moves(m, &orig, chosen, &carried, &mut claimed);
+    pending.extend(forward_moves(m, &orig, &carried, &mut claimed));
+    let mut state: BTreeSet<VaryingKey> = orig
+        .values()
+        .filter_map(|o| o.key)
+        .filter(|k| !g[k.value].data.is_free())
+        .collect();
+    let mut out = vec![];
+    for p in pending {
+        let before = price(m, &state);
+        for k in &p.removed {
+            state.remove(k);
+        }
+        state.extend(p.added.iter().copied());
+        let mut mv = p.mv;
+        mv.cost_delta = price(m, &state) - before + p.alu;
+        out.push(mv);
+    }
+    out
+}
+
+/// New varyings whose producer expression consumes original ones.
+fn backward_moves(
+    m: &MoveInput<'_>,
+    orig: &BTreeMap<Id, Original>,
+    chosen: &[VaryingKey],
+    carried: &BTreeSet<Id>,
+    claimed: &mut BTreeSet<Id>,
+) -> Vec<Pending> {
+    let g = m.egraph;
+    let mut out = vec![];
     for k in chosen.iter().filter(|k| !orig.contains_key(&k.value)) {
         let (reached, alu, _) = walk(m, k.value, Ctx::P);
-        let mut gone = vec![];
-        for (class, o) in &orig {
-            if reached.contains(class) && !carried.contains(class) && claimed.insert(*class) {
+        let (mut gone, mut removed) = (vec![], vec![]);
+        for (class, o) in orig {
+            if reached.contains(class) && !carried.contains(class) {
                 gone.push(o);
+                if claimed.insert(*class) {
+                    removed.extend(o.key);
+                }
             }
         }
         if gone.is_empty() {
             continue;
         }
-        // Free originals would have been propagated anyway: they cost nothing here.
-        let replaced_keys: Vec<VaryingKey> = gone
-            .iter()
-            .filter_map(|o| o.key)
-            .filter(|k| !g[k.value].data.is_free())
-            .collect();
-        moves.push(Move {
-            direction: Direction::Backward,
-            expr: crate::optimize::term_text(g, m.selection, k.value, Ctx::P, 4),
-            replaced: sorted(gone.iter().flat_map(|o| o.slots.iter().copied())),
-            via: sorted(m.slots.get(k).copied()),
-            cost_delta: price(m, &[*k]) - price(m, &replaced_keys) + alu,
+        out.push(Pending {
+            mv: Move {
+                direction: Direction::Backward,
+                expr: crate::optimize::term_text(g, m.selection, k.value, Ctx::P, 4),
+                replaced: sorted(gone.iter().flat_map(|o| o.slots.iter().copied())),
+                via: sorted(m.slots.get(k).copied()),
+                cost_delta: 0,
+            },
+            added: vec![*k],
+            removed,
+            alu,
         });
     }
-    moves.extend(forward_moves(m, &orig, &carried, &mut claimed));
-    moves
+    out
 }
 
 fn sorted(it: impl IntoIterator<Item = IoSlot>) -> Vec<IoSlot> {
@@ -215,10 +258,10 @@ fn forward_moves(
     orig: &BTreeMap<Id, Original>,
     carried: &BTreeSet<Id>,
     claimed: &mut BTreeSet<Id>,
-) -> Vec<Move> {
+) -> Vec<Pending> {
     let g = m.egraph;
     let live: BTreeSet<(Id, Ctx)> = reachable(m.problem, m.selection).into_iter().collect();
-    let (mut out, mut paid) = (vec![], BTreeSet::new());
+    let mut out = vec![];
     for (class, o) in orig {
         if carried.contains(class) || claimed.contains(class) {
             continue;
@@ -236,17 +279,17 @@ fn forward_moves(
         let Some(c) = computed else { continue };
         claimed.insert(*class);
         let (_, alu, xfers) = walk(m, c, Ctx::C);
-        let added: Vec<VaryingKey> = xfers
-            .iter()
-            .filter(|k| !orig.contains_key(&k.value) && paid.insert(**k))
-            .copied()
-            .collect();
-        out.push(Move {
-            direction: Direction::Forward,
-            expr: crate::optimize::term_text(g, m.selection, c, Ctx::C, 4),
-            replaced: o.slots.clone(),
-            via: sorted(xfers.iter().filter_map(|k| m.slots.get(k).copied())),
-            cost_delta: price(m, &added) - price(m, &o.key.into_iter().collect::<Vec<_>>()) + alu,
+        out.push(Pending {
+            mv: Move {
+                direction: Direction::Forward,
+                expr: crate::optimize::term_text(g, m.selection, c, Ctx::C, 4),
+                replaced: o.slots.clone(),
+                via: sorted(xfers.iter().filter_map(|k| m.slots.get(k).copied())),
+                cost_delta: 0,
+            },
+            added: xfers.into_iter().collect(),
+            removed: o.key.into_iter().collect(),
+            alu,
         });
     }
     out

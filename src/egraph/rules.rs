@@ -56,6 +56,9 @@ pub enum Cond {
     /// control flow: lowering gates them with `bcsel` on the branch condition) and the
     /// producer is not a GS, so interpolating it gives the value itself.
     Promotable(Var),
+    /// `(single ?x)`: `?x` has an expression without a GS `emits` node (one value,
+    /// not one per emit).
+    Single(Var),
 }
 
 impl Cond {
@@ -69,7 +72,8 @@ impl Cond {
             | Cond::Interpolated(v)
             | Cond::Propagatable(v)
             | Cond::Uninterpolated(v)
-            | Cond::Promotable(v) => vec![*v],
+            | Cond::Promotable(v)
+            | Cond::Single(v) => vec![*v],
         }
     }
 
@@ -90,6 +94,7 @@ impl Cond {
                 d.is_free() && d.free_cost.is_some_and(|c| c <= limit)
             }),
             Cond::Uninterpolated(v) => subst.get(*v).is_some_and(|id| is_uninterpolated(g, *id)),
+            Cond::Single(v) => data(v).is_some_and(|d| d.single),
             Cond::Promotable(v) => {
                 !g.analysis.producer_is_gs && data(v).is_some_and(|d| d.convergent_p)
             }
@@ -231,6 +236,7 @@ fn cond(file: &str, s: &Sexp) -> Result<Cond, Error> {
         "propagatable" => one(Cond::Propagatable),
         "uninterpolated" => one(Cond::Uninterpolated),
         "promotable" => one(Cond::Promotable),
+        "single" => one(Cond::Single),
         "same-bits" => {
             want(2)?;
             Ok(Cond::SameBits(var(file, &args[0])?, var(file, &args[1])?))
@@ -241,7 +247,7 @@ fn cond(file: &str, s: &Sexp) -> Result<Cond, Error> {
             format!(
                 "unknown condition `{name}`, expected one of: free, const, convergent-p, \
                  convergent-c, same-bits, interpolated, propagatable, uninterpolated, \
-                 promotable"
+                 promotable, single"
             ),
         )),
     }
