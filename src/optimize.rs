@@ -327,8 +327,8 @@ fn run(
     let cost_before = cost_as_written(&lowered, p, opts);
     let (g, stats) = saturate(lowered.egraph.clone(), rewrites, &opts.budgets);
     let seed = seed_from(&g, &lowered.original);
-    let prob = problem(&g, &lowered, p, opts, Some(seed));
-    let sel = DagExtractor::default().extract(&prob);
+    let prob = problem(&g, &lowered, p, opts, Some(seed.clone()));
+    let sel = prefer_fewer_varyings(&prob, DagExtractor::default().extract(&prob), seed);
     let chosen = dag_cost(&prob, &sel);
     let occupied = occupied_slots(p, &lowered);
     let mut report = Report {
@@ -374,12 +374,28 @@ fn run(
             p.clone()
         }
     };
+    let convergent = convergent_slots(&g, &chosen.varyings, &slots, p.producer.stage());
     let pipeline = match (&opts.packing, report.fallback.is_none()) {
-        (Some(packing), true) => pack_last(pipeline, packing, &mut report)?,
+        (Some(packing), true) => pack_last(pipeline, packing, &convergent, &mut report)?,
         _ => pipeline,
     };
     report.after = count_varyings(&pipeline);
     Ok(Outcome { pipeline, report })
+}
+
+/// On a cost tie the selection with fewer varyings wins, and the as-written one over
+/// any other: code motion may reach the same model cost with an extra varying (an
+/// expression sent next to its operands), which is never worth it.
+fn prefer_fewer_varyings(prob: &Problem<'_>, sel: Selection, seed: Selection) -> Selection {
+    let rank = |s: &Selection| {
+        let c = dag_cost(prob, s);
+        (c.total, c.varyings.len(), c.slots)
+    };
+    if rank(&seed) <= rank(&sel) {
+        seed
+    } else {
+        sel
+    }
 }
 
 /// Compacts the surviving varyings into vec4 slots (reference/000 §7) and moves the
@@ -388,14 +404,17 @@ fn run(
 fn pack_last(
     pipeline: Pipeline,
     packing: &PackOptions,
+    convergent: &BTreeSet<IoSlot>,
     report: &mut Report,
 ) -> Result<Pipeline, Error> {
     // The packer may only exploit convergence the optimizer itself established;
     // otherwise it would rewrite loads to flat that the next run could then fold,
-    // and a second run would change the result. Until the e-graph exports its
-    // convergent outputs, no output is declared convergent here.
+    // and a second run would change the result.
     let packing = PackOptions {
-        convergent: packing.convergent.clone().or_else(|| Some(BTreeSet::new())),
+        convergent: packing
+            .convergent
+            .clone()
+            .or_else(|| Some(convergent.clone())),
         ..packing.clone()
     };
     let (packed, layout) = crate::pack::pack(&pipeline, &packing)?;
@@ -427,6 +446,24 @@ fn mark_moved(report: &mut Report) {
             v.fate = Fate::Moved(m.direction);
         }
     }
+}
+
+/// The new slots of the chosen varyings whose producer value the e-graph knows to be
+/// the same at every vertex of a primitive (never for a GS producer, as promotion).
+fn convergent_slots(
+    g: &VGraph,
+    varyings: &[crate::extract::VaryingKey],
+    slots: &BTreeMap<crate::extract::VaryingKey, IoSlot>,
+    producer: Stage,
+) -> BTreeSet<IoSlot> {
+    if producer == Stage::Geometry {
+        return BTreeSet::new();
+    }
+    varyings
+        .iter()
+        .filter(|k| g[k.value].data.convergent_p)
+        .filter_map(|k| slots.get(k).copied())
+        .collect()
 }
 
 fn emit_pair(p: &Pipeline, input: &EmitInput<'_>) -> Result<Pipeline, Error> {
