@@ -383,15 +383,16 @@ fn run(
     Ok(Outcome { pipeline, report })
 }
 
-/// On a cost tie the selection with fewer varyings wins, and the as-written one over
-/// any other: code motion may reach the same model cost with an extra varying (an
-/// expression sent next to its operands), which is never worth it.
+/// Keeps the as-written selection unless the extracted one is cheaper without more
+/// varyings or slots, and on a cost tie takes the one with fewer varyings. Code
+/// motion can send an expression next to its operands, which the model may price a
+/// little cheaper (less consumer ALU) but which would break the promise that varyings
+/// never grow.
 fn prefer_fewer_varyings(prob: &Problem<'_>, sel: Selection, seed: Selection) -> Selection {
-    let rank = |s: &Selection| {
-        let c = dag_cost(prob, s);
-        (c.total, c.varyings.len(), c.slots)
-    };
-    if rank(&seed) <= rank(&sel) {
+    let (a, b) = (dag_cost(prob, &seed), dag_cost(prob, &sel));
+    let grows = b.varyings.len() > a.varyings.len() || b.slots > a.slots;
+    let rank = |c: &crate::extract::DagCost| (c.total, c.varyings.len(), c.slots);
+    if grows || rank(&a) <= rank(&b) {
         seed
     } else {
         sel

@@ -29,6 +29,7 @@ pub const DEFAULT_RULE_FILES: &[(&str, &str)] = &[
         "rules/interp.rules",
         include_str!("../../rules/interp.rules"),
     ),
+    ("rules/tess.rules", include_str!("../../rules/tess.rules")),
 ];
 
 /// One condition a match must satisfy before the rule applies.
