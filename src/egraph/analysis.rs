@@ -246,6 +246,22 @@ mod tests {
     }
 
     #[test]
+    fn patch_inputs_are_producer_convergent_and_emits_are_not_single() {
+        let mut g = VGraph::default();
+        let patch = class_of(&mut g, "(fmul in:PATCH0.x uniform:0)");
+        assert!(g[patch].data.convergent_p);
+        let attr = class_of(&mut g, "(fmul in:ATTR0.x uniform:0)");
+        assert!(!g[attr].data.convergent_p);
+        let per_emit = class_of(&mut g, "(fadd (emits in:ATTR0.x in:ATTR0.y) 1f32)");
+        assert!(!g[per_emit].data.single);
+        assert!(g[attr].data.single);
+        // A per-emit class shown equal to a single value becomes single.
+        g.union(per_emit, attr);
+        g.rebuild();
+        assert!(g[per_emit].data.single);
+    }
+
+    #[test]
     fn merge_reports_truthfully() {
         let mut an = VAnalysis::default();
         let mut a = leaf(Some(BitSize::B32), true, false, None);

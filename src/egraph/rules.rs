@@ -60,6 +60,11 @@ pub enum Cond {
     /// `(single ?x)`: `?x` has an expression without a GS `emits` node (one value,
     /// not one per emit).
     Single(Var),
+    /// `(not-free ?x)`: the consumer cannot compute `?x` by itself. The one negative
+    /// condition: it may lag a merge, and it guards cost, not soundness (motion must
+    /// not turn a free value the propagation limit keeps transferred into consumer
+    /// work), so a stale answer only costs optimization quality.
+    NotFree(Var),
 }
 
 impl Cond {
@@ -74,7 +79,8 @@ impl Cond {
             | Cond::Propagatable(v)
             | Cond::Uninterpolated(v)
             | Cond::Promotable(v)
-            | Cond::Single(v) => vec![*v],
+            | Cond::Single(v)
+            | Cond::NotFree(v) => vec![*v],
         }
     }
 
@@ -96,6 +102,7 @@ impl Cond {
             }),
             Cond::Uninterpolated(v) => subst.get(*v).is_some_and(|id| is_uninterpolated(g, *id)),
             Cond::Single(v) => data(v).is_some_and(|d| d.single),
+            Cond::NotFree(v) => data(v).is_some_and(|d| !d.is_free()),
             Cond::Promotable(v) => {
                 !g.analysis.producer_is_gs && data(v).is_some_and(|d| d.convergent_p)
             }
@@ -238,6 +245,7 @@ fn cond(file: &str, s: &Sexp) -> Result<Cond, Error> {
         "uninterpolated" => one(Cond::Uninterpolated),
         "promotable" => one(Cond::Promotable),
         "single" => one(Cond::Single),
+        "not-free" => one(Cond::NotFree),
         "same-bits" => {
             want(2)?;
             Ok(Cond::SameBits(var(file, &args[0])?, var(file, &args[1])?))
@@ -248,7 +256,7 @@ fn cond(file: &str, s: &Sexp) -> Result<Cond, Error> {
             format!(
                 "unknown condition `{name}`, expected one of: free, const, convergent-p, \
                  convergent-c, same-bits, interpolated, propagatable, uninterpolated, \
-                 promotable, single"
+                 promotable, single, not-free"
             ),
         )),
     }
@@ -495,6 +503,32 @@ mod tests {
         assert!(rule_err("(rule a (fneg ?x)").starts_with("t.rules:1:1: error: unclosed"));
         assert!(rule_err("(rule a (fneg ?x) ?x sideways)")
             .starts_with("t.rules:1:22: error: unexpected"));
+    }
+
+    #[test]
+    fn motion_conditions_parse() {
+        let set = RuleSet::parse(
+            "t.rules",
+            "(rule m (fneg (xfer ?m ?a)) (xfer ?m (fneg ?a)) \
+             (if (uninterpolated ?m) (promotable ?a) (single ?a) (not-free ?a)))",
+        )
+        .unwrap();
+        let conds = &set.rules[0].conds;
+        assert_eq!(conds.len(), 4);
+        assert!(matches!(conds[0], Cond::Uninterpolated(_)));
+        assert!(matches!(conds[3], Cond::NotFree(_)));
+    }
+
+    #[test]
+    fn templates_expand_and_report_positions() {
+        let set = RuleSet::parse(
+            "t.rules",
+            "(for-ops (fadd fmul) (rule c-$op ($op ?a ?b) ($op ?b ?a)))",
+        )
+        .unwrap();
+        assert_eq!(set.names(), ["c-fadd", "c-fmul"]);
+        assert!(rule_err("\n(for-ops (frob) (rule c-$op ($op ?a) ?a))")
+            .starts_with("t.rules:2:29: error: bad pattern `(frob ?a)`"));
     }
 
     #[test]
