@@ -328,7 +328,11 @@ fn run(
     let (g, stats) = saturate(lowered.egraph.clone(), rewrites, &opts.budgets);
     let seed = seed_from(&g, &lowered.original);
     let prob = problem(&g, &lowered, p, opts, Some(seed.clone()));
-    let sel = prefer_fewer_varyings(&prob, DagExtractor::default().extract(&prob), seed);
+    let limit = count_varyings(p)
+        .components
+        .saturating_sub(kept_outside(p, &lowered));
+    let extracted = DagExtractor::default().extract(&prob);
+    let sel = prefer_fewer_varyings(&prob, extracted, seed, limit);
     let chosen = dag_cost(&prob, &sel);
     let occupied = occupied_slots(p, &lowered);
     let mut report = Report {
@@ -383,14 +387,35 @@ fn run(
     Ok(Outcome { pipeline, report })
 }
 
+/// Varying components whose original stores stay outside the graph: pinned ones the
+/// consumer reads and read system values.
+fn kept_outside(p: &Pipeline, l: &Lowered) -> usize {
+    let consumer = p.consumer.stage();
+    l.stored
+        .iter()
+        .filter(|io| {
+            let pinned = l.pins.reason(**io).is_some() && l.needed.contains(io);
+            let sysval = matches!(role(io.slot, consumer), Role::SysVal | Role::TessLevel)
+                && l.read.contains(io);
+            pinned || sysval
+        })
+        .count()
+}
+
 /// Keeps the as-written selection unless the extracted one is cheaper without more
-/// varyings or slots, and on a cost tie takes the one with fewer varyings. Code
-/// motion can send an expression next to its operands, which the model may price a
-/// little cheaper (less consumer ALU) but which would break the promise that varyings
-/// never grow.
-fn prefer_fewer_varyings(prob: &Problem<'_>, sel: Selection, seed: Selection) -> Selection {
+/// varying components than the input has (`limit`: those the graph decides about) or
+/// more slots than the as-written selection, and on a cost tie takes the one with
+/// fewer varyings. Code motion can send an expression next to its operands, which the
+/// model may price a little cheaper (less consumer ALU) but which would break the
+/// promise that varyings never grow.
+fn prefer_fewer_varyings(
+    prob: &Problem<'_>,
+    sel: Selection,
+    seed: Selection,
+    limit: usize,
+) -> Selection {
     let (a, b) = (dag_cost(prob, &seed), dag_cost(prob, &sel));
-    let grows = b.varyings.len() > a.varyings.len() || b.slots > a.slots;
+    let grows = b.varyings.len() > limit.max(a.varyings.len()) || b.slots > a.slots;
     let rank = |c: &crate::extract::DagCost| (c.total, c.varyings.len(), c.slots);
     if grows || rank(&a) <= rank(&b) {
         seed

@@ -95,16 +95,6 @@ fn flat_cases() -> Vec<(String, String, String)> {
         sel(U, &xa, &xb),
         x("flat", &sel(U, A, B)),
     ));
-    out.push((
-        "flat-bcsel-xf".into(),
-        sel(U, &xa, V),
-        x("flat", &sel(U, A, V)),
-    ));
-    out.push((
-        "flat-bcsel-fx".into(),
-        sel(U, V, &xa),
-        x("flat", &sel(U, V, A)),
-    ));
     for op in COMPARE {
         let m = "(vertex 2i32)";
         let cond = format!("({op} {} {})", x(m, C), x(m, A));
