@@ -114,3 +114,29 @@ fn forward_motion_that_pays_only_when_taken_together() {
     assert_eq!(out.report.after.components, 1, "{}", out.report);
     check_equivalent(&p, &out.pipeline, &EquivConfig::default()).expect("equivalent");
 }
+
+#[test]
+#[ignore = "needs the global extractor (issue 5 part B)"]
+fn equal_cost_motion_is_found_in_the_first_run() {
+    // The fully moved sum (two varyings) costs the same as keeping three; the DAG
+    // extractor finds it only when run again on its own output.
+    let p = pair("tests/motion/idempotence_tie.pair");
+    let first = optimize(&p, &Options::new()).expect("optimizes");
+    let second = optimize(&first.pipeline, &Options::new()).expect("optimizes again");
+    assert_eq!(second.report.after, first.report.after, "{}", second.report);
+}
+
+#[test]
+fn the_moved_sum_is_in_the_first_runs_graph() {
+    let (g, l) = saturated(&pair("tests/motion/idempotence_tie.pair"));
+    // The TCS stores the sum of its four inputs: that root's class holds the sum as
+    // consumer fadds and as one transfer of the producer-side sum.
+    let loads: Vec<egg::Id> = l.loads.iter().map(|ld| g.find(ld.class)).collect();
+    let sums: Vec<&egg::Id> = l
+        .roots
+        .values()
+        .filter(|r| holds_alu(&g, **r) && !loads.contains(&g.find(**r)))
+        .collect();
+    assert_eq!(sums.len(), 1);
+    assert!(holds_xfer(&g, *sums[0]));
+}
