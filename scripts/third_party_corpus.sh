@@ -29,15 +29,46 @@ trap 'rm -rf "$work"' EXIT
 
 # Pairs: files with the same stem and stage extensions in one directory, producer
 # before consumer (vert->frag, vert->geom->frag, vert->tesc->tese->frag...).
-find /usr/share/glmark2 /usr/lib/piglit /usr/share/piglit -type f \
-    \( -name '*.vert' -o -name '*.tesc' -o -name '*.tese' -o -name '*.geom' -o -name '*.frag' \) \
+# piglit keeps most shaders in .shader_test files, one "[vertex shader]" /
+# "[fragment shader]" ... section each: those sections are split into files under the
+# temporary directory (never into the repository).
+find /usr/share/glmark2 /usr/lib/piglit /usr/lib/*/piglit /usr/share/piglit -type f \
+    \( -name '*.vert' -o -name '*.tesc' -o -name '*.tese' -o -name '*.geom' -o -name '*.frag' \
+       -o -name '*.shader_test' \) \
     2>/dev/null | sort > "$work/files"
-python3 - "$work/files" > "$work/pairs" <<'PY'
+python3 - "$work/files" "$work/split" > "$work/pairs" <<'PY'
 import os, sys
 order = ["vert", "tesc", "tese", "geom", "frag"]
+sections = {"vertex shader": "vert", "tessellation control shader": "tesc",
+            "tessellation evaluation shader": "tese", "geometry shader": "geom",
+            "fragment shader": "frag"}
 groups = {}
-for line in open(sys.argv[1]):
+split = sys.argv[2]
+os.makedirs(split, exist_ok=True)
+for n, line in enumerate(open(sys.argv[1])):
     p = line.strip()
+    if p.endswith(".shader_test"):
+        try:
+            text = open(p, errors="replace").read()
+        except OSError:
+            continue
+        current, found = None, {}
+        for l in text.splitlines():
+            if l.startswith("["):
+                current = sections.get(l.strip("[] \t").lower())
+                if current:
+                    found[current] = []
+                continue
+            if current:
+                found[current].append(l)
+        if len(found) < 2:
+            continue
+        stem = os.path.join(split, f"t{n}")
+        for ext, lines in found.items():
+            with open(f"{stem}.{ext}", "w") as f:
+                f.write("\n".join(lines) + "\n")
+            groups.setdefault(stem, {})[ext] = f"{stem}.{ext}"
+        continue
     stem, ext = os.path.splitext(p)
     groups.setdefault(stem, {})[ext[1:]] = p
 for stem in sorted(groups):
@@ -80,7 +111,8 @@ for line in open(sys.argv[1]):
         d = json.loads(line)
     except ValueError:
         continue
-    for k, v in (d.items() if isinstance(d, dict) else []):
+    row = d.get("total", {}) if isinstance(d, dict) else {}
+    for k, v in row.items():
         if isinstance(v, int):
             tot[k] = tot.get(k, 0) + v
 for k in sorted(tot):

@@ -5,6 +5,11 @@
 //! packer assigns the survivors to vec4 slots.
 #![warn(missing_docs)]
 
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 pub mod error;
 pub mod gen;
 pub mod ir;

@@ -14,7 +14,7 @@ use crate::egraph::{Budgets, RuleSet, Scheduler, VGraph, VNode};
 use crate::emit::{emit_consumer, emit_producer, is_store, remove_dead_code, EmitInput};
 use crate::error::Error;
 use crate::extract::dag::{dag_cost, reachable, seed_from};
-use crate::extract::{Cost, CostModel, Ctx, DagExtractor, Extractor, Problem, Selection};
+use crate::extract::{Cost, CostModel, Ctx, Extraction, Problem, Selection};
 use crate::ir::{InstKind, IoSlot, Pipeline, Slot, Stage};
 use crate::pack::PackOptions;
 
@@ -29,6 +29,8 @@ pub struct Options {
     pub budgets: Budgets,
     /// The final vec4 packing (`None` keeps the emitter's provisional slots).
     pub packing: Option<PackOptions>,
+    /// Which extractor picks the terms (fast global search or exact).
+    pub extraction: Extraction,
 }
 
 impl Default for Options {
@@ -38,6 +40,7 @@ impl Default for Options {
             cost: CostModel::default(),
             budgets: Budgets::default(),
             packing: Some(PackOptions::default()),
+            extraction: Extraction::Fast,
         }
     }
 }
@@ -46,6 +49,12 @@ impl Options {
     /// Sets the final packing options (`None`: keep the emitter's provisional slots).
     pub fn packing(mut self, packing: Option<PackOptions>) -> Options {
         self.packing = packing;
+        self
+    }
+
+    /// Sets the extraction mode.
+    pub fn extraction(mut self, extraction: Extraction) -> Options {
+        self.extraction = extraction;
         self
     }
 
@@ -203,6 +212,10 @@ pub struct Report {
     pub stop_reason: String,
     /// Wall time of the whole run.
     pub time: Duration,
+    /// Extraction mode used (`fast` or `exact`).
+    pub extraction: &'static str,
+    /// Exact mode only: whether the extraction was proved optimal within its limit.
+    pub proved_optimal: Option<bool>,
     /// Set when emission failed and the input was returned unchanged.
     pub fallback: Option<String>,
     /// Cross-stage code motions the result makes.
@@ -221,17 +234,60 @@ pub struct Outcome {
 /// Counts the varyings of a pipeline: stored components (without `no_varying`) that
 /// reach the consumer.
 pub fn count_varyings(p: &Pipeline) -> Counts {
-    let consumer = p.consumer.stage();
+    counts(&varying_components(p, &consumer_reads(p)))
+}
+
+/// Counts the varyings the consumer actually reads (what is left after dead-output
+/// removal alone), by the same rules as [`count_varyings`].
+pub fn count_live_varyings(p: &Pipeline) -> Counts {
+    let read = consumer_reads(p);
+    let live: BTreeSet<(Slot, u8)> = varying_components(p, &read)
+        .intersection(&read)
+        .copied()
+        .collect();
+    counts(&live)
+}
+
+fn counts(comps: &BTreeSet<(Slot, u8)>) -> Counts {
+    let slots: BTreeSet<Slot> = comps.iter().map(|(s, _)| *s).collect();
+    Counts {
+        components: comps.len(),
+        slots: slots.len(),
+    }
+}
+
+/// Every (slot, component) the consumer may read, including whole indirect ranges.
+fn consumer_reads(p: &Pipeline) -> BTreeSet<(Slot, u8)> {
     let mut read = BTreeSet::new();
     p.consumer.for_each_inst(|i| {
-        let slot = match &i.kind {
-            InstKind::LoadInput { slot, .. }
-            | InstKind::LoadInterpolatedInput { slot, .. }
-            | InstKind::LoadPerVertexInput { slot, .. } => Some(*slot),
-            _ => None,
+        let (slot, indirect) = match &i.kind {
+            InstKind::LoadInput { slot, indirect }
+            | InstKind::LoadInterpolatedInput { slot, indirect, .. }
+            | InstKind::LoadPerVertexInput { slot, indirect, .. } => (*slot, indirect),
+            _ => return,
         };
-        read.extend(slot.map(|s| (s.slot, s.comp)));
+        let len = indirect.map_or(1, |ind| u32::from(ind.len));
+        let slots = (0..len).filter_map(|k| slot.slot.offset(k));
+        read.extend(slots.map(|s| (s, slot.comp)));
     });
+    // Two-sided lighting: an FS read of COLn may return the back colour BFCn.
+    if p.consumer.stage() == Stage::Fragment {
+        let backs: Vec<(Slot, u8)> = read
+            .iter()
+            .filter_map(|(s, c)| match s {
+                Slot::Col(n) => Some((Slot::Bfc(*n), *c)),
+                _ => None,
+            })
+            .collect();
+        read.extend(backs);
+    }
+    read
+}
+
+/// The stored producer components that count as varyings: system values and tess
+/// levels only when the consumer reads them.
+fn varying_components(p: &Pipeline, read: &BTreeSet<(Slot, u8)>) -> BTreeSet<(Slot, u8)> {
+    let consumer = p.consumer.stage();
     let mut comps = BTreeSet::new();
     p.producer.for_each_inst(|i| {
         let Some((io, no_varying)) = is_store(&i.kind) else {
@@ -246,11 +302,7 @@ pub fn count_varyings(p: &Pipeline) -> Counts {
             comps.insert((io.slot, io.comp));
         }
     });
-    let slots: BTreeSet<Slot> = comps.iter().map(|(s, _)| *s).collect();
-    Counts {
-        components: comps.len(),
-        slots: slots.len(),
-    }
+    comps
 }
 
 fn analysis_for(p: &Pipeline, opts: &Options) -> VAnalysis {
@@ -328,11 +380,11 @@ fn run(
     let (g, stats) = saturate(lowered.egraph.clone(), rewrites, &opts.budgets);
     let seed = seed_from(&g, &lowered.original);
     let prob = problem(&g, &lowered, p, opts, Some(seed.clone()));
+    let extracted = opts.extraction.run(&prob);
     let limit = count_varyings(p)
         .components
         .saturating_sub(kept_outside(p, &lowered));
-    let extracted = DagExtractor::default().extract(&prob);
-    let sel = prefer_fewer_varyings(&prob, extracted, seed, limit);
+    let sel = prefer_fewer_varyings(&prob, extracted.selection.clone(), seed, limit);
     let chosen = dag_cost(&prob, &sel);
     let occupied = occupied_slots(p, &lowered);
     let mut report = Report {
@@ -347,6 +399,8 @@ fn run(
         iterations: stats.iterations,
         stop_reason: stats.stop.to_string(),
         time: Duration::ZERO,
+        extraction: opts.extraction.name(),
+        proved_optimal: extracted.proved_optimal,
         fallback: None,
         moves: vec![],
     };
@@ -717,6 +771,7 @@ impl Report {
             "cost": { "before": self.cost_before.0, "after": self.cost_after.0, "profile": self.profile },
             "egraph": { "nodes": self.egraph_nodes, "classes": self.egraph_classes, "iterations": self.iterations },
             "stop_reason": self.stop_reason,
+            "extraction": { "mode": self.extraction, "proved_optimal": self.proved_optimal },
             "time_ms": self.time.as_secs_f64() * 1000.0,
             "fallback": self.fallback,
             "varyings": varyings,
@@ -746,6 +801,14 @@ impl fmt::Display for Report {
             self.stop_reason,
             self.time.as_secs_f64() * 1000.0
         )?;
+        if let Some(proved) = self.proved_optimal {
+            let how = if proved {
+                "proved optimal"
+            } else {
+                "time limit hit"
+            };
+            writeln!(f, "extraction: {}, {how}", self.extraction)?;
+        }
         if let Some(why) = &self.fallback {
             writeln!(f, "input returned unchanged: {why}")?;
         }

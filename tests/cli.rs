@@ -137,3 +137,61 @@ fn equiv_accepts_a_reformatted_pair_and_rejects_a_changed_constant() {
     assert!(msg.starts_with("not equivalent: mismatch"), "{msg}");
     assert!(msg.contains("DATA0.x"), "{msg}");
 }
+
+#[test]
+fn opt_accepts_a_glsl_producer_and_consumer_directly() {
+    if std::process::Command::new("glslangValidator")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have glslang (scripts/setup.sh)"
+        );
+        return;
+    }
+    let out = varysat(&[
+        "opt",
+        "tests/corpus/glsl/fog.vert",
+        "tests/corpus/glsl/fog.frag",
+        "--report",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let pair = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(pair.starts_with("(pair"), "{pair}");
+    let report: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
+    // fog.vert writes one output (v_unused) that fog.frag never reads.
+    let before = report["before"]["components"].as_u64().unwrap();
+    let after = report["after"]["components"].as_u64().unwrap();
+    assert!(after < before, "{report}");
+}
+
+#[test]
+fn stats_counts_declared_live_and_optimized_varyings() {
+    // vs_fs_dead_const_dup: six varying components in VAR0..VAR2; VAR2.x is never
+    // read (live: five, in VAR0 and VAR1); only VAR0.x carries per-vertex data.
+    let out = varysat(&[
+        "stats",
+        "--json",
+        "examples/pairs/vs_fs_dead_const_dup.pair",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &json["pairs"][0];
+    assert_eq!(row["declared_components"], 6);
+    assert_eq!(row["declared_slots"], 3);
+    assert_eq!(row["live_components"], 5);
+    assert_eq!(row["live_slots"], 2);
+    assert_eq!(row["optimized_components"], 1);
+    assert_eq!(json["total"]["declared_components"], 6);
+
+    let lonely = varysat(&["stats", "tests/corpus/glsl/fog.vert"]);
+    assert_eq!(lonely.status.code(), Some(1));
+    assert!(
+        stderr(&lonely).contains("needs its consumer"),
+        "{}",
+        stderr(&lonely)
+    );
+}

@@ -140,7 +140,8 @@ fn weight(model: &CostModel, consumer: Stage, ctx: Ctx) -> u64 {
     }
 }
 
-fn alu_cost(model: &CostModel, consumer: Stage, node: &VNode, ctx: Ctx) -> Cost {
+/// The ALU cost of running `node` in `ctx` (zero for leaves, modes and transfers).
+pub fn alu_cost(model: &CostModel, consumer: Stage, node: &VNode, ctx: Ctx) -> Cost {
     let w = weight(model, consumer, ctx);
     match node {
         VNode::Alu { op, .. } => model.alu(*op, w),
@@ -333,7 +334,7 @@ pub fn reachable(p: &Problem<'_>, sel: &Selection) -> Vec<(Id, Ctx)> {
 }
 
 /// Approximate per-node cost of a varying for the bottom-up pass (its share of a slot).
-fn xfer_estimate(p: &Problem<'_>, node: &VNode) -> Cost {
+pub(crate) fn xfer_estimate(p: &Problem<'_>, node: &VNode) -> Cost {
     match varying_key(p.egraph, node) {
         Some(k) => varying_cost(p.model, p.consumer, &[k]).0 * 1,
         None => Cost(0),
@@ -342,6 +343,13 @@ fn xfer_estimate(p: &Problem<'_>, node: &VNode) -> Cost {
 
 /// Bottom-up fixed point of tree cost (ties broken by size, so never cyclic).
 fn greedy(p: &Problem<'_>) -> Selection {
+    greedy_priced(p, &|node| Some(xfer_estimate(p, node)))
+}
+
+/// Bottom-up fixed point of tree cost where `price` gives each node's own extra cost on
+/// top of its ALU cost (the varying price of an `xfer`), or `None` to forbid the node.
+/// Ties are broken by term size, so the result is never cyclic.
+pub(crate) fn greedy_priced(p: &Problem<'_>, price: &dyn Fn(&VNode) -> Option<Cost>) -> Selection {
     let g = p.egraph;
     let mut best: BTreeMap<(Id, Ctx), ((Cost, u64), VNode)> = BTreeMap::new();
     let classes: Vec<Id> = {
@@ -357,8 +365,10 @@ fn greedy(p: &Problem<'_>) -> Selection {
                     if !valid(g, id, node, ctx) {
                         continue;
                     }
-                    let own =
-                        alu_cost(p.model, p.consumer.stage(), node, ctx) + xfer_estimate(p, node);
+                    let Some(extra) = price(node) else {
+                        continue;
+                    };
+                    let own = alu_cost(p.model, p.consumer.stage(), node, ctx) + extra;
                     let mut total = (own, 1u64);
                     let mut ok = true;
                     for (i, ch) in node.children().iter().enumerate() {
@@ -390,7 +400,8 @@ fn greedy(p: &Problem<'_>) -> Selection {
 }
 
 impl DagExtractor {
-    fn local_search(&self, p: &Problem<'_>, mut cur: Selection) -> Selection {
+    /// Flips single choices of `cur` while the whole-DAG cost drops.
+    pub fn local_search(&self, p: &Problem<'_>, mut cur: Selection) -> Selection {
         let mut cur_cost = dag_cost(p, &cur).total;
         let mut evals = 0;
         loop {

@@ -1,7 +1,18 @@
-//! Extraction: the cost model and the DAG extractor that picks one term per root.
+//! Extraction: the cost model, the DAG extractor that picks one term per root, the
+//! global set search over transferred values, the exact branch-and-bound and the mode
+//! that selects between them.
 
 pub mod cost;
 pub mod dag;
+pub mod exact;
+pub mod global;
+pub mod instance;
+pub mod mode;
+mod priced;
 
 pub use cost::{Cost, CostModel};
 pub use dag::{Ctx, DagCost, DagExtractor, Extractor, Problem, Selection, VaryingKey, VaryingKind};
+pub use exact::{ExactExtractor, ExactOutcome};
+pub use global::GlobalExtractor;
+pub use instance::Instance;
+pub use mode::{Extracted, Extraction};

@@ -308,6 +308,14 @@ impl<'a> Translator<'a> {
 
     /// Translates the instructions of a block other than phis, merges and terminator.
     fn body(&mut self, at: u32) -> Result<(), Error> {
+        self.block_visits += 1;
+        if self.block_visits > super::spirv::MAX_BLOCK_VISITS {
+            let msg = format!(
+                "translation walked more than {} blocks (inlining and structurizing expand this module without bound)",
+                super::spirv::MAX_BLOCK_VISITS
+            );
+            return Err(self.m.err_plain(msg));
+        }
         let blk = self.block(at)?;
         let n = blk.instructions.len();
         for inst in blk.instructions.iter().take(n.saturating_sub(1)) {

@@ -204,6 +204,12 @@ impl<'a> Translator<'a> {
             }
             Ty::Array { elem, len } => {
                 let per = self.locations(elem)?;
+                // Elements that occupy no location would all sit at one place, and
+                // nothing else would bound a (possibly nested) loop over 2^32 of them.
+                if per == 0 && len > 0 {
+                    let msg = format!("I/O array %{ty} has elements that occupy no location");
+                    return Err(self.m.err_plain(msg));
+                }
                 let mut kids = vec![];
                 for i in 0..len {
                     kids.push(self.loc_tree(

@@ -605,6 +605,8 @@ pub(crate) fn buf_tree(
         Ty::Int { width: 32, .. } | Ty::Float { width: 32 } => leaf(off, BitSize::B32),
         Ty::Vector { elem, n } => {
             let b = buf_tree(m, *elem, off, None, mk, depth + 1)?;
+            // Components are scalars at `off + 4i`: if the end fits, every shift does.
+            at(m, ty, off, *n, 4)?;
             let kids = (0..*n).map(|i| shift(&b, i * 4, mk)).collect();
             Tree::Node {
                 kids,
@@ -622,9 +624,10 @@ pub(crate) fn buf_tree(
             let (col_step, row_step) = if row_major { (4, stride) } else { (stride, 4) };
             let mut kids = vec![];
             for c in 0..*n {
+                let column = at(m, ty, off, c, col_step)?;
                 let cells = (0..rows)
-                    .map(|r| leaf(off + c * col_step + r * row_step, BitSize::B32))
-                    .collect();
+                    .map(|r| Ok(leaf(at(m, ty, column, r, row_step)?, BitSize::B32)))
+                    .collect::<Result<_, Error>>()?;
                 kids.push(Tree::Node {
                     kids: cells,
                     stride: Some(row_step),
@@ -644,7 +647,8 @@ pub(crate) fn buf_tree(
             }
             let mut kids = vec![];
             for i in 0..*len {
-                kids.push(buf_tree(m, *elem, off + i * stride, matrix, mk, depth + 1)?);
+                let o = at(m, ty, off, i, stride)?;
+                kids.push(buf_tree(m, *elem, o, matrix, mk, depth + 1)?);
             }
             Tree::Node {
                 kids,
@@ -659,7 +663,7 @@ pub(crate) fn buf_tree(
                     m.err_plain(format!("member {i} of buffer struct %{ty} has no Offset"))
                 })?;
                 let mat = d.matrix_stride.map(|s| (s, d.row_major));
-                kids.push(buf_tree(m, *mt, off + o, mat, mk, depth + 1)?);
+                kids.push(buf_tree(m, *mt, at(m, ty, off, 1, o)?, mat, mk, depth + 1)?);
             }
             Tree::Node { kids, stride: None }
         }
@@ -672,6 +676,15 @@ pub(crate) fn buf_tree(
             )))
         }
     })
+}
+
+/// Byte offset `base + index·step` inside buffer type `ty`; offsets that do not fit
+/// 32 bits (hostile strides or offsets) are an error.
+fn at(m: &Module, ty: u32, base: u32, index: u32, step: u32) -> Result<u32, Error> {
+    index
+        .checked_mul(step)
+        .and_then(|d| base.checked_add(d))
+        .ok_or_else(|| m.err_plain(format!("buffer type %{ty} reaches past byte 2^32")))
 }
 
 fn shift(t: &Tree, by: u32, mk: &dyn Fn(u32) -> Addr) -> Tree {

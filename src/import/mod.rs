@@ -11,6 +11,7 @@
 mod alu;
 mod cfg;
 mod emit;
+mod framing;
 mod glsl;
 mod iface;
 mod link;

@@ -156,6 +156,8 @@ impl Module {
                 "not a SPIR-V module (size is not a whole number of words)",
             ));
         }
+        super::framing::check(bytes)
+            .map_err(|m| fail(file, format!("cannot parse SPIR-V: {m}")))?;
         let raw =
             dr::load_bytes(bytes).map_err(|e| fail(file, format!("cannot parse SPIR-V: {e}")))?;
         let mut m = Module {
@@ -347,6 +349,12 @@ impl Module {
                 signed: lit(1) != 0,
             },
             Op::TypeFloat => Ty::Float { width: lit(0) },
+            // Shaders have vectors and matrix columns of 2 to 4 (the Vector16
+            // capability is for kernels); bounding them here keeps every loop over
+            // components short and every offset computed from them small.
+            Op::TypeVector | Op::TypeMatrix if !(2..=4).contains(&lit(1)) => {
+                return Err(self.err(inst, "a vector or matrix must have 2 to 4 components"));
+            }
             Op::TypeVector => Ty::Vector {
                 elem: op(0),
                 n: lit(1),

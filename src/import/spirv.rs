@@ -48,7 +48,14 @@ pub(crate) struct Translator<'a> {
     pub exact: bool,
     /// One more than the largest constant vertex index into per-vertex inputs.
     pub max_vertex: u32,
+    /// Blocks translated so far, against [`MAX_BLOCK_VISITS`].
+    pub block_visits: u32,
 }
+
+/// Blocks one translation may walk. Inlining and structurizing duplicate blocks, so
+/// a small hostile module can otherwise expand without bound (the `import_spirv`
+/// fuzz target ran out of memory); real shaders stay far below this.
+pub(crate) const MAX_BLOCK_VISITS: u32 = 1 << 14;
 
 /// Translates the module's entry point into a shader.
 pub(crate) fn translate(
@@ -68,6 +75,7 @@ pub(crate) fn translate(
         loops: vec![],
         fns: vec![],
         visited: vec![FxHashSet::default()],
+        block_visits: 0,
         depth: 0,
         exact: false,
         max_vertex: 0,

@@ -120,6 +120,9 @@ pub(crate) struct Invocation<'s> {
     shader: &'s Shader,
     vals: Vec<Scalar>,
     taint: u32,
+    /// Loop iterations so far, summed over every loop: nested loops multiply their
+    /// trip counts, so only a budget for the whole invocation bounds its running time.
+    iterations: u32,
 }
 
 impl<'s> Invocation<'s> {
@@ -134,6 +137,7 @@ impl<'s> Invocation<'s> {
             shader,
             vals,
             taint: 0,
+            iterations: 0,
         }
     }
 
@@ -247,11 +251,13 @@ impl<'s> Invocation<'s> {
             let v = self.get(phi.init, world)?;
             self.set(phi.dst, v);
         }
-        let mut iterations = 0u32;
         loop {
-            iterations += 1;
-            if iterations > world.loop_limit {
-                let msg = format!("loop ran more than {} iterations", world.loop_limit);
+            self.iterations = self.iterations.saturating_add(1);
+            if self.iterations > world.loop_limit {
+                let msg = format!(
+                    "loops ran more than {} iterations in one invocation",
+                    world.loop_limit
+                );
                 return Err(self.error(world, loc, msg));
             }
             match self.block(body, world, io)? {

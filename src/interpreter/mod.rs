@@ -35,7 +35,9 @@ pub struct RunConfig {
     /// Primitives or patches the producer is run for (and, for a GS producer, the
     /// most assembled primitives rasterized).
     pub max_primitives: usize,
-    /// Iterations after which one execution of a loop is an error.
+    /// Loop iterations, summed over all loops of one invocation, after which the
+    /// invocation is an error. A per-loop limit would not bound nested loops, whose
+    /// trip counts multiply.
     pub loop_limit: u32,
     /// Tess coordinates evaluated per patch by a TES consumer.
     pub tess_coords_per_patch: usize,
@@ -54,7 +56,7 @@ impl Default for RunConfig {
 }
 
 /// Runs pipeline `p` once on the inputs of `cfg.seed`. Fails with
-/// [`Error::Interpret`] when a loop exceeds `cfg.loop_limit`, a TCS has a barrier
+/// [`Error::Interpret`] when an invocation's loops exceed `cfg.loop_limit`, a TCS has a barrier
 /// inside control flow, or the pair is malformed (an unknown value, an ill-typed op).
 pub fn run(p: &Pipeline, cfg: &RunConfig) -> Result<Observation, Error> {
     run::run_pair(p, cfg)

@@ -259,6 +259,19 @@ mod tests {
     }
 
     #[test]
+    fn a_value_equal_at_every_vertex_is_exact() {
+        // 350 as a bit pattern is a subnormal float: (350/w)/(1/w) would round it.
+        let tiny = f32::from_bits(350);
+        let w = [3.3787837, 1.7, 0.9];
+        let v = interpolate(&[tiny; 3], &[0.2, 0.3, 0.5], Some(&w));
+        assert_eq!(v.to_bits(), 350);
+        assert_eq!(interpolate(&[tiny], &[1.0], Some(&w[..1])).to_bits(), 350);
+        let third = 1.0f32 / 3.0;
+        let l = interpolate(&[third; 3], &[0.1, 0.2, 0.7], None);
+        assert_eq!(l.to_bits(), third.to_bits());
+    }
+
+    #[test]
     fn infinity_with_zero_weight_gives_nan() {
         let v = interpolate(&[f32::INFINITY, 1.0], &[0.0, 1.0], None);
         assert!(v.is_nan());

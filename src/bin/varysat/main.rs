@@ -7,6 +7,7 @@ mod fmt;
 mod import;
 mod opt;
 mod run;
+mod stats;
 
 use std::process::ExitCode;
 
@@ -32,6 +33,8 @@ enum Command {
     Import(import::Args),
     /// Run a pair in the reference interpreter and print its observable outputs.
     Run(run::Args),
+    /// Varying components and vec4 slots as declared, live, and optimized.
+    Stats(stats::Args),
     /// Check that two pairs have the same observable behaviour.
     Equiv(equiv::Args),
 }
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         Command::Import(a) => import::run(a),
         Command::Run(a) => run::run(a),
         Command::Equiv(a) => equiv::run(a),
+        Command::Stats(a) => stats::run(a),
     };
     match result {
         Ok(code) => code,
@@ -52,6 +56,22 @@ fn main() -> ExitCode {
             eprintln!("{e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// A pair from one `.pair` file or from a producer and a consumer shader source.
+fn load_input(files: &[std::path::PathBuf]) -> Result<varysat::Pipeline, varysat::Error> {
+    match files {
+        [pair] => varysat::text::parse_file(pair),
+        [producer, consumer] => {
+            let opts = varysat::import::ImportOptions::default();
+            varysat::import::import_files(producer, consumer, &opts)
+        }
+        _ => Err(varysat::Error::Import(varysat::Diagnostic::new(
+            None,
+            None,
+            "expected one .pair file or a producer and a consumer shader",
+        ))),
     }
 }
 

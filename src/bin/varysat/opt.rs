@@ -1,11 +1,13 @@
-//! `varysat opt`: optimize the varyings of one `.pair` file.
+//! `varysat opt`: optimize the varyings of one `.pair` file, or of a producer and a
+//! consumer shader given as GLSL or SPIR-V (imported first).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::ValueEnum;
 use varysat::egraph::RuleSet;
-use varysat::extract::CostModel;
+use varysat::extract::{CostModel, Extraction};
 use varysat::{Error, Options};
 
 /// Report formats.
@@ -17,11 +19,22 @@ pub enum ReportFormat {
     Json,
 }
 
+/// Extraction modes.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ExtractMode {
+    /// Global set search plus local search (near-optimal).
+    Fast,
+    /// Branch-and-bound; proves optimality unless `--exact-time-limit` is hit.
+    Exact,
+}
+
 /// Arguments of `varysat opt`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.pair` file to optimize.
-    pub file: PathBuf,
+    /// A `.pair` file, or a producer and a consumer shader (GLSL `.vert/.tesc/.tese/
+    /// .geom/.frag` or SPIR-V).
+    #[arg(required = true, num_args = 1..=2)]
+    pub files: Vec<PathBuf>,
     /// Write the optimized pair here instead of standard output.
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
@@ -32,9 +45,23 @@ pub struct Args {
     /// Cost profile: a built-in name (amd-gfx10, amd-gfx11) or a profile file.
     #[arg(long = "cost", default_value = "amd-gfx10")]
     pub cost: String,
+    /// Extraction mode.
+    #[arg(long = "extract", value_enum, default_value = "fast")]
+    pub extract: ExtractMode,
+    /// Time limit of the exact extraction, in seconds.
+    #[arg(long = "exact-time-limit", default_value = "10", value_parser = seconds)]
+    pub exact_time_limit: Duration,
     /// Report format, written to standard error.
     #[arg(long = "report", value_enum, default_value = "text")]
     pub report: ReportFormat,
+}
+
+/// A non-negative number of seconds.
+fn seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("expected a non-negative number of seconds, found `{text}`"))
 }
 
 fn read(path: &str) -> Result<String, Error> {
@@ -61,12 +88,18 @@ fn options(args: &Args) -> Result<Options, Error> {
         Some(m) => m,
         None => CostModel::parse(&args.cost, &read(&args.cost)?)?,
     };
-    Ok(opts.cost(cost))
+    let extraction = match args.extract {
+        ExtractMode::Fast => Extraction::Fast,
+        ExtractMode::Exact => Extraction::Exact {
+            time_limit: args.exact_time_limit,
+        },
+    };
+    Ok(opts.cost(cost).extraction(extraction))
 }
 
 /// Runs the subcommand.
 pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
-    let pipeline = varysat::text::parse_file(&args.file)?;
+    let pipeline = crate::load_input(&args.files)?;
     let outcome = varysat::optimize(&pipeline, &options(&args)?)?;
     let text = varysat::text::print(&outcome.pipeline);
     match &args.output {

@@ -1,0 +1,191 @@
+//! Global extraction: the choice of which values cross between the stages is
+//! set-cover-like over all roots, so this extractor searches over *sets of varyings*
+//! rather than over single node choices. A set is turned into a selection by
+//! re-extraction in which varyings of the set are already paid for (price zero),
+//! forbidden ones cannot be used and the rest carry their stand-alone price; every
+//! selection is then scored by the whole-DAG cost with packed vec4 slots. Starts: the
+//! as-written solution (an upper bound, so the result is never worse than the input),
+//! the DAG extractor's result, and the "everything free" extraction. From each start a
+//! drop path forbids, one at a time, the varying whose removal costs least, remembering
+//! the best selection seen (this crosses the plateaus where one more slot must be given
+//! up before a whole vec4 is saved); add moves then make single candidates free. The
+//! best selection is polished by single-choice local search.
+
+use std::collections::BTreeSet;
+
+use super::cost::Cost;
+use super::dag::{
+    dag_cost, greedy_priced, xfer_estimate, DagExtractor, Extractor, Problem, Selection, VaryingKey,
+};
+use super::priced::Table;
+
+/// Greedy/local search over the set of transferred values, re-extracting each set.
+#[derive(Clone, Copy, Debug)]
+pub struct GlobalExtractor {
+    /// Most re-extractions of the set search.
+    pub max_evaluations: usize,
+    /// Bound on re-extractions times e-classes, so large graphs get fewer (each
+    /// re-extraction visits every class); a count, not a time, so runs are
+    /// deterministic.
+    pub max_work: usize,
+    /// The single-choice search used as a start and for the final polish.
+    pub polish: DagExtractor,
+}
+
+impl Default for GlobalExtractor {
+    fn default() -> GlobalExtractor {
+        GlobalExtractor {
+            max_evaluations: 600,
+            max_work: 300_000,
+            polish: DagExtractor::default(),
+        }
+    }
+}
+
+/// Re-extractions allowed however large the graph.
+const MIN_EVALUATIONS: usize = 16;
+
+/// The best selection found so far and the evaluation budget.
+struct Search<'a, 'p> {
+    p: &'a Problem<'p>,
+    table: Table,
+    evaluations: usize,
+    max_evaluations: usize,
+    best: Option<(Cost, Selection)>,
+}
+
+/// A scored selection and the varyings it uses.
+struct Scored {
+    cost: Cost,
+    used: BTreeSet<VaryingKey>,
+    sel: Selection,
+}
+
+impl Search<'_, '_> {
+    fn out_of_budget(&self) -> bool {
+        self.evaluations >= self.max_evaluations
+    }
+
+    /// Scores `sel` and keeps it when it beats the best so far.
+    fn consider(&mut self, sel: Selection) -> Scored {
+        let c = dag_cost(self.p, &sel);
+        if self.best.as_ref().is_none_or(|(b, _)| c.total < *b) {
+            self.best = Some((c.total, sel.clone()));
+        }
+        Scored {
+            cost: c.total,
+            used: c.varyings.into_iter().collect(),
+            sel,
+        }
+    }
+
+    /// Re-extraction with `free` varyings already paid and `forbidden` ones unusable.
+    fn priced(&mut self, free: &BTreeSet<VaryingKey>, forbidden: &BTreeSet<VaryingKey>) -> Scored {
+        self.evaluations += 1;
+        let sel = self.table.extract(free, forbidden);
+        self.consider(sel)
+    }
+
+    /// Forbids, step by step, the used varying whose loss costs least, until no root
+    /// can be extracted any more; every step's selection is a candidate for the best.
+    fn drop_path(&mut self, start: &Scored) {
+        let mut forbidden = BTreeSet::new();
+        let mut used = start.used.clone();
+        while !self.out_of_budget() {
+            let mut step: Option<(Cost, VaryingKey, BTreeSet<VaryingKey>)> = None;
+            for v in &used {
+                if self.out_of_budget() {
+                    break;
+                }
+                let mut f = forbidden.clone();
+                f.insert(*v);
+                let mut free = used.clone();
+                free.remove(v);
+                let s = self.priced(&free, &f);
+                if s.cost < Cost::INFINITE && step.as_ref().is_none_or(|(c, _, _)| s.cost < *c) {
+                    step = Some((s.cost, *v, s.used));
+                }
+            }
+            let Some((_, v, next)) = step else {
+                return;
+            };
+            forbidden.insert(v);
+            used = next;
+        }
+    }
+
+    /// First-improvement search that makes one more candidate free at a time.
+    fn add_moves(&mut self, start: Scored, candidates: &BTreeSet<VaryingKey>) -> Scored {
+        let none = BTreeSet::new();
+        let mut cur = start;
+        loop {
+            let mut improved = false;
+            for c in candidates.difference(&cur.used.clone()) {
+                if self.out_of_budget() {
+                    return cur;
+                }
+                let mut free = cur.used.clone();
+                free.insert(*c);
+                let s = self.priced(&free, &none);
+                if s.cost < cur.cost {
+                    cur = s;
+                    improved = true;
+                    break;
+                }
+            }
+            if !improved {
+                return cur;
+            }
+        }
+    }
+}
+
+/// The as-written solution completed by plain greedy choices where it has none.
+fn seeded(p: &Problem<'_>) -> Option<Selection> {
+    let seed = p.seed.as_ref()?;
+    let mut sel = greedy_priced(p, &|n| Some(xfer_estimate(p, n)));
+    sel.choice
+        .extend(seed.choice.iter().map(|(k, v)| (*k, v.clone())));
+    Some(sel)
+}
+
+impl Extractor for GlobalExtractor {
+    fn extract(&self, p: &Problem<'_>) -> Selection {
+        let classes = p.egraph.number_of_classes().max(1);
+        let budget = self
+            .max_evaluations
+            .min((self.max_work / classes).max(MIN_EVALUATIONS));
+        let mut s = Search {
+            p,
+            table: Table::new(p),
+            evaluations: 0,
+            max_evaluations: 0,
+            best: None,
+        };
+        let all = s.table.candidates();
+        let mut starts = vec![];
+        if let Some(seed) = seeded(p) {
+            starts.push(s.consider(seed));
+        }
+        let single_flip = s.consider(self.polish.extract(p));
+        let single_flip_cost = single_flip.cost;
+        starts.push(single_flip);
+        starts.push(s.priced(&all, &BTreeSet::new()));
+        // Each drop path gets an equal share; the add moves get what is left.
+        let share = budget / (starts.len() + 1);
+        for start in &starts {
+            s.max_evaluations = s.evaluations + share;
+            s.drop_path(start);
+        }
+        s.max_evaluations = budget.max(s.evaluations + share);
+        let best = s.best.take().map(|(_, sel)| sel).unwrap_or_default();
+        let best = s.consider(best);
+        let improved = s.add_moves(best, &all);
+        // The single-flip start is already a local optimum; only a better set needs it.
+        if improved.cost < single_flip_cost {
+            let polished = self.polish.local_search(p, improved.sel);
+            s.consider(polished);
+        }
+        s.best.map(|(_, sel)| sel).unwrap_or_default()
+    }
+}

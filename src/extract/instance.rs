@@ -1,0 +1,72 @@
+//! An extraction instance built from a pair exactly as `optimize` builds it (lowered,
+//! saturated, with its roots and as-written seed), so benches and tests can run several
+//! extractors on the same e-graph and compare their costs.
+
+use egg::Id;
+
+use super::cost::Cost;
+use super::dag::{dag_cost, seed_from, Problem, Selection};
+use crate::egraph::lower::lower;
+use crate::egraph::saturate::saturate;
+use crate::egraph::{VAnalysis, VGraph};
+use crate::error::Error;
+use crate::ir::{Pipeline, Stage};
+use crate::optimize::Options;
+
+/// A saturated e-graph of one pair with what extraction needs.
+pub struct Instance {
+    /// The saturated e-graph.
+    pub egraph: VGraph,
+    /// Consumer roots (canonical classes).
+    pub roots: Vec<Id>,
+    /// The as-written selection.
+    pub seed: Selection,
+    /// The pair (for its consumer's stage parameters).
+    pub pipeline: Pipeline,
+    /// The options (for the cost model).
+    pub options: Options,
+}
+
+impl Instance {
+    /// Validates, lowers and saturates `p` under `opts` (no xfb re-run).
+    pub fn new(p: &Pipeline, opts: &Options) -> Result<Instance, Error> {
+        crate::validate::validate(p)?;
+        let rewrites = opts.rules.rewrites()?;
+        let analysis = VAnalysis {
+            propagation_limit: opts.cost.propagation_limit(&p.consumer.info),
+            producer_is_gs: p.producer.stage() == Stage::Geometry,
+        };
+        let lowered = lower(p, analysis, false);
+        let (egraph, _) = saturate(lowered.egraph, &rewrites, &opts.budgets);
+        let seed = seed_from(&egraph, &lowered.original);
+        let roots = lowered.roots.values().map(|r| egraph.find(*r)).collect();
+        Ok(Instance {
+            egraph,
+            roots,
+            seed,
+            pipeline: p.clone(),
+            options: opts.clone(),
+        })
+    }
+
+    /// The extraction problem, seeded with the as-written selection.
+    pub fn problem(&self) -> Problem<'_> {
+        Problem {
+            egraph: &self.egraph,
+            roots: self.roots.clone(),
+            model: &self.options.cost,
+            consumer: &self.pipeline.consumer.info,
+            seed: Some(self.seed.clone()),
+        }
+    }
+
+    /// The whole-DAG cost of `sel` on this instance.
+    pub fn cost(&self, sel: &Selection) -> Cost {
+        dag_cost(&self.problem(), sel).total
+    }
+
+    /// The whole-DAG cost of the as-written selection.
+    pub fn as_written(&self) -> Cost {
+        self.cost(&self.seed)
+    }
+}

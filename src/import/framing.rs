@@ -1,0 +1,72 @@
+//! The word framing of a SPIR-V binary, checked before `rspirv` decodes it: rspirv
+//! 0.13 trusts each instruction's word count and panics on a slice out of range when
+//! a count runs past the end of the module, so no such module may reach it.
+
+/// The SPIR-V magic number as the first word.
+const MAGIC: u32 = 0x0723_0203;
+
+/// Words in the module header (magic, version, generator, bound, schema).
+const HEADER_WORDS: usize = 5;
+
+/// Checks that the header is complete and that every instruction's word count is
+/// non-zero and ends inside the module. `bytes` holds whole words. An unknown magic
+/// number is left for rspirv to report.
+pub(super) fn check(bytes: &[u8]) -> Result<(), String> {
+    let words: Vec<[u8; 4]> = bytes
+        .chunks_exact(4)
+        .map(|c| [c[0], c[1], c[2], c[3]])
+        .collect();
+    let decode: fn([u8; 4]) -> u32 = match words.first() {
+        Some(w) if u32::from_le_bytes(*w) == MAGIC => u32::from_le_bytes,
+        Some(w) if u32::from_be_bytes(*w) == MAGIC => u32::from_be_bytes,
+        _ => return Ok(()),
+    };
+    if words.len() < HEADER_WORDS {
+        return Err("the module header is incomplete".into());
+    }
+    let mut at = HEADER_WORDS;
+    while let Some(word) = words.get(at) {
+        let count = (decode(*word) >> 16) as usize;
+        if count == 0 {
+            return Err(format!(
+                "the instruction at word {at} has a word count of 0"
+            ));
+        }
+        if at + count > words.len() {
+            return Err(format!(
+                "the instruction at word {at} has {count} words, but the module ends at word {}",
+                words.len()
+            ));
+        }
+        at += count;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn module(words: &[u32]) -> Vec<u8> {
+        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn framing() {
+        let header = [MAGIC, 0x0001_0000, 0, 1, 0];
+        // OpNop (opcode 0, 1 word) then OpCapability Shader (opcode 17, 2 words).
+        let good = [&header[..], &[1 << 16, (2 << 16) | 17, 1]].concat();
+        assert_eq!(check(&module(&good)), Ok(()));
+        let be: Vec<u8> = good.iter().flat_map(|w| w.to_be_bytes()).collect();
+        assert_eq!(check(&be), Ok(()));
+        let long = [&header[..], &[(3 << 16) | 17, 1]].concat();
+        let msg = "the instruction at word 5 has 3 words, but the module ends at word 7";
+        assert_eq!(check(&module(&long)), Err(msg.to_owned()));
+        let zero = [&header[..], &[17]].concat();
+        assert!(check(&module(&zero))
+            .unwrap_err()
+            .contains("word count of 0"));
+        assert!(check(&module(&header[..3])).is_err());
+        assert_eq!(check(&module(&[1, 2, 3, 4, 5])), Ok(()), "left to rspirv");
+    }
+}
