@@ -17,6 +17,7 @@ pub mod ir;
 pub use error::{Diagnostic, Error};
 pub use ir::{Pipeline, Shader, Stage};
 pub mod assign;
+mod compose;
 pub mod egraph;
 pub mod emit;
 pub mod extract;

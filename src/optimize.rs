@@ -365,6 +365,24 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
         // letting one store serve both keeps the slot count.
         out = run(p, opts, &rewrites, true)?;
     }
+    // Equal-cost choices (a move that only saves a component inside a vec4 that stays)
+    // can leave work that a run on the output finds; take it now, so that optimizing
+    // the result again changes nothing more.
+    for _ in 0..2 {
+        if out.report.fallback.is_some() {
+            break;
+        }
+        let again = run(&out.pipeline, opts, &rewrites, false)?;
+        let (a, b) = (out.report.after, again.report.after);
+        let better = b.slots <= a.slots && (b.components, b.slots) < (a.components, a.slots);
+        if !better || again.report.fallback.is_some() {
+            break;
+        }
+        out = Outcome {
+            pipeline: again.pipeline,
+            report: crate::compose::compose(out.report, again.report),
+        };
+    }
     out.report.time = start.elapsed();
     Ok(out)
 }
