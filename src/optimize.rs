@@ -132,6 +132,8 @@ pub enum Fate {
     Pinned(String),
     /// Store kept for fixed function / xfb only, with `no_varying`.
     NoVarying(String),
+    /// Replaced by a cross-stage code motion (see [`Report::moves`]).
+    Moved(crate::moves::Direction),
 }
 
 impl fmt::Display for Fate {
@@ -143,6 +145,12 @@ impl fmt::Display for Fate {
             Fate::Removed(r) => write!(f, "removed ({r})"),
             Fate::Pinned(r) => write!(f, "kept unchanged ({r})"),
             Fate::NoVarying(r) => write!(f, "kept with no_varying ({r})"),
+            Fate::Moved(crate::moves::Direction::Backward) => {
+                write!(f, "moved: the producer computes its use")
+            }
+            Fate::Moved(crate::moves::Direction::Forward) => {
+                write!(f, "moved: the consumer recomputes it")
+            }
         }
     }
 }
@@ -156,6 +164,7 @@ impl Fate {
             Fate::Removed(_) => "removed",
             Fate::Pinned(_) => "pinned",
             Fate::NoVarying(_) => "no_varying",
+            Fate::Moved(_) => "moved",
         }
     }
 }
@@ -242,6 +251,8 @@ pub struct Report {
     pub proved_optimal: Option<bool>,
     /// Set when emission failed and the input was returned unchanged.
     pub fallback: Option<String>,
+    /// Cross-stage code motions the result makes.
+    pub moves: Vec<crate::moves::Move>,
 }
 
 /// The optimized pair and its report.
@@ -389,6 +400,24 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
         out = run(p, opts, &rewrites, true)?;
         out.report.timings = out.report.timings + first;
     }
+    // Equal-cost choices (a move that only saves a component inside a vec4 that stays)
+    // can leave work that a run on the output finds; take it now, so that optimizing
+    // the result again changes nothing more.
+    for _ in 0..2 {
+        if out.report.fallback.is_some() {
+            break;
+        }
+        let again = run(&out.pipeline, opts, &rewrites, false)?;
+        let (a, b) = (out.report.after, again.report.after);
+        let better = b.slots <= a.slots && (b.components, b.slots) < (a.components, a.slots);
+        if !better || again.report.fallback.is_some() {
+            break;
+        }
+        out = Outcome {
+            pipeline: again.pipeline,
+            report: crate::compose::compose(out.report, again.report),
+        };
+    }
     out.report.time = start.elapsed();
     Ok(out)
 }
@@ -413,9 +442,12 @@ fn run(
     let (g, stats) = saturate(lowered.egraph.clone(), rewrites, &opts.budgets);
     timings.saturate = lap();
     let seed = seed_from(&g, &lowered.original);
-    let prob = problem(&g, &lowered, p, opts, Some(seed));
+    let prob = problem(&g, &lowered, p, opts, Some(seed.clone()));
     let extracted = opts.extraction.run(&prob);
-    let sel = extracted.selection;
+    let limit = count_varyings(p)
+        .components
+        .saturating_sub(kept_outside(p, &lowered));
+    let sel = prefer_fewer_varyings(&prob, extracted.selection.clone(), seed, limit);
     let chosen = dag_cost(&prob, &sel);
     timings.extract = lap();
     let occupied = occupied_slots(p, &lowered);
@@ -436,6 +468,7 @@ fn run(
         extraction: opts.extraction.name(),
         proved_optimal: extracted.proved_optimal,
         fallback: None,
+        moves: vec![],
     };
     let hints = slot_hints(&lowered, &g, &sel);
     let slots = choose_slots(&lowered, &chosen.varyings, &occupied, &hints)?;
@@ -448,6 +481,15 @@ fn run(
     let pipeline = match emit_pair(p, &input) {
         Ok(out) => {
             report.varyings = fates(p, &lowered, &g, &sel, &prob, &slots);
+            let input = crate::moves::MoveInput {
+                lowered: &lowered,
+                egraph: &g,
+                selection: &sel,
+                problem: &prob,
+                slots: &slots,
+            };
+            report.moves = crate::moves::find_moves(&input, &chosen.varyings);
+            mark_moved(&mut report);
             out
         }
         Err(e) => {
@@ -457,8 +499,9 @@ fn run(
         }
     };
     timings.emit = lap();
+    let convergent = convergent_slots(&g, &chosen.varyings, &slots, p.producer.stage());
     let pipeline = match (&opts.packing, report.fallback.is_none()) {
-        (Some(packing), true) => pack_last(pipeline, packing, &mut report)?,
+        (Some(packing), true) => pack_last(pipeline, packing, &convergent, &mut report)?,
         _ => pipeline,
     };
     report.after = count_varyings(&pipeline);
@@ -467,20 +510,60 @@ fn run(
     Ok(Outcome { pipeline, report })
 }
 
+/// Varying components whose original stores stay outside the graph: pinned ones the
+/// consumer reads and read system values.
+fn kept_outside(p: &Pipeline, l: &Lowered) -> usize {
+    let consumer = p.consumer.stage();
+    l.stored
+        .iter()
+        .filter(|io| {
+            let pinned = l.pins.reason(**io).is_some() && l.needed.contains(io);
+            let sysval = matches!(role(io.slot, consumer), Role::SysVal | Role::TessLevel)
+                && l.read.contains(io);
+            pinned || sysval
+        })
+        .count()
+}
+
+/// Keeps the as-written selection unless the extracted one is cheaper without more
+/// varying components than the input has (`limit`: those the graph decides about) or
+/// more slots than the as-written selection, and on a cost tie takes the one with
+/// fewer varyings. Code motion can send an expression next to its operands, which the
+/// model may price a little cheaper (less consumer ALU) but which would break the
+/// promise that varyings never grow.
+fn prefer_fewer_varyings(
+    prob: &Problem<'_>,
+    sel: Selection,
+    seed: Selection,
+    limit: usize,
+) -> Selection {
+    let (a, b) = (dag_cost(prob, &seed), dag_cost(prob, &sel));
+    let grows = b.varyings.len() > limit.max(a.varyings.len()) || b.slots > a.slots;
+    let rank = |c: &crate::extract::DagCost| (c.total, c.varyings.len(), c.slots);
+    if grows || rank(&a) <= rank(&b) {
+        seed
+    } else {
+        sel
+    }
+}
+
 /// Compacts the surviving varyings into vec4 slots (reference/000 §7) and moves the
 /// report's slots along. The emitter's provisional layout is kept when it already
 /// needs fewer vec4s (it never moves pinned slots, which the packer's rules may).
 fn pack_last(
     pipeline: Pipeline,
     packing: &PackOptions,
+    convergent: &BTreeSet<IoSlot>,
     report: &mut Report,
 ) -> Result<Pipeline, Error> {
     // The packer may only exploit convergence the optimizer itself established;
     // otherwise it would rewrite loads to flat that the next run could then fold,
-    // and a second run would change the result. Until the e-graph exports its
-    // convergent outputs, no output is declared convergent here.
+    // and a second run would change the result.
     let packing = PackOptions {
-        convergent: packing.convergent.clone().or_else(|| Some(BTreeSet::new())),
+        convergent: packing
+            .convergent
+            .clone()
+            .or_else(|| Some(convergent.clone())),
         ..packing.clone()
     };
     let (packed, layout) = crate::pack::pack(&pipeline, &packing)?;
@@ -495,7 +578,41 @@ fn pack_last(
             _ => {}
         }
     }
+    for m in &mut report.moves {
+        for slot in &mut m.via {
+            *slot = moved(slot);
+        }
+    }
     Ok(packed)
+}
+
+/// Varyings a move replaced are reported as moved rather than unused / propagated.
+fn mark_moved(report: &mut Report) {
+    for v in &mut report.varyings {
+        let by = report.moves.iter().find(|m| m.replaced.contains(&v.slot));
+        let replaceable = matches!(v.fate, Fate::Removed(_) | Fate::Propagated(_));
+        if let (Some(m), true) = (by, replaceable) {
+            v.fate = Fate::Moved(m.direction);
+        }
+    }
+}
+
+/// The new slots of the chosen varyings whose producer value the e-graph knows to be
+/// the same at every vertex of a primitive (never for a GS producer, as promotion).
+fn convergent_slots(
+    g: &VGraph,
+    varyings: &[crate::extract::VaryingKey],
+    slots: &BTreeMap<crate::extract::VaryingKey, IoSlot>,
+    producer: Stage,
+) -> BTreeSet<IoSlot> {
+    if producer == Stage::Geometry {
+        return BTreeSet::new();
+    }
+    varyings
+        .iter()
+        .filter(|k| g[k.value].data.convergent_p)
+        .filter_map(|k| slots.get(k).copied())
+        .collect()
 }
 
 fn emit_pair(p: &Pipeline, input: &EmitInput<'_>) -> Result<Pipeline, Error> {
@@ -728,6 +845,7 @@ impl Report {
             "time_ms": self.time.as_secs_f64() * 1000.0,
             "fallback": self.fallback,
             "varyings": varyings,
+            "moves": self.moves.iter().map(crate::moves::Move::to_json).collect::<Vec<_>>(),
         })
     }
 }
@@ -766,6 +884,9 @@ impl fmt::Display for Report {
         }
         for v in &self.varyings {
             writeln!(f, "  {}: {}", v.slot, v.fate)?;
+        }
+        for m in &self.moves {
+            writeln!(f, "  {m}")?;
         }
         Ok(())
     }

@@ -39,8 +39,10 @@ fn opt_writes_a_valid_equivalent_pair_and_a_json_report() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_str(stderr(&out).trim()).expect("JSON report");
-    // The example: VAR0.x/VAR0.y are a*p and p*a (one varying), VAR1.x/y/z are a
-    // constant, a uniform and a uniform product (propagated), VAR2.x is dead.
+    // The example: VAR0.x/VAR0.y are a*p and p*a, VAR1.x/y/z are a constant, a
+    // uniform and a uniform product, VAR2.x is dead. The FS result is linear in the
+    // interpolated inputs with convergent coefficients, so all of it moves into the
+    // VS: one varying carries the result and replaces the other five.
     assert_eq!(report["before"]["components"], 6);
     assert_eq!(report["before"]["slots"], 3);
     assert_eq!(report["after"]["components"], 1);
@@ -57,13 +59,20 @@ fn opt_writes_a_valid_equivalent_pair_and_a_json_report() {
         fates,
         [
             "no_varying",
-            "kept",
-            "merged",
-            "propagated",
-            "propagated",
-            "propagated",
+            "moved",
+            "moved",
+            "moved",
+            "moved",
+            "moved",
             "removed"
         ]
+    );
+    let moves = report["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 1);
+    assert_eq!(moves[0]["direction"], "backward");
+    assert_eq!(
+        moves[0]["replaced"],
+        serde_json::json!(["VAR0.x", "VAR0.y", "VAR1.x", "VAR1.y", "VAR1.z"])
     );
     let check = varysat(&["check", out_path.to_str().unwrap()]);
     assert!(check.status.success(), "{}", stderr(&check));

@@ -10,7 +10,8 @@ use varysat::experiment::{
 };
 use varysat::extract::CostModel;
 
-/// VAR1.x is the constant 0.5: propagation removes it, leaving only VAR0.x.
+/// VAR1.x is the constant 0.5, used by a non-linear op (fmax) so that only
+/// propagation, not interpolation-linear code motion, can remove it.
 const CONST_PAIR: &str = "(pair
   (producer vs
     (topology triangles)
@@ -23,11 +24,13 @@ const CONST_PAIR: &str = "(pair
     (provoking first)
     (%x = load_interpolated_input VAR0.x persp center)
     (%c = load_interpolated_input VAR1.x persp center)
-    (%s = fmul %x %c)
+    (%s = fmax %x %c)
     (store_output DATA0.x %s)))
 ";
 
-/// VAR0.x = a*b and VAR1.x = b*a: one varying only modulo commutativity.
+/// VAR0.x = a*b and VAR1.x = b*a: one varying only modulo commutativity. The FS
+/// multiplies its two inputs, and a product of interpolated values cannot move into
+/// the VS, so only commutativity can merge the two varyings.
 const COMM_PAIR: &str = "(pair
   (producer vs
     (topology triangles)
@@ -42,7 +45,7 @@ const COMM_PAIR: &str = "(pair
     (provoking first)
     (%x = load_interpolated_input VAR0.x persp center)
     (%y = load_interpolated_input VAR1.x persp center)
-    (%s = fadd %x %y)
+    (%s = fmul %x %y)
     (store_output DATA0.x %s)))
 ";
 

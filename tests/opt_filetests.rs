@@ -6,7 +6,7 @@
 //! ; expect-varying: VAR1.x merged-into VAR0.x
 //! ; expect-varying: VAR2.y propagated 0.5f32   (expression text optional)
 //! ; expect-varying: VAR3.x kept VAR0.y          (new slot optional)
-//! ; expect-varying: VAR4.x removed | pinned | no_varying
+//! ; expect-varying: VAR4.x removed | pinned | no_varying | moved
 //! ; expect-stop: saturated
 //! ```
 //!
@@ -31,6 +31,7 @@ fn fate_matches(fate: &Fate, want: &[&str]) -> bool {
         (Fate::Removed(_), ["removed"]) => true,
         (Fate::Pinned(_), ["pinned"]) => true,
         (Fate::NoVarying(_), ["no_varying"]) => true,
+        (Fate::Moved(_), ["moved"]) => true,
         _ => false,
     }
 }

@@ -7,6 +7,9 @@ use varysat::egraph::{RuleSet, VAnalysis, VGraph, VNode};
 use varysat::interpreter::{check_equivalent, EquivConfig, Inequivalence};
 use varysat::{optimize, Options};
 
+#[path = "motion_support/cases.rs"]
+mod motion_cases;
+
 /// (rule, left expression, right expression they must become equal to).
 const CASES: &[(&str, &str, &str)] = &[
     (
@@ -219,9 +222,16 @@ fn every_default_rule_is_exercised() {
     for (rule, a, b) in NON_CASES {
         assert!(!joins(rule, a, b), "{rule} must not join {a} and {b}");
     }
+    let motion = motion_cases::cases();
+    for (rule, a, b) in motion.iter().chain(&motion_cases::exact_cases()) {
+        assert!(joins(rule, a, b), "{rule} should join {a} and {b}");
+    }
+    for (rule, a, b) in motion_cases::non_cases() {
+        assert!(!joins(&rule, &a, &b), "{rule} must not join {a} and {b}");
+    }
     for name in RuleSet::default_set().names() {
         assert!(
-            CASES.iter().any(|(r, _, _)| *r == name),
+            CASES.iter().any(|(r, _, _)| *r == name) || motion.iter().any(|(r, _, _)| r == name),
             "default rule `{name}` has no test case"
         );
     }

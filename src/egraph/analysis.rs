@@ -37,6 +37,9 @@ pub struct VData {
     pub convergent_c: bool,
     /// Cheapest Mesa-cost of a free (both-stage) expression in the class.
     pub free_cost: Option<u32>,
+    /// Some expression of the class has no GS `emits` node: it is one value, not one
+    /// per emit, so work over it runs once rather than at every emit.
+    pub single: bool,
 }
 
 impl VData {
@@ -77,6 +80,7 @@ fn leaf(bits: Option<BitSize>, p: bool, c: bool, konst: Option<u32>) -> VData {
         convergent_p: p && c,
         convergent_c: p && c,
         free_cost: (p && c).then_some(0),
+        single: true,
     }
 }
 
@@ -95,6 +99,7 @@ fn make_alu(egraph: &VGraph, op: AluOp, children: &[Id]) -> VData {
         convergent_p: kids.iter().all(|k| k.convergent_p),
         convergent_c: kids.iter().all(|k| k.convergent_c),
         free_cost,
+        single: kids.iter().all(|k| k.single),
     }
 }
 
@@ -113,6 +118,7 @@ fn make_xfer(egraph: &VGraph, mode: Id, value: Id) -> VData {
         convergent_p: false,
         convergent_c: flat_like || producer_convergent,
         free_cost: None,
+        single: true,
     }
 }
 
@@ -138,7 +144,11 @@ impl Analysis<VNode> for VAnalysis {
                     VNode::Input(s) if s.half != crate::ir::Half::Full => BitSize::B16,
                     _ => BitSize::B32,
                 };
-                leaf(Some(bits), true, false, None)
+                let mut d = leaf(Some(bits), true, false, None);
+                // A TES reads a patch input once per patch: every vertex of the
+                // primitives it produces sees the same value.
+                d.convergent_p = matches!(enode, VNode::Input(s) if s.slot.is_patch());
+                d
             }
             VNode::SysVal(side, sv) => {
                 let p = *side == Side::Producer;
@@ -149,7 +159,10 @@ impl Analysis<VNode> for VAnalysis {
             }
             VNode::Emits(children) => {
                 let bits = children.first().and_then(|c| egraph[*c].data.bits);
-                leaf(bits, true, false, None)
+                VData {
+                    single: false,
+                    ..leaf(bits, true, false, None)
+                }
             }
             VNode::Mode(..) => leaf(None, false, true, None),
             VNode::Xfer([m, v]) => make_xfer(egraph, *m, *v),
@@ -173,6 +186,7 @@ impl Analysis<VNode> for VAnalysis {
             convergent_p: a.convergent_p || b.convergent_p,
             convergent_c: a.convergent_c || b.convergent_c,
             free_cost,
+            single: a.single || b.single,
         };
         let changed_b = merged != b;
         *a = merged;
@@ -229,6 +243,22 @@ mod tests {
         assert!(!g[i].data.convergent_c);
         let ic = class_of(&mut g, "(xfer persp.center psv:instance_id)");
         assert!(g[ic].data.convergent_c);
+    }
+
+    #[test]
+    fn patch_inputs_are_producer_convergent_and_emits_are_not_single() {
+        let mut g = VGraph::default();
+        let patch = class_of(&mut g, "(fmul in:PATCH0.x uniform:0)");
+        assert!(g[patch].data.convergent_p);
+        let attr = class_of(&mut g, "(fmul in:ATTR0.x uniform:0)");
+        assert!(!g[attr].data.convergent_p);
+        let per_emit = class_of(&mut g, "(fadd (emits in:ATTR0.x in:ATTR0.y) 1f32)");
+        assert!(!g[per_emit].data.single);
+        assert!(g[attr].data.single);
+        // A per-emit class shown equal to a single value becomes single.
+        g.union(per_emit, attr);
+        g.rebuild();
+        assert!(g[per_emit].data.single);
     }
 
     #[test]

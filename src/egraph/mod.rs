@@ -7,6 +7,7 @@ pub mod lower;
 pub mod rules;
 pub mod saturate;
 pub(crate) mod sexp;
+mod template;
 
 pub use analysis::{VAnalysis, VData, VGraph};
 pub use lang::{Side, VNode, XferMode};

@@ -8,7 +8,7 @@ use std::str::FromStr;
 use egg::{Condition, ConditionalApplier, Id, Pattern, Rewrite, Subst, Var};
 
 use super::analysis::{VAnalysis, VGraph};
-use super::lang::VNode;
+use super::lang::{VNode, XferMode};
 use super::sexp::{parse_all, Sexp};
 use crate::error::{Diagnostic, Error};
 use crate::ir::{AluOp, SrcLoc};
@@ -24,6 +24,12 @@ pub const DEFAULT_RULE_FILES: &[(&str, &str)] = &[
         include_str!("../../rules/algebra.rules"),
     ),
     ("rules/dedup.rules", include_str!("../../rules/dedup.rules")),
+    ("rules/flat.rules", include_str!("../../rules/flat.rules")),
+    (
+        "rules/interp.rules",
+        include_str!("../../rules/interp.rules"),
+    ),
+    ("rules/tess.rules", include_str!("../../rules/tess.rules")),
 ];
 
 /// One condition a match must satisfy before the rule applies.
@@ -44,6 +50,21 @@ pub enum Cond {
     /// `(propagatable ?u)`: `?u` is free and its cheapest free expression costs no more
     /// than the consumer stage's propagation limit.
     Propagatable(Var),
+    /// `(uninterpolated ?m)`: `?m` is a `flat`, `(vertex k)` or `patch` xfer mode, which
+    /// hands the consumer one producer invocation's value unchanged.
+    Uninterpolated(Var),
+    /// `(promotable ?p)`: `?p` is producer-convergent (its stores sit in convergent
+    /// control flow: lowering gates them with `bcsel` on the branch condition) and the
+    /// producer is not a GS, so interpolating it gives the value itself.
+    Promotable(Var),
+    /// `(single ?x)`: `?x` has an expression without a GS `emits` node (one value,
+    /// not one per emit).
+    Single(Var),
+    /// `(not-free ?x)`: the consumer cannot compute `?x` by itself. The one negative
+    /// condition: it may lag a merge, and it guards cost, not soundness (motion must
+    /// not turn a free value the propagation limit keeps transferred into consumer
+    /// work), so a stale answer only costs optimization quality.
+    NotFree(Var),
 }
 
 impl Cond {
@@ -55,7 +76,11 @@ impl Cond {
             | Cond::ConvergentP(v)
             | Cond::ConvergentC(v)
             | Cond::Interpolated(v)
-            | Cond::Propagatable(v) => vec![*v],
+            | Cond::Propagatable(v)
+            | Cond::Uninterpolated(v)
+            | Cond::Promotable(v)
+            | Cond::Single(v)
+            | Cond::NotFree(v) => vec![*v],
         }
     }
 
@@ -75,6 +100,12 @@ impl Cond {
                 let limit = g.analysis.propagation_limit.unwrap_or(u32::MAX);
                 d.is_free() && d.free_cost.is_some_and(|c| c <= limit)
             }),
+            Cond::Uninterpolated(v) => subst.get(*v).is_some_and(|id| is_uninterpolated(g, *id)),
+            Cond::Single(v) => data(v).is_some_and(|d| d.single),
+            Cond::NotFree(v) => data(v).is_some_and(|d| !d.is_free()),
+            Cond::Promotable(v) => {
+                !g.analysis.producer_is_gs && data(v).is_some_and(|d| d.convergent_p)
+            }
         }
     }
 }
@@ -84,6 +115,15 @@ fn is_interpolated(g: &VGraph, id: Id) -> bool {
         .nodes
         .iter()
         .any(|n| matches!(n, VNode::Mode(m, _) if m.is_interpolated()))
+}
+
+fn is_uninterpolated(g: &VGraph, id: Id) -> bool {
+    g[id].nodes.iter().any(|n| {
+        matches!(
+            n,
+            VNode::Mode(XferMode::Flat | XferMode::Vertex | XferMode::Patch, _)
+        )
+    })
 }
 
 /// All conditions of one rule, as an egg [`Condition`].
@@ -202,6 +242,10 @@ fn cond(file: &str, s: &Sexp) -> Result<Cond, Error> {
         "convergent-c" => one(Cond::ConvergentC),
         "interpolated" => one(Cond::Interpolated),
         "propagatable" => one(Cond::Propagatable),
+        "uninterpolated" => one(Cond::Uninterpolated),
+        "promotable" => one(Cond::Promotable),
+        "single" => one(Cond::Single),
+        "not-free" => one(Cond::NotFree),
         "same-bits" => {
             want(2)?;
             Ok(Cond::SameBits(var(file, &args[0])?, var(file, &args[1])?))
@@ -211,7 +255,8 @@ fn cond(file: &str, s: &Sexp) -> Result<Cond, Error> {
             items[0].loc(),
             format!(
                 "unknown condition `{name}`, expected one of: free, const, convergent-p, \
-                 convergent-c, same-bits, interpolated, propagatable"
+                 convergent-c, same-bits, interpolated, propagatable, uninterpolated, \
+                 promotable, single, not-free"
             ),
         )),
     }
@@ -352,7 +397,10 @@ impl RuleSet {
 
     /// Adds the rules of a file; a name already in the set is an error.
     pub fn extend_from_text(&mut self, file: &str, text: &str) -> Result<(), Error> {
-        let items = parse_all(text).map_err(|(loc, m)| err(file, loc, m))?;
+        let mut items = vec![];
+        for item in parse_all(text).map_err(|(loc, m)| err(file, loc, m))? {
+            items.extend(super::template::expand(&item).map_err(|(loc, m)| err(file, loc, m))?);
+        }
         for item in &items {
             let rule = parse_rule(file, item)?;
             if let Some(prev) = self.rules.iter().find(|r| r.name == rule.name) {
@@ -455,6 +503,32 @@ mod tests {
         assert!(rule_err("(rule a (fneg ?x)").starts_with("t.rules:1:1: error: unclosed"));
         assert!(rule_err("(rule a (fneg ?x) ?x sideways)")
             .starts_with("t.rules:1:22: error: unexpected"));
+    }
+
+    #[test]
+    fn motion_conditions_parse() {
+        let set = RuleSet::parse(
+            "t.rules",
+            "(rule m (fneg (xfer ?m ?a)) (xfer ?m (fneg ?a)) \
+             (if (uninterpolated ?m) (promotable ?a) (single ?a) (not-free ?a)))",
+        )
+        .unwrap();
+        let conds = &set.rules[0].conds;
+        assert_eq!(conds.len(), 4);
+        assert!(matches!(conds[0], Cond::Uninterpolated(_)));
+        assert!(matches!(conds[3], Cond::NotFree(_)));
+    }
+
+    #[test]
+    fn templates_expand_and_report_positions() {
+        let set = RuleSet::parse(
+            "t.rules",
+            "(for-ops (fadd fmul) (rule c-$op ($op ?a ?b) ($op ?b ?a)))",
+        )
+        .unwrap();
+        assert_eq!(set.names(), ["c-fadd", "c-fmul"]);
+        assert!(rule_err("\n(for-ops (frob) (rule c-$op ($op ?a) ?a))")
+            .starts_with("t.rules:2:29: error: bad pattern `(frob ?a)`"));
     }
 
     #[test]

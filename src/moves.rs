@@ -1,0 +1,296 @@
+//! The per-move report: which cross-stage code motions the extracted solution made.
+//! A *backward* move computes consumer work in the producer and sends its result (one
+//! new varying replacing the original ones it consumed); a *forward* move lets the
+//! consumer recompute an original varying from other transferred values. Each move
+//! carries an estimated cost delta: the change of the varyings' model cost when its
+//! varyings are swapped in (moves applied in order, each replaced varying charged to
+//! the first move that claims it) plus the moved ALU work priced in its new stage
+//! minus its old one.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use egg::{Id, Language};
+
+use crate::egraph::lower::Lowered;
+use crate::egraph::{VGraph, VNode};
+use crate::extract::dag::{reachable, seed_from, varying_cost, varying_key};
+use crate::extract::{Ctx, Problem, Selection, VaryingKey};
+use crate::ir::IoSlot;
+
+/// Which way code crossed the stage boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Direction {
+    /// Consumer code now runs in the producer.
+    Backward,
+    /// Producer code now runs in the consumer.
+    Forward,
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::Backward => "backward",
+            Direction::Forward => "forward",
+        })
+    }
+}
+
+/// One code motion in the optimized pair.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Move {
+    /// Which way the code went.
+    pub direction: Direction,
+    /// The moved expression, in the stage that now computes it.
+    pub expr: String,
+    /// The original varyings (slots as written) the move made unnecessary.
+    pub replaced: Vec<IoSlot>,
+    /// The varyings (new slots) the move's result travels through or reads.
+    pub via: Vec<IoSlot>,
+    /// Estimated change of the model cost (negative: cheaper).
+    pub cost_delta: i64,
+}
+
+impl fmt::Display for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |s: &[IoSlot]| {
+            s.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        write!(
+            f,
+            "{} move {} replaces [{}] via [{}], cost {:+}",
+            self.direction,
+            self.expr,
+            list(&self.replaced),
+            list(&self.via),
+            self.cost_delta
+        )
+    }
+}
+
+impl Move {
+    /// The move as JSON.
+    pub fn to_json(&self) -> serde_json::Value {
+        let names = |s: &[IoSlot]| s.iter().map(ToString::to_string).collect::<Vec<_>>();
+        serde_json::json!({
+            "direction": self.direction.to_string(),
+            "expr": self.expr,
+            "replaced": names(&self.replaced),
+            "via": names(&self.via),
+            "cost_delta": self.cost_delta,
+        })
+    }
+}
+
+/// What the move finder needs from one optimization run.
+pub struct MoveInput<'a> {
+    /// The lowered pair.
+    pub lowered: &'a Lowered,
+    /// The saturated e-graph.
+    pub egraph: &'a VGraph,
+    /// The extracted selection.
+    pub selection: &'a Selection,
+    /// The extraction problem (roots, cost model).
+    pub problem: &'a Problem<'a>,
+    /// The slot each chosen varying was given.
+    pub slots: &'a BTreeMap<VaryingKey, IoSlot>,
+}
+
+/// An original varying: its producer class, its slots as written and how it was read.
+struct Original {
+    slots: Vec<IoSlot>,
+    key: Option<VaryingKey>,
+}
+
+fn originals(m: &MoveInput<'_>) -> BTreeMap<Id, Original> {
+    let g = m.egraph;
+    let seed = seed_from(g, &m.lowered.original);
+    let mut out: BTreeMap<Id, Original> = BTreeMap::new();
+    for ld in &m.lowered.loads {
+        let Some(out_class) = m.lowered.outputs.get(&ld.slot) else {
+            continue;
+        };
+        let node = seed.choice.get(&(g.find(ld.class), Ctx::C));
+        let key = node.and_then(|n| varying_key(g, n));
+        let entry = out
+            .entry(g.find(*out_class))
+            .or_insert(Original { slots: vec![], key });
+        if !entry.slots.contains(&ld.slot) {
+            entry.slots.push(ld.slot);
+        }
+    }
+    out
+}
+
+/// Classes a selection reaches from `(root, ctx)`, and the ALU cost delta of running
+/// those nodes in `ctx` rather than in the other stage.
+fn walk(m: &MoveInput<'_>, root: Id, ctx: Ctx) -> (BTreeSet<Id>, i64, BTreeSet<VaryingKey>) {
+    let g = m.egraph;
+    let model = m.problem.model;
+    let stage = m.problem.consumer.stage();
+    let weight = |c: Ctx| match c {
+        Ctx::P => model.weight_producer,
+        Ctx::C => model.consumer_weight(stage),
+    };
+    let other = match ctx {
+        Ctx::P => Ctx::C,
+        Ctx::C => Ctx::P,
+    };
+    let (mut seen, mut stack) = (BTreeSet::new(), vec![g.find(root)]);
+    let (mut delta, mut xfers) = (0i64, BTreeSet::new());
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let Some(node) = m.selection.choice.get(&(id, ctx)) else {
+            continue;
+        };
+        if let Some(k) = varying_key(g, node) {
+            xfers.insert(k);
+            continue;
+        }
+        if let VNode::Alu { op, .. } = node {
+            let here = model.alu(*op, weight(ctx)).0 as i64;
+            delta += here - model.alu(*op, weight(other)).0 as i64;
+        }
+        stack.extend(node.children().iter().map(|c| g.find(*c)));
+    }
+    (seen, delta, xfers)
+}
+
+fn price(m: &MoveInput<'_>, keys: &BTreeSet<VaryingKey>) -> i64 {
+    let keys: Vec<VaryingKey> = keys.iter().copied().collect();
+    varying_cost(m.problem.model, m.problem.consumer, &keys)
+        .0
+         .0 as i64
+}
+
+/// A move before pricing: the varyings it adds and removes, and its ALU delta.
+struct Pending {
+    mv: Move,
+    added: Vec<VaryingKey>,
+    removed: Vec<VaryingKey>,
+    alu: i64,
+}
+
+/// The moves the selection made, backward ones first. Their cost deltas are priced in
+/// sequence, starting from the original varyings (free ones excluded: they propagate
+/// anyway): each move's varying change is priced against the set the earlier moves
+/// left, so the deltas add up.
+pub fn find_moves(m: &MoveInput<'_>, chosen: &[VaryingKey]) -> Vec<Move> {
+    let g = m.egraph;
+    let orig = originals(m);
+    let carried: BTreeSet<Id> = chosen.iter().map(|k| k.value).collect();
+    let mut claimed = BTreeSet::new();
+    let mut pending = backward_moves(m, &orig, chosen, &carried, &mut claimed);
+    pending.extend(forward_moves(m, &orig, &carried, &mut claimed));
+    let mut state: BTreeSet<VaryingKey> = orig
+        .values()
+        .filter_map(|o| o.key)
+        .filter(|k| !g[k.value].data.is_free())
+        .collect();
+    let mut out = vec![];
+    for p in pending {
+        let before = price(m, &state);
+        for k in &p.removed {
+            state.remove(k);
+        }
+        state.extend(p.added.iter().copied());
+        let mut mv = p.mv;
+        mv.cost_delta = price(m, &state) - before + p.alu;
+        out.push(mv);
+    }
+    out
+}
+
+/// New varyings whose producer expression consumes original ones.
+fn backward_moves(
+    m: &MoveInput<'_>,
+    orig: &BTreeMap<Id, Original>,
+    chosen: &[VaryingKey],
+    carried: &BTreeSet<Id>,
+    claimed: &mut BTreeSet<Id>,
+) -> Vec<Pending> {
+    let g = m.egraph;
+    let mut out = vec![];
+    for k in chosen.iter().filter(|k| !orig.contains_key(&k.value)) {
+        let (reached, alu, _) = walk(m, k.value, Ctx::P);
+        let (mut gone, mut removed) = (vec![], vec![]);
+        for (class, o) in orig {
+            if reached.contains(class) && !carried.contains(class) {
+                gone.push(o);
+                if claimed.insert(*class) {
+                    removed.extend(o.key);
+                }
+            }
+        }
+        if gone.is_empty() {
+            continue;
+        }
+        out.push(Pending {
+            mv: Move {
+                direction: Direction::Backward,
+                expr: crate::optimize::term_text(g, m.selection, k.value, Ctx::P, 4),
+                replaced: sorted(gone.iter().flat_map(|o| o.slots.iter().copied())),
+                via: sorted(m.slots.get(k).copied()),
+                cost_delta: 0,
+            },
+            added: vec![*k],
+            removed,
+            alu,
+        });
+    }
+    out
+}
+
+fn sorted(it: impl IntoIterator<Item = IoSlot>) -> Vec<IoSlot> {
+    let set: BTreeSet<IoSlot> = it.into_iter().collect();
+    set.into_iter().collect()
+}
+
+/// Original varyings no longer transferred whose loads the consumer now computes from
+/// other transferred values.
+fn forward_moves(
+    m: &MoveInput<'_>,
+    orig: &BTreeMap<Id, Original>,
+    carried: &BTreeSet<Id>,
+    claimed: &mut BTreeSet<Id>,
+) -> Vec<Pending> {
+    let g = m.egraph;
+    let live: BTreeSet<(Id, Ctx)> = reachable(m.problem, m.selection).into_iter().collect();
+    let mut out = vec![];
+    for (class, o) in orig {
+        if carried.contains(class) || claimed.contains(class) {
+            continue;
+        }
+        let computed = m.lowered.loads.iter().find_map(|ld| {
+            let c = g.find(ld.class);
+            let node = m.selection.choice.get(&(c, Ctx::C))?;
+            let alu = matches!(node, VNode::Alu { .. });
+            (o.slots.contains(&ld.slot)
+                && live.contains(&(c, Ctx::C))
+                && alu
+                && !g[c].data.is_free())
+            .then_some(c)
+        });
+        let Some(c) = computed else { continue };
+        claimed.insert(*class);
+        let (_, alu, xfers) = walk(m, c, Ctx::C);
+        out.push(Pending {
+            mv: Move {
+                direction: Direction::Forward,
+                expr: crate::optimize::term_text(g, m.selection, c, Ctx::C, 4),
+                replaced: o.slots.clone(),
+                via: sorted(xfers.iter().filter_map(|k| m.slots.get(k).copied())),
+                cost_delta: 0,
+            },
+            added: xfers.into_iter().collect(),
+            removed: o.key.into_iter().collect(),
+            alu,
+        });
+    }
+    out
+}

@@ -1,0 +1,293 @@
+//! Test cases for the code-motion rules (flat.rules, interp.rules, tess.rules), used
+//! by `tests/rules.rs`: each rule, run alone, joins its case and leaves its non-case
+//! apart. The operator lists are written out here, independently of the rule files,
+//! so a rule file that drops an operator or adds one without a case fails the test.
+
+const UNARY: &[&str] = &[
+    "mov", "fneg", "fabs", "fsat", "frcp", "frsq", "fsqrt", "fexp2", "flog2", "fsin", "fcos",
+    "ffloor", "fceil", "ffract", "fsign", "ineg", "iabs", "inot", "f2f16", "f2f32", "f2i32",
+    "f2u32", "i2f32", "u2f32", "i2f16", "i2i32", "u2u32", "i2i16",
+];
+const BINARY: &[&str] = &[
+    "fadd", "fsub", "fmul", "fdiv", "fmin", "fmax", "fpow", "iadd", "isub", "imul", "idiv", "udiv",
+    "irem", "umod", "imin", "imax", "umin", "umax", "ishl", "ishr", "ushr", "iand", "ior", "ixor",
+];
+const COMPARE: &[&str] = &[
+    "flt", "fge", "feq", "fneu", "ilt", "ige", "ieq", "ine", "ult", "uge",
+];
+
+const A: &str = "in:ATTR0.x";
+const B: &str = "in:ATTR1.x";
+const C: &str = "in:ATTR2.x";
+const U: &str = "uniform:0";
+const V: &str = "uniform:1";
+
+fn x(mode: &str, v: &str) -> String {
+    format!("(xfer {mode} {v})")
+}
+
+/// Operand lists for each placement of transferred (`x`) and free (`f`) operands.
+fn placed(mode: &str, shape: &str) -> (Vec<String>, Vec<String>) {
+    let (mut consumer, mut producer) = (vec![], vec![]);
+    let (mut xs, mut fs) = ([A, B, C].into_iter(), [U, V].into_iter());
+    for c in shape.chars() {
+        let (cv, pv) = match c {
+            'x' => {
+                let v = xs.next().unwrap_or(A);
+                (x(mode, v), v.to_string())
+            }
+            _ => {
+                let v = fs.next().unwrap_or(U);
+                (v.to_string(), v.to_string())
+            }
+        };
+        consumer.push(cv);
+        producer.push(pv);
+    }
+    (consumer, producer)
+}
+
+fn case(name: String, mode: &str, op: &str, shape: &str) -> (String, String, String) {
+    let (c, p) = placed(mode, shape);
+    let lhs = format!("({op} {})", c.join(" "));
+    let rhs = x(mode, &format!("({op} {})", p.join(" ")));
+    (name, lhs, rhs)
+}
+
+fn flat_cases() -> Vec<(String, String, String)> {
+    let mut out = vec![];
+    // Each law is checked with a different uninterpolated mode, round robin.
+    let modes = ["flat", "(vertex 1i32)", "patch"];
+    let mut mode = modes.iter().cycle();
+    for op in UNARY {
+        out.push(case(
+            format!("flat-{op}"),
+            mode.next().unwrap_or(&"flat"),
+            op,
+            "x",
+        ));
+    }
+    for op in BINARY {
+        for (suffix, shape) in [("", "xx"), ("-uf", "xf"), ("-fu", "fx")] {
+            let m = mode.next().unwrap_or(&"flat");
+            out.push(case(format!("flat-{op}{suffix}"), m, op, shape));
+        }
+    }
+    for op in ["ffma", "flrp"] {
+        for (suffix, shape) in [
+            ("", "xxx"),
+            ("-xxf", "xxf"),
+            ("-xfx", "xfx"),
+            ("-fxx", "fxx"),
+            ("-xff", "xff"),
+            ("-fxf", "fxf"),
+            ("-ffx", "ffx"),
+        ] {
+            let m = mode.next().unwrap_or(&"flat");
+            out.push(case(format!("flat-{op}{suffix}"), m, op, shape));
+        }
+    }
+    let sel = |cond: &str, a: &str, b: &str| format!("(bcsel {cond} {a} {b})");
+    let xa = x("flat", A);
+    let xb = x("flat", B);
+    out.push((
+        "flat-bcsel".into(),
+        sel(U, &xa, &xb),
+        x("flat", &sel(U, A, B)),
+    ));
+    for op in COMPARE {
+        let m = "(vertex 2i32)";
+        let cond = format!("({op} {} {})", x(m, C), x(m, A));
+        out.push((
+            format!("flat-bcsel-{op}"),
+            sel(&cond, &x(m, A), &x(m, B)),
+            x(m, &sel(&format!("({op} {C} {A})"), A, B)),
+        ));
+    }
+    out
+}
+
+fn interp_cases() -> Vec<(String, String, String)> {
+    let p = "persp.center";
+    let l = "linear.sample";
+    let flat_inst = x("flat", "psv:instance_id");
+    let mut out = vec![
+        case("interp-fadd".into(), p, "fadd", "xx"),
+        case("interp-fsub".into(), l, "fsub", "xx"),
+        case("interp-fneg".into(), p, "fneg", "x"),
+        case("interp-fadd-uf".into(), l, "fadd", "xf"),
+        case("interp-fsub-uf".into(), p, "fsub", "xf"),
+        case("interp-fsub-fu".into(), p, "fsub", "fx"),
+        case("interp-fmul-uf".into(), p, "fmul", "xf"),
+        case("interp-fmul-fu".into(), l, "fmul", "fx"),
+        case("interp-fdiv".into(), p, "fdiv", "xf"),
+        case("interp-ffma-xfx".into(), p, "ffma", "xfx"),
+        case("interp-ffma-fxx".into(), l, "ffma", "fxx"),
+        case("interp-ffma-xff".into(), p, "ffma", "xff"),
+        case("interp-ffma-fxf".into(), p, "ffma", "fxf"),
+        case("interp-flrp".into(), p, "flrp", "xxf"),
+    ];
+    out.push((
+        "interp-bcsel".into(),
+        format!("(bcsel {U} {} {})", x(p, A), x(p, B)),
+        x(p, &format!("(bcsel {U} {A} {B})")),
+    ));
+    out.push((
+        "interp-fmul-uc".into(),
+        format!("(fmul {} {flat_inst})", x(p, A)),
+        x(p, &format!("(fmul {A} psv:instance_id)")),
+    ));
+    out.push((
+        "interp-fmul-cu".into(),
+        format!("(fmul {flat_inst} {})", x(p, A)),
+        x(p, &format!("(fmul psv:instance_id {A})")),
+    ));
+    out.push((
+        "promote-convergent".into(),
+        x(p, "(i2f32 psv:instance_id)"),
+        x("flat", "(i2f32 psv:instance_id)"),
+    ));
+    out
+}
+
+/// `v0*u + v1*v + v2*w` over `a`, in the canonical bracketing.
+fn tess(a: &str) -> String {
+    let t = |k: u32, c: &str| format!("(fmul (xfer (vertex {k}i32) {a}) csv:tess_coord_{c})");
+    format!("(fadd (fadd {} {}) {})", t(0, "x"), t(1, "y"), t(2, "z"))
+}
+
+fn tess_cases() -> Vec<(String, String, String)> {
+    let t =
+        |a: &str, k: u32, c: &str| format!("(fmul (xfer (vertex {k}i32) {a}) csv:tess_coord_{c})");
+    vec![
+        (
+            "tes-interp-wuv".into(),
+            format!(
+                "(fadd (fadd {} {}) {})",
+                t(A, 2, "z"),
+                t(A, 0, "x"),
+                t(A, 1, "y")
+            ),
+            tess(A),
+        ),
+        (
+            "tes-interp-right".into(),
+            format!(
+                "(fadd {} (fadd {} {}))",
+                t(A, 0, "x"),
+                t(A, 1, "y"),
+                t(A, 2, "z")
+            ),
+            tess(A),
+        ),
+        (
+            "tes-interp-fadd".into(),
+            format!("(fadd {} {})", tess(A), tess(B)),
+            tess(&format!("(fadd {A} {B})")),
+        ),
+        (
+            "tes-interp-fsub".into(),
+            format!("(fsub {} {})", tess(A), tess(B)),
+            tess(&format!("(fsub {A} {B})")),
+        ),
+        (
+            "tes-interp-fneg".into(),
+            format!("(fneg {})", tess(A)),
+            tess(&format!("(fneg {A})")),
+        ),
+        (
+            "tes-interp-fmul".into(),
+            format!("(fmul {} {U})", tess(A)),
+            tess(&format!("(fmul {A} {U})")),
+        ),
+    ]
+}
+
+/// Every motion rule's positive case.
+pub fn cases() -> Vec<(String, String, String)> {
+    let mut out = flat_cases();
+    out.extend(interp_cases());
+    out.extend(tess_cases());
+    out
+}
+
+/// Pairs the named motion rule alone must NOT make equal.
+pub fn non_cases() -> Vec<(String, String, String)> {
+    let p = "persp.center";
+    let pairs: Vec<(&str, String, String)> = vec![
+        // A product of two interpolated values is not linear.
+        (
+            "interp-fmul-uf",
+            format!("(fmul {} {})", x(p, A), x(p, B)),
+            x(p, &format!("(fmul {A} {B})")),
+        ),
+        // Different interpolation modes never combine.
+        (
+            "interp-fadd",
+            format!("(fadd {} {})", x(p, A), x("linear.center", B)),
+            x(p, &format!("(fadd {A} {B})")),
+        ),
+        // Interpolation laws are inexact: an exact op blocks them.
+        (
+            "interp-fadd",
+            format!("(fadd.exact {} {})", x(p, A), x(p, B)),
+            x(p, &format!("(fadd.exact {A} {B})")),
+        ),
+        // fabs does not commute with interpolation...
+        (
+            "flat-fabs",
+            format!("(fabs {})", x(p, A)),
+            x(p, &format!("(fabs {A})")),
+        ),
+        // ...but flat laws are exact and hold for exact ops.
+        // Per-vertex transfers of different vertices never combine.
+        (
+            "flat-fadd",
+            format!("(fadd {} {})", x("(vertex 0i32)", A), x("(vertex 1i32)", B)),
+            x("(vertex 0i32)", &format!("(fadd {A} {B})")),
+        ),
+        // Promotion needs a producer-convergent value.
+        ("promote-convergent", x(p, A), x("flat", A)),
+        // A flat factor must be producer-convergent.
+        (
+            "interp-fmul-uc",
+            format!("(fmul {} {})", x(p, A), x("flat", B)),
+            x(p, &format!("(fmul {A} {B})")),
+        ),
+        // Per-emit GS values take no part in motion.
+        (
+            "flat-fmul-uf",
+            format!("(fmul {} {U})", x("flat", &format!("(emits {A} {B})"))),
+            x("flat", &format!("(fmul (emits {A} {B}) {U})")),
+        ),
+        // Motion does not split a free value kept transferred by the limit.
+        (
+            "flat-fpow-uf",
+            x("flat", &format!("(fpow (fpow {U} {V}) {V})")),
+            format!("(fpow {} {V})", x("flat", &format!("(fpow {U} {V})"))),
+        ),
+        // Open-coded interpolation needs the matching tessellation coordinates.
+        (
+            "tes-interp-fadd",
+            format!(
+                "(fadd {} {})",
+                tess(A),
+                tess(B).replace("tess_coord_z", "tess_coord_x")
+            ),
+            tess(&format!("(fadd {A} {B})")),
+        ),
+    ];
+    pairs
+        .into_iter()
+        .map(|(n, a, b)| (n.to_string(), a, b))
+        .collect()
+}
+
+/// The exact instantiation of a flat law applies to exact ops.
+pub fn exact_cases() -> Vec<(String, String, String)> {
+    vec![(
+        "flat-fadd".into(),
+        format!("(fadd.exact {} {})", x("flat", A), x("flat", B)),
+        x("flat", &format!("(fadd.exact {A} {B})")),
+    )]
+}
