@@ -4,8 +4,8 @@
 //! once for pairs with twice the ops and outputs.
 //!
 //! `cargo run --release --example extraction_gap -- [PAIRS] [EXACT_SECONDS]`
-//! (defaults: 240 pairs per sample, 5 s per pair). The rules are the shipped set plus
-//! the stand-in code-motion laws of `tests/extraction/motion.rules`.
+//! (defaults: 240 pairs per sample, 5 s per pair). The rules are the default set,
+//! code-motion laws included.
 
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,6 @@ use varysat::extract::{DagExtractor, ExactExtractor, Extractor, GlobalExtractor,
 use varysat::gen::{arb_pipeline, GenConfig};
 use varysat::Options;
 
-const MOTION: &str = include_str!("../tests/extraction/motion.rules");
 const SEED: u64 = 0x6578_7472_6163_7400;
 
 /// Sums over one sample.
@@ -104,7 +103,7 @@ fn main() -> Result<(), varysat::Error> {
     let mut args = std::env::args().skip(1);
     let pairs: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(240);
     let secs: f64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(5.0);
-    let opts = Options::new().extra_rules("motion.rules", MOTION)?;
+    let opts = Options::new();
     let exact = ExactExtractor::with_limit(Duration::from_secs_f64(secs));
     println!("seed {SEED:#x}, exact limit {secs} s per pair");
     let small = GenConfig::default();

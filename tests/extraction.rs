@@ -1,8 +1,7 @@
 //! Global and exact extraction on generated pairs (fixed seed): the fast extractor is
 //! never worse than the pair as written, stays within 2% of the exact mode where that
 //! proved optimality, and both modes are selectable through `Options` and the CLI.
-//! The e-graphs get real alternatives from the stand-in motion laws of
-//! `tests/extraction/motion.rules`.
+//! The e-graphs get real alternatives from the default rule set's code-motion laws.
 
 use std::time::Duration;
 
@@ -15,12 +14,8 @@ use varysat::gen::{arb_pipeline, synth_pair, GenConfig};
 use varysat::ir::{Pipeline, Stage};
 use varysat::{optimize, Options};
 
-const MOTION: &str = include_str!("extraction/motion.rules");
-
 fn options() -> Options {
     Options::new()
-        .extra_rules("motion.rules", MOTION)
-        .expect("the motion rules parse")
 }
 
 /// `n` generated pairs from a fixed seed.

@@ -117,3 +117,16 @@ fn unsupported_instruction_is_named_with_its_id() {
         other => panic!("a GLSL error must be reported: {other:?}"),
     }
 }
+
+#[test]
+fn glsl_below_330_is_rewritten_and_330_is_left_alone() {
+    use varysat::import::rewrite_desktop_glsl;
+    use varysat::ir::Stage;
+    // glslang compiles desktop GLSL to SPIR-V only from version 330 on.
+    let v150 = "#version 150\nin vec4 p;\nvoid main() { gl_Position = p; }\n";
+    let out = rewrite_desktop_glsl(v150, Stage::Vertex).expect("1.50 is rewritten");
+    assert!(out.starts_with("#version 450\n#line 2\n"), "{out}");
+    assert!(out.contains("in vec4 p;"), "{out}");
+    let v330 = "#version 330\nin vec4 p;\nvoid main() { gl_Position = p; }\n";
+    assert_eq!(rewrite_desktop_glsl(v330, Stage::Vertex), None);
+}

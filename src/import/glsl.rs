@@ -3,7 +3,9 @@
 //! rewrites desktop-GL GLSL 1.x to a version glslang compiles for SPIR-V.
 //!
 //! The desktop-GL rewrite, applied when the source has no `#version` or a version
-//! below 140: the version becomes `450`; in a vertex shader `attribute` becomes `in`
+//! below 330 (glslang compiles desktop GLSL for SPIR-V only from 330 on; GLSL 1.40 -
+//! 1.50 code is valid 4.50 code once the version changes, and the 1.x words below do
+//! not occur in it): the version becomes `450`; in a vertex shader `attribute` becomes `in`
 //! and `varying` becomes `out`, in a fragment shader `varying` becomes `in`;
 //! `texture2D`, `textureCube`, `texture3D`, `shadow2D` become `texture` and their
 //! `Proj`/`Lod` forms `textureProj`/`textureLod`; `gl_FragColor` becomes an output
@@ -171,7 +173,7 @@ fn glslang_error(file: &str, log: &str) -> Error {
     fail(file, format!("{GLSLANG} failed: {}", log.trim()))
 }
 
-/// Rewrites desktop-GL GLSL 1.x (no `#version`, or below 140) as described in the
+/// Rewrites desktop-GL GLSL (no `#version`, or below 330) as described in the
 /// module documentation; `None` when the source needs no rewrite.
 pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
     let version_line = src
@@ -182,7 +184,7 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(110);
-    if version >= 140 {
+    if version >= 330 {
         return None;
     }
     let mut words: Vec<(&str, &str)> = vec![
