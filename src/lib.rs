@@ -26,6 +26,7 @@ pub mod interpreter;
 pub mod moves;
 pub mod optimize;
 pub mod pack;
+mod prepass;
 pub mod renumber;
 pub mod text;
 pub mod validate;

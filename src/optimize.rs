@@ -392,6 +392,9 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     let start = Instant::now();
     crate::validate::validate(p)?;
     let rewrites = opts.rules.rewrites()?;
+    let input = p;
+    let prepared = crate::prepass::prepare(input);
+    let p = &prepared.pipeline;
     let mut out = run(p, opts, &rewrites, false)?;
     if out.report.after.slots > out.report.before.slots {
         // A read xfb output got a varying of its own next to its kept xfb store;
@@ -418,8 +421,35 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
             report: crate::compose::compose(out.report, again.report),
         };
     }
+    if p != input {
+        account_prepass(&mut out.report, input, opts, prepared.fates);
+    }
     out.report.time = start.elapsed();
     Ok(out)
+}
+
+/// Reports the pre-pass: counts and cost of the real input, and the merged colours'
+/// fates, pointing at wherever their surviving twin ended up.
+fn account_prepass(
+    report: &mut Report,
+    input: &Pipeline,
+    opts: &Options,
+    fates: Vec<VaryingReport>,
+) {
+    report.before = count_varyings(input);
+    let lowered = lower(input, analysis_for(input, opts), false);
+    report.cost_before = cost_as_written(&lowered, input, opts);
+    for mut merged in fates {
+        if let Fate::MergedInto { slot, with } = &mut merged.fate {
+            let now = report.varyings.iter().find(|v| v.slot == *with);
+            match now.map(|v| &v.fate) {
+                Some(Fate::Kept(s)) | Some(Fate::MergedInto { slot: s, .. }) => *slot = *s,
+                _ => {}
+            }
+        }
+        report.varyings.push(merged);
+    }
+    report.varyings.sort_by_key(|v| v.slot);
 }
 
 fn run(
@@ -575,6 +605,9 @@ fn pack_last(
         match &mut v.fate {
             Fate::Kept(slot) => *slot = moved(slot),
             Fate::MergedInto { slot, .. } => *slot = moved(slot),
+            // The e-graph left it as written, but the packer relocated it (colours
+            // rotate, pinned components join other vec4s): report where it went.
+            Fate::Pinned(_) if moved(&v.slot) != v.slot => v.fate = Fate::Kept(moved(&v.slot)),
             _ => {}
         }
     }

@@ -1,0 +1,318 @@
+//! SSA-level rewrites applied before lowering, for two facts reference/000 states in
+//! terms of SSA defs rather than e-classes and that the e-graph model keeps pinned:
+//! a TCS output read-back of an output that every store fills with the same uniform
+//! expression reads that expression (§3), and colour outputs storing the same SSA value
+//! with the same back colours are one varying (§1, "deduplicated among themselves").
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::ir::{AluOp, InstKind, IoSlot, Pipeline, Shader, Slot, Stage, Stmt, Value};
+use crate::optimize::{Fate, VaryingReport};
+
+/// A pair after the pre-pass, with the fates of the varyings it merged.
+pub(crate) struct Prepared {
+    pub pipeline: Pipeline,
+    pub fates: Vec<VaryingReport>,
+}
+
+/// Applies both rewrites; returns the input unchanged when neither applies.
+pub(crate) fn prepare(p: &Pipeline) -> Prepared {
+    let mut pipeline = p.clone();
+    if pipeline.producer.stage() == Stage::TessCtrl {
+        propagate_read_backs(&mut pipeline.producer);
+    }
+    let fates = if pipeline.consumer.stage() == Stage::Fragment {
+        merge_colours(&mut pipeline)
+    } else {
+        vec![]
+    };
+    Prepared { pipeline, fates }
+}
+
+/// Top-level definitions: value → (statement index, instruction kind).
+fn top_level_defs(s: &Shader) -> BTreeMap<Value, (usize, &InstKind)> {
+    let mut defs = BTreeMap::new();
+    for (i, stmt) in s.body.iter().enumerate() {
+        if let Stmt::Inst(inst) = stmt {
+            if let Some(v) = inst.result {
+                defs.insert(v, (i, &inst.kind));
+            }
+        }
+    }
+    defs
+}
+
+/// Whether `v` is a uniform expression (constants, uniforms, UBO loads at uniform
+/// offsets, pure ALU over those) defined entirely at the top level.
+fn is_uniform_expr(defs: &BTreeMap<Value, (usize, &InstKind)>, v: Value) -> bool {
+    match defs.get(&v).map(|(_, k)| *k) {
+        Some(InstKind::Const(_) | InstKind::LoadUniform { .. }) => true,
+        Some(InstKind::LoadUbo { offset, .. }) => is_uniform_expr(defs, *offset),
+        Some(InstKind::Alu { srcs, .. }) => srcs.iter().all(|s| is_uniform_expr(defs, *s)),
+        _ => false,
+    }
+}
+
+/// The single value every store of each output slot stores (`None`: stores differ or
+/// are indirect). Keys are the stored addresses.
+fn stored_values(s: &Shader) -> BTreeMap<IoSlot, Option<Value>> {
+    let mut out: BTreeMap<IoSlot, Option<Value>> = BTreeMap::new();
+    s.for_each_inst(|inst| {
+        let (slot, value, indirect) = match &inst.kind {
+            InstKind::StoreOutput {
+                slot,
+                value,
+                indirect,
+                ..
+            }
+            | InstKind::StorePerVertexOutput {
+                slot,
+                value,
+                indirect,
+                ..
+            } => (*slot, *value, indirect.is_some()),
+            _ => return,
+        };
+        let entry = out.entry(slot).or_insert(Some(value));
+        if indirect || *entry != Some(value) {
+            *entry = None;
+        }
+    });
+    out
+}
+
+/// TCS: a direct `load_output` of a slot whose every store stores one uniform
+/// expression defined before the load becomes a `mov` of that expression. Reading
+/// before any store returns undefined, which the expression may stand for.
+fn propagate_read_backs(tcs: &mut Shader) {
+    let stores = stored_values(tcs);
+    let defs = top_level_defs(tcs);
+    let mut replace: BTreeMap<Value, Value> = BTreeMap::new();
+    for (i, stmt) in tcs.body.iter().enumerate() {
+        let Stmt::Inst(inst) = stmt else { continue };
+        let (
+            InstKind::LoadOutput {
+                slot,
+                indirect: None,
+                ..
+            },
+            Some(result),
+        ) = (&inst.kind, inst.result)
+        else {
+            continue;
+        };
+        let Some(Some(v)) = stores.get(slot) else {
+            continue;
+        };
+        let dominates = defs.get(v).is_some_and(|(at, _)| *at < i);
+        if dominates && is_uniform_expr(&defs, *v) && tcs.bits(*v) == tcs.bits(result) {
+            replace.insert(result, *v);
+        }
+    }
+    tcs.for_each_inst_mut(|inst| {
+        if let Some(v) = inst.result.and_then(|r| replace.get(&r)) {
+            inst.kind = InstKind::Alu {
+                op: AluOp::Mov,
+                exact: false,
+                srcs: vec![*v],
+            };
+        }
+    });
+}
+
+/// The back colour that two-sided lighting pairs with a front colour address.
+fn back_of(io: IoSlot) -> Option<IoSlot> {
+    match io.slot {
+        Slot::Col(n) => Some(IoSlot {
+            slot: Slot::Bfc(n),
+            ..io
+        }),
+        _ => None,
+    }
+}
+
+/// Colour outputs stored once, at the top level, without xfb: address → value.
+fn plain_colour_stores(vs: &Shader) -> BTreeMap<IoSlot, Value> {
+    let mut count: BTreeMap<IoSlot, usize> = BTreeMap::new();
+    vs.for_each_inst(|inst| {
+        if let InstKind::StoreOutput { slot, .. } = &inst.kind {
+            *count.entry(*slot).or_default() += 1;
+        }
+    });
+    let mut out = BTreeMap::new();
+    for stmt in &vs.body {
+        let Stmt::Inst(inst) = stmt else { continue };
+        if let InstKind::StoreOutput {
+            slot,
+            value,
+            indirect: None,
+            xfb: None,
+            no_varying: false,
+        } = &inst.kind
+        {
+            let colour = matches!(slot.slot, Slot::Col(_) | Slot::Bfc(_));
+            if colour && count.get(slot) == Some(&1) {
+                out.insert(*slot, *value);
+            }
+        }
+    }
+    out
+}
+
+/// How the FS reads each colour address (the set of load forms); `None` marks an
+/// address read indirectly, which stays as it is.
+fn colour_reads(fs: &Shader) -> BTreeMap<IoSlot, Option<BTreeSet<String>>> {
+    let mut out: BTreeMap<IoSlot, Option<BTreeSet<String>>> = BTreeMap::new();
+    fs.for_each_inst(|inst| {
+        let (slot, form, indirect) = match &inst.kind {
+            InstKind::LoadInput { slot, indirect } => (*slot, "flat".to_string(), indirect),
+            InstKind::LoadInterpolatedInput {
+                slot,
+                mode,
+                operands,
+                indirect,
+            } => (*slot, format!("{mode:?}{operands:?}"), indirect),
+            _ => return,
+        };
+        if !matches!(slot.slot, Slot::Col(_) | Slot::Bfc(_)) {
+            return;
+        }
+        let entry = out.entry(slot).or_insert_with(|| Some(BTreeSet::new()));
+        match (entry.as_mut(), indirect) {
+            (Some(forms), None) => {
+                forms.insert(form);
+            }
+            _ => *entry = None,
+        }
+    });
+    out
+}
+
+/// Merges front colours that store the same SSA value, whose back colours agree (both
+/// unwritten or the same value) and that the FS reads in the same forms.
+fn merge_colours(p: &mut Pipeline) -> Vec<VaryingReport> {
+    let stores = plain_colour_stores(&p.producer);
+    let reads = colour_reads(&p.consumer);
+    let written: BTreeSet<IoSlot> = stored_values(&p.producer).into_keys().collect();
+    let back_value = |io: IoSlot| -> Option<Option<Value>> {
+        let back = back_of(io)?;
+        if !written.contains(&back) {
+            return Some(None);
+        }
+        stores.get(&back).map(|v| Some(*v))
+    };
+    let mut merged: BTreeMap<IoSlot, IoSlot> = BTreeMap::new();
+    let fronts: Vec<IoSlot> = stores
+        .keys()
+        .copied()
+        .filter(|io| matches!(io.slot, Slot::Col(_)))
+        .collect();
+    for (i, keep) in fronts.iter().enumerate() {
+        if merged.contains_key(keep) {
+            continue;
+        }
+        for drop in &fronts[i + 1..] {
+            let same_value = stores.get(keep) == stores.get(drop);
+            let same_back = back_value(*keep).is_some() && back_value(*keep) == back_value(*drop);
+            let same_reads = matches!(
+                (reads.get(keep), reads.get(drop)),
+                (Some(Some(a)), Some(Some(b))) if a == b
+            );
+            if same_value && same_back && same_reads && !merged.contains_key(drop) {
+                merged.insert(*drop, *keep);
+            }
+        }
+    }
+    apply_colour_merges(p, &merged)
+}
+
+fn apply_colour_merges(p: &mut Pipeline, merged: &BTreeMap<IoSlot, IoSlot>) -> Vec<VaryingReport> {
+    let gone: BTreeSet<IoSlot> = merged
+        .keys()
+        .flat_map(|io| [Some(*io), back_of(*io)])
+        .flatten()
+        .collect();
+    let drop_stores = |block: &mut Vec<Stmt>| {
+        block.retain(|s| {
+            !matches!(s, Stmt::Inst(i)
+                if matches!(&i.kind, InstKind::StoreOutput { slot, .. } if gone.contains(slot)))
+        })
+    };
+    drop_stores(&mut p.producer.body);
+    p.consumer.for_each_inst_mut(|inst| match &mut inst.kind {
+        InstKind::LoadInput { slot, .. } | InstKind::LoadInterpolatedInput { slot, .. } => {
+            if let Some(keep) = merged.get(slot) {
+                *slot = *keep;
+            }
+        }
+        _ => {}
+    });
+    merged
+        .iter()
+        .map(|(drop, keep)| VaryingReport {
+            slot: *drop,
+            fate: Fate::MergedInto {
+                slot: *keep,
+                with: *keep,
+            },
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(src: &str) -> Pipeline {
+        crate::text::parse(src, None).expect("test pair parses")
+    }
+
+    #[test]
+    fn read_back_of_a_uniform_store_becomes_the_uniform() {
+        let p = parse(
+            "(pair (uniforms 1)
+              (producer tcs
+                (%id = load_system_value invocation_id)
+                (%u = load_uniform 0)
+                (store_per_vertex_output VAR0.x %u %id)
+                (barrier)
+                (%k = const 32 0)
+                (%r = load_output VAR0.x %k)
+                (store_output PATCH0.x %r))
+              (consumer tes
+                (%p = load_input PATCH0.x)
+                (store_output POS.x %p)))",
+        );
+        let out = prepare(&p).pipeline;
+        let mut movs = 0;
+        out.producer.for_each_inst(|i| {
+            assert!(
+                !matches!(i.kind, InstKind::LoadOutput { .. }),
+                "{:?}",
+                i.kind
+            );
+            movs += matches!(i.kind, InstKind::Alu { op: AluOp::Mov, .. }) as usize;
+        });
+        assert_eq!(movs, 1);
+        crate::validate::validate(&out).unwrap();
+    }
+
+    #[test]
+    fn read_back_of_a_per_vertex_value_stays() {
+        let p = parse(
+            "(pair
+              (producer tcs
+                (%id = load_system_value invocation_id)
+                (%a = load_per_vertex_input VAR0.x %id)
+                (store_per_vertex_output VAR0.x %a %id)
+                (barrier)
+                (%k = const 32 0)
+                (%r = load_output VAR0.x %k)
+                (store_output PATCH0.x %r))
+              (consumer tes
+                (%p = load_input PATCH0.x)
+                (store_output POS.x %p)))",
+        );
+        assert_eq!(prepare(&p).pipeline, p);
+    }
+}
