@@ -1,26 +1,11 @@
 //! End-to-end tests of the `varysat` binary: exit codes, stdout and located errors.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod cli_support;
 
-fn varysat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_varysat"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the varysat binary runs")
-}
+use cli_support::{stderr, varysat};
 
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("varysat-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    cli_support::temp_file("cli", name, text)
 }
 
 #[test]
