@@ -276,7 +276,254 @@ fn every_shipped_variant_parses() {
             n += 1;
         }
     }
-    assert!(n >= 4);
+    assert!(n >= 7);
+}
+
+/// `(name, lhs, rhs, conditions, bidirectional, inexact)` of every rule, as text.
+type RuleText = (String, String, String, String, bool, bool);
+
+fn rule_texts(spec: &str) -> Vec<RuleText> {
+    let (_, set) = load_rules(spec).unwrap();
+    set.rules
+        .iter()
+        .map(|r| {
+            (
+                r.name.clone(),
+                r.lhs.to_string(),
+                r.rhs.to_string(),
+                format!("{:?}", r.conds),
+                r.bidirectional,
+                r.inexact,
+            )
+        })
+        .collect()
+}
+
+/// The derivations `rules/experiments/README.md` states, checked rule by rule against
+/// the compiled-in default set.
+#[test]
+fn motion_variants_are_derived_from_the_default_set() {
+    let default = rule_texts("default");
+    let motion: Vec<&RuleText> = default.iter().filter(|r| r.4).collect();
+    // Every bidirectional law is a code-motion law (flat, interp, tess).
+    assert!(motion.iter().all(|r| ["flat-", "interp-", "tes-"]
+        .iter()
+        .any(|p| r.0.starts_with(p))));
+
+    // no-promotion: the default set minus `promote-convergent`, otherwise identical.
+    let no_promotion = rule_texts(&variant("no-promotion.rules"));
+    let want: Vec<RuleText> = default
+        .iter()
+        .filter(|r| r.0 != "promote-convergent")
+        .cloned()
+        .collect();
+    assert_eq!(no_promotion, want);
+    assert_eq!(no_promotion.len() + 1, default.len());
+
+    // no-forward: the default set with every law read left to right only.
+    let no_forward = rule_texts(&variant("no-forward.rules"));
+    let want: Vec<RuleText> = default
+        .iter()
+        .map(|r| {
+            (
+                r.0.clone(),
+                r.1.clone(),
+                r.2.clone(),
+                r.3.clone(),
+                false,
+                r.5,
+            )
+        })
+        .collect();
+    assert_eq!(no_forward, want);
+
+    // no-backward: one-way rules unchanged, each bidirectional law replaced by its
+    // right-to-left reading, named NAME-fwd.
+    let no_backward = rule_texts(&variant("no-backward.rules"));
+    let want: Vec<RuleText> = default
+        .iter()
+        .map(|r| {
+            if r.4 {
+                (
+                    format!("{}-fwd", r.0),
+                    r.2.clone(),
+                    r.1.clone(),
+                    r.3.clone(),
+                    false,
+                    r.5,
+                )
+            } else {
+                r.clone()
+            }
+        })
+        .collect();
+    assert_eq!(no_backward, want);
+
+    // mesa-like: nothing bidirectional, no promotion, no TES laws, no per-emit
+    // collapsing, no inexact algebra; the flat laws only on `flat` transfers.
+    let mesa = rule_texts(&variant("mesa-like.rules"));
+    assert!(mesa.iter().all(|r| !r.4));
+    for gone in [
+        "promote-convergent",
+        "emits-same2",
+        "fadd-zero",
+        "ffma-unfuse",
+    ] {
+        assert!(mesa.iter().all(|r| r.0 != gone), "{gone}");
+    }
+    assert!(mesa.iter().all(|r| !r.0.starts_with("tes-")));
+    let flat: Vec<&RuleText> = mesa.iter().filter(|r| r.0.starts_with("flat-")).collect();
+    assert_eq!(
+        flat.len(),
+        default.iter().filter(|r| r.0.starts_with("flat-")).count()
+    );
+    assert!(flat
+        .iter()
+        .all(|r| r.1.contains("(xfer flat") && !r.1.contains("?m") && !r.3.contains("Uninterp")));
+}
+
+/// FS `in0*u + in1` with a uniform u: only backward motion (computing the sum in the
+/// VS) merges the two interpolated inputs.
+const BACKWARD_PAIR: &str = "(pair
+  (uniforms 1)
+  (producer vs
+    (topology triangles)
+    (%a = load_input ATTR0.x)
+    (%b = load_input ATTR1.x)
+    (store_output POS.x %a)
+    (store_output VAR0.x %a)
+    (store_output VAR1.x %b))
+  (consumer fs
+    (provoking first)
+    (%x = load_interpolated_input VAR0.x persp center)
+    (%y = load_interpolated_input VAR1.x persp center)
+    (%u = load_uniform 0)
+    (%m = fmul %x %u)
+    (%s = fadd %m %y)
+    (store_output DATA0.x %s)))
+";
+
+/// VS -> TES: the VS stores v and four functions of it, which the TES only passes
+/// on. Nothing in the TES combines inputs, so only forward motion (the TES recomputing
+/// the four from v) saves varyings: 5 components become 1.
+const FORWARD_PAIR: &str = "(pair
+  (producer vs
+    (topology triangles)
+    (%p = load_input ATTR0.x)
+    (%vid = load_system_value vertex_id)
+    (%v = i2f32 %vid)
+    (%c1 = const 32 1.0)
+    (%c2 = const 32 2.0)
+    (%c3 = const 32 3.0)
+    (%c4 = const 32 4.0)
+    (%a = fadd %v %c1)
+    (%b = fmul %v %c2)
+    (%c = fadd %v %c3)
+    (%d = fmul %v %c4)
+    (store_output POS.x %p)
+    (store_output VAR0.x %v)
+    (store_output VAR0.y %a)
+    (store_output VAR0.z %b)
+    (store_output VAR0.w %c)
+    (store_output VAR1.x %d))
+  (consumer tes
+    (domain triangles)
+    (input_vertices 3)
+    (%k0 = const 32 0)
+    (%v = load_per_vertex_input VAR0.x %k0)
+    (%a = load_per_vertex_input VAR0.y %k0)
+    (%b = load_per_vertex_input VAR0.z %k0)
+    (%c = load_per_vertex_input VAR0.w %k0)
+    (%d = load_per_vertex_input VAR1.x %k0)
+    (store_output POS.x %v)
+    (store_output VAR0.x %a)
+    (store_output VAR0.y %b)
+    (store_output VAR0.z %c)
+    (store_output VAR0.w %d)))
+";
+
+/// The FS multiplies an interpolated input by an interpolated float(instance id),
+/// which is the same at every vertex. A product of two interpolated values never
+/// moves; once the second is known convergent (promoted to flat by default, taken as
+/// a convergent factor by mesa-like) the product moves into the VS: one varying.
+const PROMOTE_PAIR: &str = "(pair
+  (producer vs
+    (topology triangles)
+    (%a = load_input ATTR0.x)
+    (%inst = load_system_value instance_id)
+    (%c = i2f32 %inst)
+    (store_output POS.x %a)
+    (store_output VAR0.x %a)
+    (store_output VAR1.x %c))
+  (consumer fs
+    (provoking first)
+    (%x = load_interpolated_input VAR0.x persp center)
+    (%y = load_interpolated_input VAR1.x persp center)
+    (%s = fmul %x %y)
+    (store_output DATA0.x %s)))
+";
+
+#[test]
+fn motion_variants_differ_where_only_their_law_helps() {
+    let dir = std::env::temp_dir().join(format!("varysat-exp-motion-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("backward.pair"), BACKWARD_PAIR).unwrap();
+    std::fs::write(dir.join("forward.pair"), FORWARD_PAIR).unwrap();
+    std::fs::write(dir.join("promote.pair"), PROMOTE_PAIR).unwrap();
+    let names = [
+        "no-forward.rules",
+        "no-backward.rules",
+        "no-promotion.rules",
+        "mesa-like.rules",
+    ];
+    let mut sets = vec![load_rules("default").unwrap()];
+    sets.extend(names.iter().map(|n| load_rules(&variant(n)).unwrap()));
+    let configs = matrix(sets, &[CostModel::amd_gfx10()]);
+    let corpus = load_corpus(&[dir]).unwrap();
+    let ro = RunOptions {
+        ablate: false,
+        exact_gap: None,
+    };
+    let e = experiment::summarize(
+        &configs,
+        &corpus,
+        experiment::run_matrix(&configs, &corpus, ro, &|| {}),
+    );
+    let before = |pair: &str| {
+        let pi = e.pairs.iter().position(|p| p.ends_with(pair)).unwrap();
+        e.runs
+            .iter()
+            .find(|r| r.pair == pi)
+            .unwrap()
+            .before
+            .components
+    };
+    assert_eq!(before("backward.pair"), 2);
+    assert_eq!(before("forward.pair"), 5);
+    assert_eq!(before("promote.pair"), 2);
+    // (configuration, backward.pair, forward.pair, promote.pair) components after.
+    let want = [
+        ("default", 1, 1, 1),
+        ("no-forward", 1, 5, 1),
+        // Promotion alone changes the mode, not the count: moving the product is
+        // backward motion.
+        ("no-backward", 2, 1, 2),
+        ("no-promotion", 1, 1, 2),
+        // Backward only, FS consumers only: the TES pair keeps its 5.
+        ("mesa-like", 1, 5, 1),
+    ];
+    for (config, b, f, p) in want {
+        let c = format!("{config}/amd-gfx10");
+        assert_eq!(
+            (
+                components_after(&e, &c, "backward.pair"),
+                components_after(&e, &c, "forward.pair"),
+                components_after(&e, &c, "promote.pair"),
+            ),
+            (b, f, p),
+            "{config}"
+        );
+    }
 }
 
 #[test]
