@@ -76,6 +76,9 @@ fn every_corpus_pair_imports_and_validates() {
                 if let Err(e) = varysat::interpreter::run(&p, &cfg) {
                     failures.push(format!("{a} + {b}: does not run: {e}"));
                 }
+                if let Err(why) = optimizes_soundly(&p) {
+                    failures.push(format!("{a} + {b}: {why}"));
+                }
                 let s = stats(&p);
                 assert!(s.live_components <= s.declared_components, "{a}: {s:?}");
                 assert!(s.live_slots <= s.declared_slots, "{a}: {s:?}");
@@ -237,4 +240,23 @@ fn corpus_imports_without_spirv_opt() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Optimizes an imported pair and checks the result the way every optimization is
+/// checked: valid, interpreter-equivalent, never more varying components or slots.
+fn optimizes_soundly(p: &varysat::Pipeline) -> Result<(), String> {
+    use varysat::interpreter::{check_equivalent, EquivConfig};
+    let out = varysat::optimize(p, &varysat::Options::new()).map_err(|e| e.to_string())?;
+    let r = &out.report;
+    if r.fallback.is_some() || r.after.components > r.before.components {
+        return Err(format!("optimization went wrong:\n{r}"));
+    }
+    if r.after.slots > r.before.slots {
+        return Err(format!("slots grew:\n{r}"));
+    }
+    let cfg = EquivConfig {
+        runs: 2,
+        ..EquivConfig::default()
+    };
+    check_equivalent(p, &out.pipeline, &cfg).map_err(|e| format!("not equivalent: {e}"))
 }
