@@ -9,7 +9,7 @@ use egg::Id;
 
 use crate::egraph::analysis::VAnalysis;
 use crate::egraph::lower::{lower, role, Lowered, Role};
-use crate::egraph::saturate::saturate;
+use crate::egraph::saturate::{saturate, Stop};
 use crate::egraph::{Budgets, RuleSet, Scheduler, VGraph, VNode};
 use crate::emit::{emit_consumer, emit_producer, is_store, remove_dead_code, EmitInput};
 use crate::error::Error;
@@ -407,7 +407,10 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     // can leave work that a run on the output finds; take it now, so that optimizing
     // the result again changes nothing more.
     for _ in 0..2 {
-        if out.report.fallback.is_some() {
+        // Under a budget the graph was cut short: a second run meets the same budget,
+        // and the report already says why the result may not be a fixed point.
+        let saturated = out.report.stop_reason == Stop::Saturated.to_string();
+        if out.report.fallback.is_some() || !saturated {
             break;
         }
         let again = run(&out.pipeline, opts, &rewrites, false)?;

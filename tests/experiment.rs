@@ -272,7 +272,7 @@ fn every_shipped_variant_parses() {
         if p.extension().is_some_and(|x| x == "rules") {
             let (name, set) = load_rules(&p.display().to_string()).unwrap();
             assert_eq!(Some(name.as_str()), p.file_stem().and_then(|s| s.to_str()));
-            assert!(!set.rules.is_empty());
+            assert!(!set.rules().is_empty());
             n += 1;
         }
     }
@@ -284,7 +284,7 @@ type RuleText = (String, String, String, String, bool, bool);
 
 fn rule_texts(spec: &str) -> Vec<RuleText> {
     let (_, set) = load_rules(spec).unwrap();
-    set.rules
+    set.rules()
         .iter()
         .map(|r| {
             (

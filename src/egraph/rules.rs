@@ -3,6 +3,8 @@
 //! implemented here. The default set is the shipped `rules/*.rules`, compiled in.
 //! See `rules/README.md` for the language and its contract.
 
+use std::sync::{Arc, OnceLock};
+
 use std::str::FromStr;
 
 use egg::{Condition, ConditionalApplier, Id, Pattern, Rewrite, Subst, Var};
@@ -163,11 +165,13 @@ pub struct RuleDef {
     exact_variant: Option<(Pattern<VNode>, Pattern<VNode>)>,
 }
 
-/// An ordered set of rules with unique names.
+/// An ordered set of rules with unique names. The egg rewrites are compiled once
+/// (606 rewrites for the default set take longer to build than optimizing a small
+/// pair) and shared by clones; adding rules starts a fresh compilation.
 #[derive(Clone, Debug, Default)]
 pub struct RuleSet {
-    /// The rules, in load order.
-    pub rules: Vec<RuleDef>,
+    rules: Vec<RuleDef>,
+    compiled: Arc<OnceLock<Vec<Rewrite<VNode, VAnalysis>>>>,
 }
 
 fn err(file: &str, loc: SrcLoc, msg: impl Into<String>) -> Error {
@@ -375,6 +379,35 @@ fn parse_rule(file: &str, s: &Sexp) -> Result<RuleDef, Error> {
 }
 
 impl RuleSet {
+    /// A set of already parsed rules (e.g. a subset of another set); duplicate names
+    /// are an error.
+    pub fn from_rules(rules: Vec<RuleDef>) -> Result<RuleSet, Error> {
+        let mut set = RuleSet::default();
+        for rule in rules {
+            set.push(rule)?;
+        }
+        Ok(set)
+    }
+
+    /// The rules, in load order.
+    pub fn rules(&self) -> &[RuleDef] {
+        &self.rules
+    }
+
+    fn push(&mut self, rule: RuleDef) -> Result<(), Error> {
+        if let Some(prev) = self.rules.iter().find(|r| r.name == rule.name) {
+            let msg = format!(
+                "duplicate rule name `{}` (first defined at {}:{})",
+                rule.name, prev.file, prev.loc
+            );
+            return Err(err(&rule.file, rule.loc, msg));
+        }
+        self.rules.push(rule);
+        // The set changed: later `rewrites` calls compile it anew.
+        self.compiled = Arc::default();
+        Ok(())
+    }
+
     /// The compiled-in default rules (`rules/*.rules`).
     pub fn default_set() -> RuleSet {
         let mut set = RuleSet::default();
@@ -402,29 +435,14 @@ impl RuleSet {
             items.extend(super::template::expand(&item).map_err(|(loc, m)| err(file, loc, m))?);
         }
         for item in &items {
-            let rule = parse_rule(file, item)?;
-            if let Some(prev) = self.rules.iter().find(|r| r.name == rule.name) {
-                let msg = format!(
-                    "duplicate rule name `{}` (first defined at {}:{})",
-                    rule.name, prev.file, prev.loc
-                );
-                return Err(err(file, rule.loc, msg));
-            }
-            self.rules.push(rule);
+            self.push(parse_rule(file, item)?)?;
         }
         Ok(())
     }
 
     /// Adds every rule of `other`; duplicate names are an error.
     pub fn extend(&mut self, other: RuleSet) -> Result<(), Error> {
-        for rule in other.rules {
-            if self.rules.iter().any(|r| r.name == rule.name) {
-                let msg = format!("duplicate rule name `{}`", rule.name);
-                return Err(err(&rule.file, rule.loc, msg));
-            }
-            self.rules.push(rule);
-        }
-        Ok(())
+        other.rules.into_iter().try_for_each(|rule| self.push(rule))
     }
 
     /// Names of all rules, in order.
@@ -435,6 +453,16 @@ impl RuleSet {
     /// The egg rewrites: each rule, its right-to-left form when bidirectional, and its
     /// `.exact` instantiation when it is not `inexact`.
     pub fn rewrites(&self) -> Result<Vec<Rewrite<VNode, VAnalysis>>, Error> {
+        if let Some(done) = self.compiled.get() {
+            return Ok(done.clone());
+        }
+        let out = self.compile()?;
+        // A concurrent caller may have filled it first; both results are identical.
+        let _ = self.compiled.set(out.clone());
+        Ok(out)
+    }
+
+    fn compile(&self) -> Result<Vec<Rewrite<VNode, VAnalysis>>, Error> {
         let mut out = vec![];
         for r in &self.rules {
             let mut add = |name: String, l: &Pattern<VNode>, rhs: &Pattern<VNode>| {

@@ -118,14 +118,10 @@ fn ablate(c: &Config, p: &Pipeline, output: &str, fired: &BTreeMap<String, usize
     fired
         .keys()
         .filter(|rule| {
-            let rules = RuleSet {
-                rules: c
-                    .rules
-                    .rules
-                    .iter()
-                    .filter(|r| &r.name != *rule)
-                    .cloned()
-                    .collect(),
+            let kept = c.rules.rules().iter().filter(|r| &r.name != *rule);
+            let Ok(rules) = RuleSet::from_rules(kept.cloned().collect()) else {
+                // A subset of a valid set cannot gain duplicate names.
+                return false;
             };
             match optimize(p, &options(c, rules)) {
                 Ok(o) => crate::text::print(&o.pipeline) != output,
