@@ -5,12 +5,12 @@
 use super::sexp::Sexp;
 use crate::ir::SrcLoc;
 
-/// The placeholder a template's rules use for the operator.
-const PLACEHOLDER: &str = "$op";
+/// The token a template's rules use where each listed operator goes.
+const OP_TOKEN: &str = "$op";
 
 fn substitute(s: &Sexp, op: &str) -> Sexp {
     match s {
-        Sexp::Atom(a, loc) => Sexp::Atom(a.replace(PLACEHOLDER, op), *loc),
+        Sexp::Atom(a, loc) => Sexp::Atom(a.replace(OP_TOKEN, op), *loc),
         Sexp::List(items, loc) => {
             Sexp::List(items.iter().map(|i| substitute(i, op)).collect(), *loc)
         }
