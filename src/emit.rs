@@ -42,6 +42,8 @@ struct Builder<'a> {
     /// Index of the GS emit being stored, if any.
     emit_index: Option<usize>,
     invocation_id: Option<Value>,
+    /// Constant vertex indices emitted for re-loaded TCS control points, by index.
+    vertex_indices: BTreeMap<u32, Value>,
     /// Top-level producer loads that can stand for a leaf node instead of a new load.
     leaves: BTreeMap<VNode, Value>,
 }
@@ -175,6 +177,22 @@ impl Builder<'_> {
                 slot: *slot,
                 indirect: None,
             },
+            VNode::VertexInput { slot, vertex } => {
+                let index = match self.vertex_indices.get(vertex) {
+                    Some(v) => *v,
+                    None => {
+                        let v = self.fresh(BitSize::B32);
+                        self.push(Some(v), InstKind::Const(*vertex));
+                        self.vertex_indices.insert(*vertex, v);
+                        v
+                    }
+                };
+                InstKind::LoadPerVertexInput {
+                    slot: *slot,
+                    vertex: index,
+                    indirect: None,
+                }
+            }
             VNode::SysVal(_, sv) => InstKind::LoadSystemValue(*sv),
             VNode::Xfer([m, v]) => self.load(*m, *v)?,
             other => return Err(internal(format!("cannot emit `{other}` in {ctx:?}"))),
@@ -263,6 +281,7 @@ pub fn emit_consumer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
         available: None,
         emit_index: None,
         invocation_id: None,
+        vertex_indices: BTreeMap::new(),
         leaves: BTreeMap::new(),
     };
     for (v, id) in &input.lowered.roots {
@@ -429,6 +448,7 @@ fn builder<'a>(
         available,
         emit_index,
         invocation_id: None,
+        vertex_indices: BTreeMap::new(),
         leaves: BTreeMap::new(),
     }
 }
@@ -437,6 +457,7 @@ fn builder<'a>(
 /// end reuse them rather than loading again.
 fn top_level_leaves(shader: &Shader) -> BTreeMap<VNode, Value> {
     let mut out = BTreeMap::new();
+    let mut consts = BTreeMap::new();
     for stmt in &shader.body {
         let Stmt::Inst(Inst {
             result: Some(r),
@@ -453,6 +474,21 @@ fn top_level_leaves(shader: &Shader) -> BTreeMap<VNode, Value> {
             } => VNode::Input(*slot),
             InstKind::LoadSystemValue(sv) => VNode::SysVal(crate::egraph::Side::Producer, *sv),
             InstKind::LoadUniform { index } => VNode::Uniform(*index),
+            InstKind::Const(c) => {
+                consts.insert(*r, *c);
+                continue;
+            }
+            InstKind::LoadPerVertexInput {
+                slot,
+                vertex,
+                indirect: None,
+            } if shader.stage() == Stage::TessCtrl => match consts.get(vertex) {
+                Some(v) => VNode::VertexInput {
+                    slot: *slot,
+                    vertex: *v,
+                },
+                None => continue,
+            },
             _ => continue,
         };
         out.entry(leaf).or_insert(*r);

@@ -138,16 +138,23 @@ impl Analysis<VNode> for VAnalysis {
                 d.free_cost = o.free_cost.map(|c| c.saturating_add(1));
                 d
             }
-            VNode::Input(_) | VNode::Opaque { .. } => {
+            VNode::Input(_) | VNode::VertexInput { .. } | VNode::Opaque { .. } => {
                 let bits = match enode {
                     VNode::Opaque { bits, .. } => *bits,
-                    VNode::Input(s) if s.half != crate::ir::Half::Full => BitSize::B16,
+                    VNode::Input(s) | VNode::VertexInput { slot: s, .. }
+                        if s.half != crate::ir::Half::Full =>
+                    {
+                        BitSize::B16
+                    }
                     _ => BitSize::B32,
                 };
                 let mut d = leaf(Some(bits), true, false, None);
                 // A TES reads a patch input once per patch: every vertex of the
                 // primitives it produces sees the same value.
-                d.convergent_p = matches!(enode, VNode::Input(s) if s.slot.is_patch());
+                // A TCS reading a fixed control point sees the same value in every
+                // invocation of the patch.
+                d.convergent_p = matches!(enode, VNode::Input(s) if s.slot.is_patch())
+                    || matches!(enode, VNode::VertexInput { .. });
                 d
             }
             VNode::SysVal(side, sv) => {

@@ -128,6 +128,14 @@ pub enum VNode {
     },
     /// A producer input read without a vertex index (VS attribute, TES patch input).
     Input(IoSlot),
+    /// A TCS read of one input control point at a constant index: the same value in
+    /// every invocation of the patch.
+    VertexInput {
+        /// The slot read.
+        slot: IoSlot,
+        /// The constant vertex index.
+        vertex: u32,
+    },
     /// A system value of one side.
     SysVal(Side, SystemValue),
     /// A producer value outside the lowered region (index into the producer's values).
@@ -215,6 +223,7 @@ impl VNode {
             VNode::Uniform(i) => format!("uniform:{i}"),
             VNode::Ubo { block, .. } => format!("ubo:{block}"),
             VNode::Input(s) => format!("in:{s}"),
+            VNode::VertexInput { slot, vertex } => format!("vin:{vertex}:{slot}"),
             VNode::SysVal(Side::Producer, sv) => format!("psv:{sv}"),
             VNode::SysVal(Side::Consumer, sv) => format!("csv:{sv}"),
             VNode::Opaque { value, bits } => format!("opaque:{value}:{}", bits.bits()),
@@ -310,6 +319,13 @@ fn parse_leaf(op: &str) -> Option<VNode> {
     match head {
         "uniform" => Some(VNode::Uniform(rest.parse().ok()?)),
         "in" => Some(VNode::Input(rest.parse().ok()?)),
+        "vin" => {
+            let (v, s) = rest.split_once(':')?;
+            Some(VNode::VertexInput {
+                slot: s.parse().ok()?,
+                vertex: v.parse().ok()?,
+            })
+        }
         "psv" => Some(VNode::SysVal(Side::Producer, rest.parse().ok()?)),
         "csv" => Some(VNode::SysVal(Side::Consumer, rest.parse().ok()?)),
         "opaque" => {

@@ -222,6 +222,18 @@ impl ProducerWalk<'_> {
                 indirect: None,
             } => Some(VNode::Input(*slot)),
             InstKind::LoadSystemValue(sv) => Some(VNode::SysVal(Side::Producer, *sv)),
+            // A TCS read of a fixed control point is one value per patch.
+            InstKind::LoadPerVertexInput {
+                slot,
+                vertex,
+                indirect: None,
+            } if self.shader.stage() == Stage::TessCtrl => self
+                .term(*vertex)
+                .and_then(|v| self.g.egraph[v].data.konst)
+                .map(|vertex| VNode::VertexInput {
+                    slot: *slot,
+                    vertex,
+                }),
             _ => None,
         };
         match node {
@@ -802,9 +814,14 @@ pub fn lower(p: &Pipeline, analysis: VAnalysis, pin_xfb_reads: bool) -> Lowered 
 }
 
 /// A TCS patch output is one value for the whole patch, so it may enter the graph
-/// only when every invocation that stores it stores the same free value; a store
-/// gated by a condition (typically `invocation_id == 0`) with nothing stored on the
-/// other path counts as storing its value. Anything else is pinned.
+/// only when every invocation that stores it stores the same invocation-independent
+/// value: free, or built by pure ops from free values, convergent system values
+/// (`primitive_id`, `patch_vertices_in`) and control points read at a constant index
+/// (the analysis' `convergent_p`; never `invocation_id`, `load_output` or loop
+/// values). A store gated by a condition (typically `invocation_id == 0`) with
+/// nothing stored on the other path counts as storing its value: emission stores it
+/// unconditionally from every invocation at the end, which writes the same value.
+/// Anything else is pinned.
 fn pin_tcs_patch_outputs(p: &Pipeline, prod: &mut ProducerModel, g: &Graph, pins: &mut Pins) {
     if p.producer.stage() != Stage::TessCtrl {
         return;
@@ -813,16 +830,17 @@ fn pin_tcs_patch_outputs(p: &Pipeline, prod: &mut ProducerModel, g: &Graph, pins
         if !io.slot.is_patch() {
             continue;
         }
-        *t = t.and_then(|id| ungated_free(g, id));
+        *t = t.and_then(|id| ungated_invariant(g, id));
         if t.is_none() {
             pins.pin(*io, "TCS patch output that may differ between invocations");
         }
     }
 }
 
-fn ungated_free(g: &Graph, id: Id) -> Option<Id> {
+fn ungated_invariant(g: &Graph, id: Id) -> Option<Id> {
     let eg = &g.egraph;
-    if eg[id].data.is_free() {
+    let same = |c: Id| eg[c].data.is_free() || eg[c].data.convergent_p;
+    if same(id) {
         return Some(id);
     }
     let is_undef = |c: Id| eg[c].nodes.iter().any(|n| matches!(n, VNode::Undef(_)));
@@ -832,8 +850,8 @@ fn ungated_free(g: &Graph, id: Id) -> Option<Id> {
             children,
             ..
         } => match children.as_slice() {
-            [_, a, b] if is_undef(*b) && eg[*a].data.is_free() => Some(*a),
-            [_, a, b] if is_undef(*a) && eg[*b].data.is_free() => Some(*b),
+            [_, a, b] if is_undef(*b) && same(*a) => Some(*a),
+            [_, a, b] if is_undef(*a) && same(*b) => Some(*b),
             _ => None,
         },
         _ => None,

@@ -120,7 +120,9 @@ pub fn valid(g: &VGraph, class: Id, node: &VNode, ctx: Ctx) -> bool {
         VNode::Xfer(_) => ctx == Ctx::C && !g[class].data.is_free(),
         VNode::Mode(..) => ctx == Ctx::C,
         VNode::SysVal(side, _) => (*side == crate::egraph::Side::Producer) == (ctx == Ctx::P),
-        VNode::Input(_) | VNode::Opaque { .. } | VNode::Emits(_) => ctx == Ctx::P,
+        VNode::Input(_) | VNode::VertexInput { .. } | VNode::Opaque { .. } | VNode::Emits(_) => {
+            ctx == Ctx::P
+        }
         _ => true,
     };
     kind_ok
