@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ir::{AluOp, InstKind, IoSlot, Pipeline, Shader, Slot, Stage, Stmt, Value};
+use crate::ir::{AluOp, InstKind, InterpMode, IoSlot, Pipeline, Shader, Slot, Stage, Stmt, Value};
 use crate::optimize::{Fate, VaryingReport};
 
 /// A pair after the pre-pass, with the fates of the varyings it merged.
@@ -159,19 +159,22 @@ fn plain_colour_stores(vs: &Shader) -> BTreeMap<IoSlot, Value> {
     out
 }
 
+/// How one load reads a colour: flat (`None`) or with a mode and its operands.
+type LoadForm = Option<(InterpMode, Vec<Value>)>;
+
 /// How the FS reads each colour address (the set of load forms); `None` marks an
 /// address read indirectly, which stays as it is.
-fn colour_reads(fs: &Shader) -> BTreeMap<IoSlot, Option<BTreeSet<String>>> {
-    let mut out: BTreeMap<IoSlot, Option<BTreeSet<String>>> = BTreeMap::new();
+fn colour_reads(fs: &Shader) -> BTreeMap<IoSlot, Option<BTreeSet<LoadForm>>> {
+    let mut out: BTreeMap<IoSlot, Option<BTreeSet<LoadForm>>> = BTreeMap::new();
     fs.for_each_inst(|inst| {
         let (slot, form, indirect) = match &inst.kind {
-            InstKind::LoadInput { slot, indirect } => (*slot, "flat".to_string(), indirect),
+            InstKind::LoadInput { slot, indirect } => (*slot, None, indirect),
             InstKind::LoadInterpolatedInput {
                 slot,
                 mode,
                 operands,
                 indirect,
-            } => (*slot, format!("{mode:?}{operands:?}"), indirect),
+            } => (*slot, Some((*mode, operands.clone())), indirect),
             _ => return,
         };
         if !matches!(slot.slot, Slot::Col(_) | Slot::Bfc(_)) {
@@ -314,5 +317,39 @@ mod tests {
                 (store_output POS.x %p)))",
         );
         assert_eq!(prepare(&p).pipeline, p);
+    }
+
+    fn colour_pair(back: &str, second_read: &str) -> Pipeline {
+        parse(&format!(
+            "(pair
+              (producer vs
+                (%a = load_input ATTR0.x)
+                (%b = load_input ATTR0.y)
+                (store_output COL0.x %a)
+                (store_output COL1.x %a)
+                {back})
+              (consumer fs
+                (%x = load_interpolated_input COL0.x persp center)
+                (%y = {second_read})
+                (%s = fadd %x %y)
+                (store_output DATA0.x %s)))"
+        ))
+    }
+
+    #[test]
+    fn equal_colours_merge_only_with_equal_back_colours_and_reads() {
+        let same_read = "load_interpolated_input COL1.x persp center";
+        let merged = prepare(&colour_pair("", same_read));
+        assert_eq!(merged.fates.len(), 1, "COL1.x merges into COL0.x");
+        crate::validate::validate(&merged.pipeline).unwrap();
+
+        // Two-sided lighting could pick BFC1.x, which differs from BFC0.x (unwritten).
+        let other_back = colour_pair("(store_output BFC1.x %b)", same_read);
+        assert!(prepare(&other_back).fates.is_empty());
+        assert_eq!(prepare(&other_back).pipeline, other_back);
+
+        // Read with another interpolation: one varying cannot serve both.
+        let other_read = colour_pair("", "load_interpolated_input COL1.x linear center");
+        assert!(prepare(&other_read).fates.is_empty());
     }
 }
