@@ -133,11 +133,16 @@ impl Builder<'_> {
             self.memo.insert(key, v);
             return Ok(v);
         }
-        if let (VNode::Emits(children), Some(i)) = (&node, self.emit_index) {
-            let child = *children
-                .get(i)
-                .ok_or_else(|| internal(format!("GS emit {i} has no value")))?;
-            return self.emit(child, ctx, target);
+        if let VNode::PerEmit([index, head, tail]) = node {
+            let i = self
+                .emit_index
+                .ok_or_else(|| internal("a per-emit value outside a GS emit".into()))?;
+            let at = g[index]
+                .data
+                .konst
+                .ok_or_else(|| internal("a per-emit index is not a constant".into()))?;
+            let taken = if u64::from(at) == i as u64 { head } else { tail };
+            return self.emit(taken, ctx, target);
         }
         let kind = self.kind(&node, ctx)?;
         let v = match target {

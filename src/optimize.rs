@@ -358,6 +358,7 @@ fn problem<'a>(
         model: &opts.cost,
         consumer: &p.consumer.info,
         seed,
+        gs_emits: l.gs_emits,
     }
 }
 

@@ -365,7 +365,7 @@ fn motion_variants_are_derived_from_the_default_set() {
     assert!(mesa.iter().all(|r| !r.4));
     for gone in [
         "promote-convergent",
-        "emits-same2",
+        "per-emit-same",
         "fadd-zero",
         "ffma-unfuse",
     ] {

@@ -145,26 +145,30 @@ const CASES: &[(&str, &str, &str)] = &[
         "(bcsel (flt in:ATTR0.x in:ATTR1.x) undef16 (f2f16 in:ATTR2.x))",
         "(f2f16 in:ATTR2.x)",
     ),
-    ("emits-same2", "(emits in:ATTR0.x in:ATTR0.x)", "in:ATTR0.x"),
     (
-        "emits-same3",
-        "(emits uniform:0 uniform:0 uniform:0)",
-        "uniform:0",
+        "per-emit-same",
+        "(per-emit 1i32 in:ATTR0.x in:ATTR0.x)",
+        "in:ATTR0.x",
     ),
     (
-        "emits-same4",
-        "(emits opaque:3:32 opaque:3:32 opaque:3:32 opaque:3:32)",
+        "per-emit-undef-tail",
+        "(per-emit 0i32 opaque:3:32 undef32)",
         "opaque:3:32",
     ),
     (
-        "emits-same5",
-        "(emits undef32 undef32 undef32 undef32 undef32)",
-        "undef32",
+        "per-emit-undef-head",
+        "(per-emit 2i32 undef32 uniform:0)",
+        "uniform:0",
     ),
     (
-        "emits-same6",
-        "(emits 1f32 1f32 1f32 1f32 1f32 1f32)",
-        "1f32",
+        "per-emit-undef-tail16",
+        "(per-emit 0i32 opaque:3:16 undef16)",
+        "opaque:3:16",
+    ),
+    (
+        "per-emit-undef-head16",
+        "(per-emit 0i32 undef16 1f16)",
+        "1f16",
     ),
 ];
 
@@ -183,7 +187,11 @@ const NON_CASES: &[(&str, &str, &str)] = &[
         "(fpow (fpow uniform:0 uniform:1) uniform:1)",
     ),
     ("propagate-free", "(xfer flat in:ATTR0.x)", "in:ATTR0.x"),
-    ("emits-same2", "(emits in:ATTR0.x in:ATTR1.x)", "in:ATTR0.x"),
+    (
+        "per-emit-same",
+        "(per-emit 0i32 in:ATTR0.x in:ATTR1.x)",
+        "in:ATTR0.x",
+    ),
 ];
 
 fn only(rule: &str) -> RuleSet {

@@ -37,8 +37,8 @@ pub struct VData {
     pub convergent_c: bool,
     /// Cheapest Mesa-cost of a free (both-stage) expression in the class.
     pub free_cost: Option<u32>,
-    /// Some expression of the class has no GS `emits` node: it is one value, not one
-    /// per emit, so work over it runs once rather than at every emit.
+    /// Some expression of the class has no GS `per-emit` node: it is one value, the
+    /// same at every emit.
     pub single: bool,
 }
 
@@ -164,8 +164,8 @@ impl Analysis<VNode> for VAnalysis {
                 d.convergent_c = !p && sv.is_convergent();
                 d
             }
-            VNode::Emits(children) => {
-                let bits = children.first().and_then(|c| egraph[*c].data.bits);
+            VNode::PerEmit([_, head, tail]) => {
+                let bits = egraph[*head].data.bits.or(egraph[*tail].data.bits);
                 VData {
                     single: false,
                     ..leaf(bits, true, false, None)
@@ -253,13 +253,13 @@ mod tests {
     }
 
     #[test]
-    fn patch_inputs_are_producer_convergent_and_emits_are_not_single() {
+    fn patch_inputs_are_producer_convergent_and_per_emit_values_are_not_single() {
         let mut g = VGraph::default();
         let patch = class_of(&mut g, "(fmul in:PATCH0.x uniform:0)");
         assert!(g[patch].data.convergent_p);
         let attr = class_of(&mut g, "(fmul in:ATTR0.x uniform:0)");
         assert!(!g[attr].data.convergent_p);
-        let per_emit = class_of(&mut g, "(fadd (emits in:ATTR0.x in:ATTR0.y) 1f32)");
+        let per_emit = class_of(&mut g, "(fadd (per-emit 0i32 in:ATTR0.x in:ATTR0.y) 1f32)");
         assert!(!g[per_emit].data.single);
         assert!(g[attr].data.single);
         // A per-emit class shown equal to a single value becomes single.

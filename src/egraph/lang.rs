@@ -145,8 +145,11 @@ pub enum VNode {
         /// Its size.
         bits: BitSize,
     },
-    /// GS output tuple: the value stored at each static `emit_vertex`, in order.
-    Emits(Vec<Id>),
+    /// `(per-emit K H T)`: a GS output that differs between static `emit_vertex`es —
+    /// `H` at emit `K` (a constant child), `T` at every other emit. Lowering builds a
+    /// right spine `(per-emit 0i32 v0 (per-emit 1i32 v1 v2))`, so the ops of every
+    /// pure law distribute over it like over a select on the emit index.
+    PerEmit([Id; 3]),
     /// The MODE operand of `xfer`, with its operand children (vertex index, offsets).
     Mode(XferMode, Vec<Id>),
     /// `(xfer MODE p)`: children are the mode node and the producer value.
@@ -177,7 +180,7 @@ impl Language for VNode {
             ) => a == b && x == y,
             (VNode::Ubo { block: a, .. }, VNode::Ubo { block: b, .. }) => a == b,
             (VNode::Mode(a, _), VNode::Mode(b, _)) => a == b,
-            (VNode::Emits(_), VNode::Emits(_)) | (VNode::Xfer(_), VNode::Xfer(_)) => true,
+            (VNode::PerEmit(_), VNode::PerEmit(_)) | (VNode::Xfer(_), VNode::Xfer(_)) => true,
             (a, b) if a.children().is_empty() && b.children().is_empty() => a == b,
             _ => false,
         };
@@ -186,22 +189,20 @@ impl Language for VNode {
 
     fn children(&self) -> &[Id] {
         match self {
-            VNode::Alu { children, .. } | VNode::Emits(children) | VNode::Mode(_, children) => {
-                children
-            }
+            VNode::Alu { children, .. } | VNode::Mode(_, children) => children,
             VNode::Ubo { offset, .. } => offset,
             VNode::Xfer(c) => c,
+            VNode::PerEmit(c) => c,
             _ => &[],
         }
     }
 
     fn children_mut(&mut self) -> &mut [Id] {
         match self {
-            VNode::Alu { children, .. } | VNode::Emits(children) | VNode::Mode(_, children) => {
-                children
-            }
+            VNode::Alu { children, .. } | VNode::Mode(_, children) => children,
             VNode::Ubo { offset, .. } => offset,
             VNode::Xfer(c) => c,
+            VNode::PerEmit(c) => c,
             _ => &mut [],
         }
     }
@@ -227,7 +228,7 @@ impl VNode {
             VNode::SysVal(Side::Producer, sv) => format!("psv:{sv}"),
             VNode::SysVal(Side::Consumer, sv) => format!("csv:{sv}"),
             VNode::Opaque { value, bits } => format!("opaque:{value}:{}", bits.bits()),
-            VNode::Emits(_) => "emits".into(),
+            VNode::PerEmit(_) => "per-emit".into(),
             VNode::Mode(m, _) => m.name(),
             VNode::Xfer(_) => "xfer".into(),
         }
@@ -382,7 +383,10 @@ impl FromOp for VNode {
                 let c: [Id; 2] = children.try_into().map_err(|_| arity_err(2))?;
                 return Ok(VNode::Xfer(c));
             }
-            "emits" if !children.is_empty() => return Ok(VNode::Emits(children)),
+            "per-emit" => {
+                let c: [Id; 3] = children.try_into().map_err(|_| arity_err(3))?;
+                return Ok(VNode::PerEmit(c));
+            }
             _ => {}
         }
         if let Some(block) = op.strip_prefix("ubo:").and_then(|b| b.parse().ok()) {
@@ -414,7 +418,7 @@ mod tests {
             "(xfer persp.center (fadd in:ATTR0.x 1f32))",
             "(xfer (vertex 2i32) (fmul.exact psv:vertex_id uniform:3))",
             "(xfer (linear.at_offset 0.5f32 -0.25f32) opaque:7:32)",
-            "(emits undef32 #32:0x7fc00000 (ubo:1 16i32))",
+            "(per-emit 1i32 undef32 (per-emit 2i32 #32:0x7fc00000 (ubo:1 16i32)))",
             "(bcsel true -0f16 1f16)",
             "(xfer patch csv:primitive_id)",
         ];

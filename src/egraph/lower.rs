@@ -132,8 +132,8 @@ pub struct Lowered {
     pub pins: Pins,
     /// Every node lowering added, with its class: the as-written solution.
     pub original: Vec<(VNode, Id)>,
-    /// Number of static `emit_vertex` of a GS producer.
-    pub emits: usize,
+    /// Number of static `emit_vertex` of a GS producer (`None` for other producers).
+    pub gs_emits: Option<usize>,
 }
 
 fn io_bits(io: IoSlot) -> BitSize {
@@ -428,7 +428,7 @@ struct ProducerModel {
     ranges: Vec<(IoSlot, Vec<Slot>)>,
     read_back: BTreeSet<IoSlot>,
     xfb: BTreeSet<IoSlot>,
-    emits: usize,
+    gs_emits: Option<usize>,
 }
 
 fn lower_producer(shader: &Shader, g: &mut Graph, pins: &mut Pins) -> ProducerModel {
@@ -467,7 +467,7 @@ fn lower_producer(shader: &Shader, g: &mut Graph, pins: &mut Pins) -> ProducerMo
         ranges: w.ranges,
         read_back: w.read_back,
         xfb: w.xfb,
-        emits: w.snapshots.len(),
+        gs_emits: gs.then_some(w.snapshots.len()),
     }
 }
 
@@ -483,11 +483,20 @@ fn gs_output(w: &mut ProducerWalk<'_>, io: IoSlot) -> Option<Id> {
             None => w.g.add(VNode::Undef(io_bits(io))),
         });
     }
-    match per_emit.first() {
-        None => Some(w.g.add(VNode::Undef(io_bits(io)))),
-        Some(first) if per_emit.iter().all(|t| t == first) => Some(*first),
-        Some(_) => Some(w.g.add(VNode::Emits(per_emit))),
+    let Some(mut spine) = per_emit.pop() else {
+        return Some(w.g.add(VNode::Undef(io_bits(io))));
+    };
+    // Right to left: a run of equal values at the end stays one value.
+    for (k, head) in per_emit.into_iter().enumerate().rev() {
+        if head != spine {
+            let index = w.g.add(VNode::Const {
+                bits: BitSize::B32,
+                value: k as u32,
+            });
+            spine = w.g.add(VNode::PerEmit([index, head, spine]));
+        }
     }
+    Some(spine)
 }
 
 /// The qualifier a consumer load reads its slot with (pinning decisions).
@@ -929,7 +938,7 @@ fn lower_once(p: &Pipeline, analysis: VAnalysis, mut pins: Pins) -> (Lowered, Ve
         needed,
         pins,
         original: g.original,
-        emits: prod.emits,
+        gs_emits: prod.gs_emits,
     };
     (lowered, missing)
 }

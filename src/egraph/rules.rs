@@ -26,6 +26,7 @@ pub const DEFAULT_RULE_FILES: &[(&str, &str)] = &[
         include_str!("../../rules/algebra.rules"),
     ),
     ("rules/dedup.rules", include_str!("../../rules/dedup.rules")),
+    ("rules/emits.rules", include_str!("../../rules/emits.rules")),
     ("rules/flat.rules", include_str!("../../rules/flat.rules")),
     (
         "rules/interp.rules",
@@ -59,8 +60,8 @@ pub enum Cond {
     /// control flow: lowering gates them with `bcsel` on the branch condition) and the
     /// producer is not a GS, so interpolating it gives the value itself.
     Promotable(Var),
-    /// `(single ?x)`: `?x` has an expression without a GS `emits` node (one value,
-    /// not one per emit).
+    /// `(single ?x)`: `?x` has an expression without a GS `per-emit` node (one value,
+    /// the same at every emit).
     Single(Var),
     /// `(not-free ?x)`: the consumer cannot compute `?x` by itself. The one negative
     /// condition: it may lag a merge, and it guards cost, not soundness (motion must

@@ -80,6 +80,24 @@ pub struct Problem<'a> {
     pub consumer: &'a StageInfo,
     /// The as-written solution (upper bound), if known.
     pub seed: Option<Selection>,
+    /// The number of static emits when the producer is a GS. Emission stores the
+    /// varyings before every emit, so producer work runs once per emit that reaches
+    /// it (a `per-emit` node routes each emit to one branch).
+    pub gs_emits: Option<usize>,
+}
+
+impl Problem<'_> {
+    /// A tree-cost estimate of running `node` in `ctx`: its ALU cost, times the
+    /// number of emits for GS producer work (exact for work every emit reaches, an
+    /// over-estimate for work inside one `per-emit` branch). The whole-DAG cost
+    /// (`dag_cost`) counts the emits that reach each node instead.
+    pub fn own_estimate(&self, node: &VNode, ctx: Ctx) -> Cost {
+        let c = alu_cost(self.model, self.consumer.stage(), node, ctx);
+        match (ctx, self.gs_emits) {
+            (Ctx::P, Some(n)) => c * n as u64,
+            _ => c,
+        }
+    }
 }
 
 /// An extraction strategy (issue 5 adds exact and global-search ones).
@@ -120,7 +138,7 @@ pub fn valid(g: &VGraph, class: Id, node: &VNode, ctx: Ctx) -> bool {
         VNode::Xfer(_) => ctx == Ctx::C && !g[class].data.is_free(),
         VNode::Mode(..) => ctx == Ctx::C,
         VNode::SysVal(side, _) => (*side == crate::egraph::Side::Producer) == (ctx == Ctx::P),
-        VNode::Input(_) | VNode::VertexInput { .. } | VNode::Opaque { .. } | VNode::Emits(_) => {
+        VNode::Input(_) | VNode::VertexInput { .. } | VNode::Opaque { .. } | VNode::PerEmit(_) => {
             ctx == Ctx::P
         }
         _ => true,
@@ -249,6 +267,9 @@ struct Eval<'a> {
     producer_alu: Cost,
     consumer_alu: Cost,
     varyings: BTreeSet<VaryingKey>,
+    /// Producer classes the consumer part reaches directly (GS emit routing starts
+    /// there).
+    producer_roots: Vec<Id>,
 }
 
 impl Eval<'_> {
@@ -273,12 +294,55 @@ impl Eval<'_> {
                     self.varyings.insert(v);
                 }
                 for (i, ch) in node.children().iter().enumerate() {
-                    self.visit(*ch, child_ctx(node, ctx, i));
+                    let child = child_ctx(node, ctx, i);
+                    if ctx == Ctx::C && child == Ctx::P {
+                        self.producer_roots.push(self.p.egraph.find(*ch));
+                    }
+                    self.visit(*ch, child);
                 }
             }
         }
         self.on_stack.remove(&key);
         self.done.insert(key);
+    }
+
+    /// The producer ALU cost when the producer is a GS with `emits` emits: each node
+    /// is paid once per emit whose stores reach it, and at least once (a node only a
+    /// branch no emit takes reaches is still in the selection; charging it keeps
+    /// per-node costs a lower bound for the exact search).
+    fn gs_producer_alu(&self, emits: usize) -> Cost {
+        let g = self.p.egraph;
+        let mut runs: fxhash::FxHashMap<Id, u64> = fxhash::FxHashMap::default();
+        for emit in 0..emits {
+            let mut seen = fxhash::FxHashSet::default();
+            let mut stack = self.producer_roots.clone();
+            while let Some(id) = stack.pop() {
+                let id = g.find(id);
+                if !seen.insert(id) {
+                    continue;
+                }
+                *runs.entry(id).or_default() += 1;
+                match self.sel.choice.get(&(id, Ctx::P)) {
+                    Some(VNode::PerEmit([index, head, tail])) => {
+                        let at = g[*index].data.konst.map(u64::from);
+                        stack.push(if at == Some(emit as u64) { *head } else { *tail });
+                    }
+                    Some(node) => stack.extend(node.children().iter().copied()),
+                    None => {}
+                }
+            }
+        }
+        let mut total = Cost(0);
+        for (id, ctx) in &self.done {
+            if *ctx != Ctx::P {
+                continue;
+            }
+            if let Some(node) = self.sel.choice.get(&(*id, Ctx::P)) {
+                let own = alu_cost(self.p.model, self.p.consumer.stage(), node, Ctx::P);
+                total += own * runs.get(id).copied().unwrap_or(0).max(1);
+            }
+        }
+        total
     }
 }
 
@@ -293,9 +357,13 @@ pub fn dag_cost(p: &Problem<'_>, sel: &Selection) -> DagCost {
         producer_alu: Cost(0),
         consumer_alu: Cost(0),
         varyings: BTreeSet::new(),
+        producer_roots: vec![],
     };
     for r in &p.roots {
         e.visit(*r, Ctx::C);
+    }
+    if let (Some(n), false) = (p.gs_emits, e.cyclic) {
+        e.producer_alu = e.gs_producer_alu(n);
     }
     let varyings: Vec<VaryingKey> = e.varyings.into_iter().collect();
     let (vcost, slots) = varying_cost(p.model, p.consumer, &varyings);
@@ -372,7 +440,7 @@ pub(crate) fn greedy_priced(p: &Problem<'_>, price: &dyn Fn(&VNode) -> Option<Co
                     let Some(extra) = price(node) else {
                         continue;
                     };
-                    let own = alu_cost(p.model, p.consumer.stage(), node, ctx) + extra;
+                    let own = p.own_estimate(node, ctx) + extra;
                     let mut total = (own, 1u64);
                     let mut ok = true;
                     for (i, ch) in node.children().iter().enumerate() {
@@ -526,6 +594,7 @@ mod tests {
             model: &model,
             consumer: &fs,
             seed: None,
+            gs_emits: None,
         };
         let sel = DagExtractor::default().extract(&p);
         let c = dag_cost(&p, &sel);

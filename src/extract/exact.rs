@@ -185,7 +185,7 @@ impl Search<'_, '_> {
             return;
         }
         let Some(key) = self.next_key() else {
-            let total = self.lower_bound();
+            let total = self.leaf_cost();
             if total < self.best_cost {
                 self.best_cost = total;
                 self.best = Some(self.assign.clone());
@@ -230,6 +230,22 @@ impl Search<'_, '_> {
                 return;
             }
         }
+    }
+
+    /// The cost of a complete assignment: the bound itself (every node paid once),
+    /// except for a GS producer, whose work is paid per emit that reaches it — which
+    /// only the whole-DAG evaluation knows; the bound stays a lower bound.
+    fn leaf_cost(&self) -> Cost {
+        if self.p.gs_emits.is_none() {
+            return self.lower_bound();
+        }
+        let mut sel = Selection::default();
+        for (key, i) in &self.assign {
+            if let Some(a) = self.alts(key).get(*i) {
+                sel.choice.insert(*key, a.node.clone());
+            }
+        }
+        dag_cost(self.p, &sel).total
     }
 
     fn release(&mut self, v: VaryingKey) {
@@ -350,6 +366,7 @@ mod tests {
             model: &model,
             consumer: &fs,
             seed: None,
+            gs_emits: None,
         };
         let ops: u64 = OPS
             .iter()
@@ -393,6 +410,7 @@ mod tests {
             model: &model,
             consumer: &fs,
             seed: None,
+            gs_emits: None,
         };
         let base = DagExtractor::default().extract(&p);
         let mut best = Cost::INFINITE;
@@ -435,6 +453,7 @@ mod tests {
             model: &model,
             consumer: &fs,
             seed: None,
+            gs_emits: None,
         };
         let out = ExactExtractor::with_limit(Duration::ZERO).solve(&p);
         assert!(!out.proved_optimal);

@@ -25,6 +25,8 @@ pub struct Instance {
     pub pipeline: Pipeline,
     /// The options (for the cost model).
     pub options: Options,
+    /// The GS producer's static emit count (see `Problem::gs_emits`).
+    pub gs_emits: Option<usize>,
 }
 
 impl Instance {
@@ -46,6 +48,7 @@ impl Instance {
             seed,
             pipeline: p.clone(),
             options: opts.clone(),
+            gs_emits: lowered.gs_emits,
         })
     }
 
@@ -57,6 +60,7 @@ impl Instance {
             model: &self.options.cost,
             consumer: &self.pipeline.consumer.info,
             seed: Some(self.seed.clone()),
+            gs_emits: self.gs_emits,
         }
     }
 

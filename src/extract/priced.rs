@@ -10,7 +10,7 @@ use egg::{Id, Language};
 
 use super::cost::Cost;
 use super::dag::{
-    alu_cost, child_ctx, valid, varying_key, xfer_estimate, Ctx, Problem, Selection, VaryingKey,
+    child_ctx, valid, varying_key, xfer_estimate, Ctx, Problem, Selection, VaryingKey,
 };
 use crate::egraph::VNode;
 
@@ -59,7 +59,7 @@ impl Table {
                 entries.push(Entry {
                     key: k,
                     node: node.clone(),
-                    own: alu_cost(p.model, p.consumer.stage(), node, ctx),
+                    own: p.own_estimate(node, ctx),
                     varying: varying_key(g, node).map(|v| (v, xfer_estimate(p, node))),
                     kids,
                 });
