@@ -141,7 +141,11 @@ impl Builder<'_> {
                 .data
                 .konst
                 .ok_or_else(|| internal("a per-emit index is not a constant".into()))?;
-            let taken = if u64::from(at) == i as u64 { head } else { tail };
+            let taken = if u64::from(at) == i as u64 {
+                head
+            } else {
+                tail
+            };
             return self.emit(taken, ctx, target);
         }
         let kind = self.kind(&node, ctx)?;

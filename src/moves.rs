@@ -14,7 +14,7 @@ use egg::{Id, Language};
 
 use crate::egraph::lower::Lowered;
 use crate::egraph::{VGraph, VNode};
-use crate::extract::dag::{reachable, seed_from, varying_cost, varying_key};
+use crate::extract::dag::{emit_runs, reachable, seed_from, varying_cost, varying_key};
 use crate::extract::{Ctx, Problem, Selection, VaryingKey};
 use crate::ir::IoSlot;
 
@@ -139,6 +139,22 @@ fn walk(m: &MoveInput<'_>, root: Id, ctx: Ctx) -> (BTreeSet<Id>, i64, BTreeSet<V
         Ctx::P => Ctx::C,
         Ctx::C => Ctx::P,
     };
+    // Work in a GS producer runs at every emit that reaches it: for a backward move,
+    // the emits the moved expression's routing reaches; for a forward one, the work
+    // the producer did before every emit.
+    let gs_runs = m
+        .problem
+        .gs_emits
+        .map(|n| (n, emit_runs(g, m.selection, &[root], n)));
+    let runs = |c: Ctx, id: Id| -> i64 {
+        match (c, &gs_runs) {
+            (Ctx::P, Some((_, r))) if ctx == Ctx::P => {
+                r.get(&id).copied().unwrap_or(1).max(1) as i64
+            }
+            (Ctx::P, Some((n, _))) => (*n).max(1) as i64,
+            _ => 1,
+        }
+    };
     let (mut seen, mut stack) = (BTreeSet::new(), vec![g.find(root)]);
     let (mut delta, mut xfers) = (0i64, BTreeSet::new());
     while let Some(id) = stack.pop() {
@@ -153,8 +169,8 @@ fn walk(m: &MoveInput<'_>, root: Id, ctx: Ctx) -> (BTreeSet<Id>, i64, BTreeSet<V
             continue;
         }
         if let VNode::Alu { op, .. } = node {
-            let here = model.alu(*op, weight(ctx)).0 as i64;
-            delta += here - model.alu(*op, weight(other)).0 as i64;
+            let here = model.alu(*op, weight(ctx)).0 as i64 * runs(ctx, id);
+            delta += here - model.alu(*op, weight(other)).0 as i64 * runs(other, id);
         }
         stack.extend(node.children().iter().map(|c| g.find(*c)));
     }

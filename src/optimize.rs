@@ -747,14 +747,16 @@ pub fn term_text(g: &VGraph, sel: &Selection, id: Id, ctx: Ctx, depth: usize) ->
     let parts: Vec<String> = kids
         .iter()
         .enumerate()
-        .map(|(i, c)| {
-            term_text(
+        .map(|(i, c)| match (node, g[*c].data.konst) {
+            // The emit a per-emit node names, not the bit pattern's float reading.
+            (VNode::PerEmit(_), Some(at)) if i == 0 => format!("{at}i32"),
+            _ => term_text(
                 g,
                 sel,
                 *c,
                 crate::extract::dag::child_ctx(node, ctx, i),
                 depth - 1,
-            )
+            ),
         })
         .collect();
     format!("({node} {})", parts.join(" "))

@@ -311,27 +311,7 @@ impl Eval<'_> {
     /// branch no emit takes reaches is still in the selection; charging it keeps
     /// per-node costs a lower bound for the exact search).
     fn gs_producer_alu(&self, emits: usize) -> Cost {
-        let g = self.p.egraph;
-        let mut runs: fxhash::FxHashMap<Id, u64> = fxhash::FxHashMap::default();
-        for emit in 0..emits {
-            let mut seen = fxhash::FxHashSet::default();
-            let mut stack = self.producer_roots.clone();
-            while let Some(id) = stack.pop() {
-                let id = g.find(id);
-                if !seen.insert(id) {
-                    continue;
-                }
-                *runs.entry(id).or_default() += 1;
-                match self.sel.choice.get(&(id, Ctx::P)) {
-                    Some(VNode::PerEmit([index, head, tail])) => {
-                        let at = g[*index].data.konst.map(u64::from);
-                        stack.push(if at == Some(emit as u64) { *head } else { *tail });
-                    }
-                    Some(node) => stack.extend(node.children().iter().copied()),
-                    None => {}
-                }
-            }
-        }
+        let runs = emit_runs(self.p.egraph, self.sel, &self.producer_roots, emits);
         let mut total = Cost(0);
         for (id, ctx) in &self.done {
             if *ctx != Ctx::P {
@@ -344,6 +324,42 @@ impl Eval<'_> {
         }
         total
     }
+}
+
+/// How many of a GS's `emits` emits run each producer class of `sel` reachable from
+/// `roots`: emission stores the varyings before every emit and follows one branch of
+/// each `per-emit` node (its head at the emit it names, its tail elsewhere).
+pub fn emit_runs(
+    g: &VGraph,
+    sel: &Selection,
+    roots: &[Id],
+    emits: usize,
+) -> fxhash::FxHashMap<Id, u64> {
+    let mut runs: fxhash::FxHashMap<Id, u64> = fxhash::FxHashMap::default();
+    for emit in 0..emits {
+        let mut seen = fxhash::FxHashSet::default();
+        let mut stack = roots.to_vec();
+        while let Some(id) = stack.pop() {
+            let id = g.find(id);
+            if !seen.insert(id) {
+                continue;
+            }
+            *runs.entry(id).or_default() += 1;
+            match sel.choice.get(&(id, Ctx::P)) {
+                Some(VNode::PerEmit([index, head, tail])) => {
+                    let at = g[*index].data.konst.map(u64::from);
+                    stack.push(if at == Some(emit as u64) {
+                        *head
+                    } else {
+                        *tail
+                    });
+                }
+                Some(node) => stack.extend(node.children().iter().copied()),
+                None => {}
+            }
+        }
+    }
+    runs
 }
 
 /// The whole-DAG cost of `sel` over the problem's roots.
