@@ -12,6 +12,7 @@ use egg::Id;
 use crate::egraph::lower::{role, Lowered, Role};
 use crate::egraph::{VGraph, VNode, XferMode};
 use crate::error::Error;
+use crate::extract::dag::emit_invariant_classes;
 use crate::extract::{Ctx, Selection, VaryingKey, VaryingKind};
 use crate::ir::{
     AluOp, BitSize, Block, Inst, InstKind, IoSlot, Pipeline, Shader, Stage, Stmt, SystemValue,
@@ -410,6 +411,11 @@ pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
     if stage == Stage::Geometry {
         let mut defined = BTreeSet::new();
         let mut emit_index = 0;
+        // Values that are the same at every emit are computed once, before the first
+        // emit that needs them, and reused by the later ones (what extraction charged).
+        let roots: Vec<Id> = input.slots.keys().map(|k| k.value).collect();
+        let invariant = emit_invariant_classes(input.egraph, input.selection, &roots);
+        let mut shared: BTreeMap<(Id, Ctx), Value> = BTreeMap::new();
         for stmt in body {
             if let Stmt::Inst(Inst {
                 kind: InstKind::EmitVertex,
@@ -423,8 +429,15 @@ pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
                     Some(&defined),
                     Some(emit_index),
                 );
+                b.memo = shared.clone();
+
                 b.store_all(stage)?;
                 out.append(&mut b.out);
+                shared = b
+                    .memo
+                    .into_iter()
+                    .filter(|((id, _), _)| invariant.contains(id))
+                    .collect();
                 emit_index += 1;
             }
             top_level_defs(&stmt, &mut defined);

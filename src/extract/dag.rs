@@ -81,20 +81,22 @@ pub struct Problem<'a> {
     /// The as-written solution (upper bound), if known.
     pub seed: Option<Selection>,
     /// The number of static emits when the producer is a GS. Emission stores the
-    /// varyings before every emit, so producer work runs once per emit that reaches
-    /// it (a `per-emit` node routes each emit to one branch).
+    /// varyings before every emit, so producer work that differs per emit runs once
+    /// per emit that reaches it (a `per-emit` node routes each emit to one branch);
+    /// work that is the same at every emit runs once (`emit_runs`).
     pub gs_emits: Option<usize>,
 }
 
 impl Problem<'_> {
     /// A tree-cost estimate of running `node` in `ctx`: its ALU cost, times the
-    /// number of emits for GS producer work (exact for work every emit reaches, an
-    /// over-estimate for work inside one `per-emit` branch). The whole-DAG cost
-    /// (`dag_cost`) counts the emits that reach each node instead.
+    /// number of emits for GS producer work over per-emit values (exact for work every
+    /// emit reaches, an over-estimate inside one `per-emit` branch). The whole-DAG
+    /// cost (`dag_cost`) counts the runs of each node instead (`emit_runs`).
     pub fn own_estimate(&self, node: &VNode, ctx: Ctx) -> Cost {
         let c = alu_cost(self.model, self.consumer.stage(), node, ctx);
+        let per_emit = || node.children().iter().any(|k| !self.egraph[*k].data.single);
         match (ctx, self.gs_emits) {
-            (Ctx::P, Some(n)) => c * n as u64,
+            (Ctx::P, Some(n)) if per_emit() => c * n as u64,
             _ => c,
         }
     }
@@ -307,9 +309,9 @@ impl Eval<'_> {
     }
 
     /// The producer ALU cost when the producer is a GS with `emits` emits: each node
-    /// is paid once per emit whose stores reach it, and at least once (a node only a
-    /// branch no emit takes reaches is still in the selection; charging it keeps
-    /// per-node costs a lower bound for the exact search).
+    /// is paid as often as emission runs it (`emit_runs`), and at least once (a node
+    /// only a branch no emit takes reaches is still in the selection; charging it
+    /// keeps per-node costs a lower bound for the exact search).
     fn gs_producer_alu(&self, emits: usize) -> Cost {
         let runs = emit_runs(self.p.egraph, self.sel, &self.producer_roots, emits);
         let mut total = Cost(0);
@@ -326,15 +328,58 @@ impl Eval<'_> {
     }
 }
 
-/// How many of a GS's `emits` emits run each producer class of `sel` reachable from
-/// `roots`: emission stores the varyings before every emit and follows one branch of
-/// each `per-emit` node (its head at the emit it names, its tail elsewhere).
+/// The producer classes reachable from `roots` whose chosen term contains no
+/// `per-emit` node: their value is the same at every emit of a GS, so emission
+/// computes each once, where it is first needed (straight-line code before an emit
+/// dominates every later emit), and reuses it. Classes not listed (per-emit ones, or
+/// any this walk did not reach) are recomputed at every emit, which is always correct.
+pub fn emit_invariant_classes(g: &VGraph, sel: &Selection, roots: &[Id]) -> fxhash::FxHashSet<Id> {
+    fn visit(g: &VGraph, sel: &Selection, id: Id, known: &mut fxhash::FxHashMap<Id, bool>) -> bool {
+        let id = g.find(id);
+        if let Some(v) = known.get(&id) {
+            return *v;
+        }
+        // Provisional answer (varies, the safe one): a selection reaching here is
+        // acyclic, but a stale one must not recurse forever.
+        known.insert(id, true);
+        // Every child is visited (not just until one varies): emission asks about
+        // each class it reaches, including the branches of a `per-emit` node.
+        let varies = match sel.choice.get(&(id, Ctx::P)) {
+            Some(node) => {
+                let kids = node
+                    .children()
+                    .iter()
+                    .fold(false, |acc, c| visit(g, sel, *c, known) || acc);
+                kids || matches!(node, VNode::PerEmit(_))
+            }
+            None => false,
+        };
+        known.insert(id, varies);
+        varies
+    }
+    let mut known = fxhash::FxHashMap::default();
+    for r in roots {
+        visit(g, sel, *r, &mut known);
+    }
+    known
+        .into_iter()
+        .filter(|(_, v)| !*v)
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// How many times a GS producer computes each producer class of `sel` reachable from
+/// `roots`: emission stores the varyings before every one of the `emits` emits and
+/// follows one branch of each `per-emit` node (its head at the emit it names, its tail
+/// elsewhere). A class that varies per emit runs at every emit that reaches it; an
+/// invariant one runs once (`emit_invariant_classes`).
 pub fn emit_runs(
     g: &VGraph,
     sel: &Selection,
     roots: &[Id],
     emits: usize,
 ) -> fxhash::FxHashMap<Id, u64> {
+    let invariant = emit_invariant_classes(g, sel, roots);
     let mut runs: fxhash::FxHashMap<Id, u64> = fxhash::FxHashMap::default();
     for emit in 0..emits {
         let mut seen = fxhash::FxHashSet::default();
@@ -357,6 +402,11 @@ pub fn emit_runs(
                 Some(node) => stack.extend(node.children().iter().copied()),
                 None => {}
             }
+        }
+    }
+    for (id, n) in runs.iter_mut() {
+        if invariant.contains(id) {
+            *n = (*n).min(1);
         }
     }
     runs
