@@ -346,11 +346,12 @@ pub fn emit_invariant_classes(g: &VGraph, sel: &Selection, roots: &[Id]) -> fxha
         // each class it reaches, including the branches of a `per-emit` node.
         let varies = match sel.choice.get(&(id, Ctx::P)) {
             Some(node) => {
-                let kids = node
+                let kids: Vec<bool> = node
                     .children()
                     .iter()
-                    .fold(false, |acc, c| visit(g, sel, *c, known) || acc);
-                kids || matches!(node, VNode::PerEmit(_))
+                    .map(|c| visit(g, sel, *c, known))
+                    .collect();
+                kids.contains(&true) || matches!(node, VNode::PerEmit(_))
             }
             None => false,
         };
