@@ -441,6 +441,7 @@ mod tests {
         assert!(VNode::from_op("fadd", vec![Id::from(0)]).is_err());
         assert!(VNode::from_op("frobnicate", vec![]).is_err());
         assert!(VNode::from_op("xfer", vec![Id::from(0)]).is_err());
+        assert!(VNode::from_op("per-emit", vec![Id::from(0), Id::from(1)]).is_err());
         assert!(VNode::from_op("in:VAR99.x", vec![]).is_err());
     }
 

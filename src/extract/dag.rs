@@ -635,6 +635,7 @@ pub fn seed_from(g: &VGraph, original: &[(VNode, Id)]) -> Selection {
 mod tests {
     use super::*;
     use crate::egraph::VAnalysis;
+    use crate::ir::AluOp;
     use egg::RecExpr;
 
     fn graph(exprs: &[&str]) -> (VGraph, Vec<Id>) {
@@ -669,6 +670,65 @@ mod tests {
         assert_eq!(c.total, Cost(2 + 8 + 8));
         assert_eq!(c.varyings.len(), 1);
         assert_eq!(c.slots, 1);
+    }
+
+    #[test]
+    fn gs_work_over_per_emit_values_runs_per_emit_and_invariant_work_once() {
+        let (g, roots) = graph(&[
+            "(xfer flat (fadd (fsin (per-emit 0i32 opaque:1:32 opaque:2:32)) (fcos opaque:3:32)))",
+        ]);
+        let model = CostModel::amd_gfx10();
+        let fs = StageInfo::default_for(Stage::Fragment);
+        let mut p = Problem {
+            egraph: &g,
+            roots,
+            model: &model,
+            consumer: &fs,
+            seed: None,
+            gs_emits: None,
+        };
+        // One node per class: every extractor makes the same choice.
+        let sel = DagExtractor::default().extract(&p);
+        let w = model.weight_producer;
+        let (fsin, fadd, fcos) = (
+            model.alu(AluOp::FSin, w),
+            model.alu(AluOp::FAdd, w),
+            model.alu(AluOp::FCos, w),
+        );
+        assert_eq!(dag_cost(&p, &sel).producer_alu, fsin + fadd + fcos);
+        // Three emits: the sine and the add see a per-emit value and run at each
+        // emit; the cosine is the same at every emit and runs once.
+        p.gs_emits = Some(3);
+        assert_eq!(dag_cost(&p, &sel).producer_alu, fsin * 3 + fadd * 3 + fcos);
+        let root = g.find(p.roots[0]);
+        let VNode::Xfer([_, value]) = &sel.choice[&(root, Ctx::C)] else {
+            panic!("the root is the transfer");
+        };
+        let runs = emit_runs(&g, &sel, &[*value], 3);
+        let class = |t: &str| g.lookup_expr(&t.parse().unwrap()).unwrap();
+        assert_eq!(runs[&class("opaque:2:32")], 1);
+        assert_eq!(runs[&class("(fcos opaque:3:32)")], 1);
+        assert_eq!(runs[&g.find(*value)], 3);
+    }
+
+    #[test]
+    fn a_per_emit_node_routes_each_emit_to_one_branch() {
+        let tail = "(fmul (per-emit 1i32 opaque:5:32 opaque:6:32) 2f32)";
+        let (g, roots) = graph(&[&format!("(per-emit 0i32 opaque:4:32 {tail})")]);
+        let mut sel = Selection::default();
+        for class in g.classes() {
+            sel.choice
+                .insert((class.id, Ctx::P), class.nodes[0].clone());
+        }
+        let runs = emit_runs(&g, &sel, &roots, 3);
+        let class = |t: &str| g.lookup_expr(&t.parse().unwrap()).unwrap();
+        // Emit 0 takes the head; emits 1 and 2 take the tail, where the product of a
+        // per-emit value runs at each of them.
+        assert_eq!(runs[&class(tail)], 2);
+        assert_eq!(runs[&g.find(roots[0])], 3);
+        let invariant = emit_invariant_classes(&g, &sel, &roots);
+        assert!(invariant.contains(&class("opaque:4:32")));
+        assert!(!invariant.contains(&class(tail)));
     }
 
     #[test]
