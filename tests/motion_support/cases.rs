@@ -157,6 +157,59 @@ fn tess(a: &str) -> String {
     format!("(fadd (fadd {} {}) {})", t(0, "x"), t(1, "y"), t(2, "z"))
 }
 
+/// `v0*w + v1*u + v2*v` over `a` (the rotated pairing), in its canonical bracketing.
+fn tess_rot(a: &str) -> String {
+    let t = |k: u32, c: &str| format!("(fmul (xfer (vertex {k}i32) {a}) csv:tess_coord_{c})");
+    format!("(fadd (fadd {} {}) {})", t(0, "z"), t(1, "x"), t(2, "y"))
+}
+
+fn tess_rot_cases() -> Vec<(String, String, String)> {
+    let t =
+        |a: &str, k: u32, c: &str| format!("(fmul (xfer (vertex {k}i32) {a}) csv:tess_coord_{c})");
+    vec![
+        (
+            "tes-interp-rot-order".into(),
+            format!(
+                "(fadd (fadd {} {}) {})",
+                t(A, 2, "y"),
+                t(A, 0, "z"),
+                t(A, 1, "x")
+            ),
+            tess_rot(A),
+        ),
+        (
+            "tes-interp-rot-right".into(),
+            format!(
+                "(fadd {} (fadd {} {}))",
+                t(A, 0, "z"),
+                t(A, 1, "x"),
+                t(A, 2, "y")
+            ),
+            tess_rot(A),
+        ),
+        (
+            "tes-interp-rot-fadd".into(),
+            format!("(fadd {} {})", tess_rot(A), tess_rot(B)),
+            tess_rot(&format!("(fadd {A} {B})")),
+        ),
+        (
+            "tes-interp-rot-fsub".into(),
+            format!("(fsub {} {})", tess_rot(A), tess_rot(B)),
+            tess_rot(&format!("(fsub {A} {B})")),
+        ),
+        (
+            "tes-interp-rot-fneg".into(),
+            format!("(fneg {})", tess_rot(A)),
+            tess_rot(&format!("(fneg {A})")),
+        ),
+        (
+            "tes-interp-rot-fmul".into(),
+            format!("(fmul {} {U})", tess_rot(A)),
+            tess_rot(&format!("(fmul {A} {U})")),
+        ),
+    ]
+}
+
 fn tess_cases() -> Vec<(String, String, String)> {
     let t =
         |a: &str, k: u32, c: &str| format!("(fmul (xfer (vertex {k}i32) {a}) csv:tess_coord_{c})");
@@ -234,6 +287,7 @@ pub fn cases() -> Vec<(String, String, String)> {
     let mut out = flat_cases();
     out.extend(interp_cases());
     out.extend(tess_cases());
+    out.extend(tess_rot_cases());
     out.extend(per_emit_cases());
     out
 }
@@ -298,6 +352,12 @@ pub fn non_cases() -> Vec<(String, String, String)> {
             "flat-fpow-uf",
             x("flat", &format!("(fpow (fpow {U} {V}) {V})")),
             format!("(fpow {} {V})", x("flat", &format!("(fpow {U} {V})"))),
+        ),
+        // The two pairings of vertices with coordinates never mix.
+        (
+            "tes-interp-rot-fadd",
+            format!("(fadd {} {})", tess_rot(A), tess(B)),
+            tess_rot(&format!("(fadd {A} {B})")),
         ),
         // Open-coded interpolation needs the matching tessellation coordinates.
         (
