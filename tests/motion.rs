@@ -74,12 +74,38 @@ fn producer_work_over_a_per_vertex_input_can_move_forward() {
 }
 
 #[test]
-fn gs_per_emit_values_take_no_part_in_motion() {
-    // The GS stores a different value at each emit: the product with the
-    // interpolated VAR1.x (a uniform) stays in the FS.
-    let (g, l) = saturated(&pair("examples/pairs/gs_fs_emits.pair"));
-    let moved = l.roots.values().any(|r| holds_xfer(&g, *r));
-    assert!(!moved);
+fn gs_per_emit_values_cross_like_any_other() {
+    // The GS stores a different value at each of three emits; the FS's linear
+    // combinations of them are each one transfer of a per-emit expression.
+    let (g, l) = saturated(&pair("tests/opt/gs_motion_shared_inputs.pair"));
+    assert_eq!(l.roots.len(), 2);
+    for root in l.roots.values() {
+        assert!(holds_xfer(&g, *root), "t0 and t1 are each one transfer");
+    }
+    // Their product is not linear and stays two transfers.
+    let (g, l) = saturated(&pair("tests/opt/gs_motion_product.pair"));
+    assert!(l.roots.values().all(|r| !holds_xfer(&g, *r)));
+}
+
+/// On pairs where motion is the only change, the per-move deltas (GS work priced
+/// per emit) add up to the whole cost change.
+#[test]
+fn gs_move_reports_add_up_to_the_cost_change() {
+    for path in [
+        "tests/opt/gs_motion_shared_inputs.pair",
+        "tests/opt/gs_motion_forward.pair",
+        "tests/opt/gs_motion_emits_moved.pair",
+    ] {
+        let out = optimize(&pair(path), &Options::new()).expect("optimizes");
+        let r = &out.report;
+        assert!(!r.moves.is_empty(), "{path}: {r}");
+        let total: i64 = r.moves.iter().map(|m| m.cost_delta).sum();
+        assert_eq!(
+            total,
+            r.cost_after.0 as i64 - r.cost_before.0 as i64,
+            "{path}: {r}"
+        );
+    }
 }
 
 #[test]
