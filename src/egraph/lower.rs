@@ -157,6 +157,16 @@ impl Graph {
     }
 }
 
+impl super::per_emit::Terms for Graph {
+    fn node(&self, id: Id) -> VNode {
+        self.egraph[id].nodes[0].clone()
+    }
+
+    fn add(&mut self, node: VNode) -> Id {
+        Graph::add(self, node)
+    }
+}
+
 type Env = BTreeMap<IoSlot, Option<Id>>;
 
 /// Walks the producer, building each output's final value.
@@ -476,27 +486,15 @@ fn gs_output(w: &mut ProducerWalk<'_>, io: IoSlot) -> Option<Id> {
         w.pins.pin(io, "GS emits inside control flow");
         return None;
     }
+    let undef = w.g.add(VNode::Undef(io_bits(io)));
     let mut per_emit = vec![];
     for snap in w.snapshots.clone() {
         per_emit.push(match snap.get(&io) {
             Some(t) => (*t)?,
-            None => w.g.add(VNode::Undef(io_bits(io))),
+            None => undef,
         });
     }
-    let Some(mut spine) = per_emit.pop() else {
-        return Some(w.g.add(VNode::Undef(io_bits(io))));
-    };
-    // Right to left: a run of equal values at the end stays one value.
-    for (k, head) in per_emit.into_iter().enumerate().rev() {
-        if head != spine {
-            let index = w.g.add(VNode::Const {
-                bits: BitSize::B32,
-                value: k as u32,
-            });
-            spine = w.g.add(VNode::PerEmit([index, head, spine]));
-        }
-    }
-    Some(spine)
+    Some(super::per_emit::factor(w.g, &per_emit, undef))
 }
 
 /// The qualifier a consumer load reads its slot with (pinning decisions).

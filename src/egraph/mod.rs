@@ -1,9 +1,10 @@
-//! The e-graph of a pair: language, analysis, lowering, the rule-file loader and
-//! bounded saturation.
+//! The e-graph of a pair: language, analysis, lowering (with GS per-emit factoring),
+//! the rule-file loader and bounded saturation.
 
 pub mod analysis;
 pub mod lang;
 pub mod lower;
+pub mod per_emit;
 pub mod rules;
 pub mod saturate;
 pub(crate) mod sexp;

@@ -1,5 +1,4 @@
-//! Test cases for the code-motion rules (flat.rules, interp.rules, tess.rules) and the
-//! per-emit laws of emits.rules, used
+//! Test cases for the code-motion rules (flat.rules, interp.rules, tess.rules), used
 //! by `tests/rules.rs`: each rule, run alone, joins its case and leaves its non-case
 //! apart. The operator lists are written out here, independently of the rule files,
 //! so a rule file that drops an operator or adds one without a case fails the test.
@@ -257,38 +256,12 @@ fn tess_cases() -> Vec<(String, String, String)> {
     ]
 }
 
-/// `(per-emit 0i32 (op a...) (op b...))` joins `(op (per-emit 0i32 a b)...)`: every op,
-/// with distinct operands at the two emits.
-fn per_emit_cases() -> Vec<(String, String, String)> {
-    let ops = UNARY
-        .iter()
-        .chain(&["b2f32", "b2f16", "b2i32"])
-        .map(|op| (*op, 1))
-        .chain(BINARY.iter().chain(COMPARE).map(|op| (*op, 2)))
-        .chain(["ffma", "flrp", "bcsel"].iter().map(|op| (*op, 3)));
-    let first = [A, C, U];
-    let other = [B, V, "in:ATTR3.x"];
-    ops.map(|(op, arity)| {
-        let at = |vals: &[&str]| format!("({op} {})", vals[..arity].join(" "));
-        let selects: Vec<String> = (0..arity)
-            .map(|i| format!("(per-emit 0i32 {} {})", first[i], other[i]))
-            .collect();
-        (
-            format!("per-emit-{op}"),
-            format!("(per-emit 0i32 {} {})", at(&first), at(&other)),
-            format!("({op} {})", selects.join(" ")),
-        )
-    })
-    .collect()
-}
-
-/// Every motion rule's and per-emit law's positive case.
+/// Every motion rule's positive case.
 pub fn cases() -> Vec<(String, String, String)> {
     let mut out = flat_cases();
     out.extend(interp_cases());
     out.extend(tess_cases());
     out.extend(tess_rot_cases());
-    out.extend(per_emit_cases());
     out
 }
 
@@ -335,18 +308,6 @@ pub fn non_cases() -> Vec<(String, String, String)> {
             format!("(fmul {} {})", x(p, A), x("flat", B)),
             x(p, &format!("(fmul {A} {B})")),
         ),
-        // Per-emit spines of different emits are not aligned: no factoring joins them.
-        (
-            "per-emit-fadd",
-            format!("(per-emit 0i32 (fadd {A} {C}) (fadd {B} {V}))"),
-            format!("(fadd (per-emit 0i32 {A} {B}) (per-emit 1i32 {C} {V}))"),
-        ),
-        // Different ops at two emits do not factor.
-        (
-            "per-emit-fadd",
-            format!("(per-emit 0i32 (fadd {A} {C}) (fmul {B} {V}))"),
-            format!("(fadd (per-emit 0i32 {A} {B}) (per-emit 0i32 {C} {V}))"),
-        ),
         // Motion does not split a free value kept transferred by the limit.
         (
             "flat-fpow-uf",
@@ -385,11 +346,6 @@ pub fn exact_cases() -> Vec<(String, String, String)> {
             "flat-fadd".into(),
             format!("(fadd.exact {} {})", x("flat", A), x("flat", B)),
             x("flat", &format!("(fadd.exact {A} {B})")),
-        ),
-        (
-            "per-emit-fmul".into(),
-            format!("(per-emit 0i32 (fmul.exact {A} {C}) (fmul.exact {B} {V}))"),
-            format!("(fmul.exact {per_emit} (per-emit 0i32 {C} {V}))"),
         ),
         (
             "flat-fmul-uf".into(),
