@@ -109,7 +109,11 @@ fn make_xfer(egraph: &VGraph, mode: Id, value: Id) -> VData {
         .nodes
         .iter()
         .any(|n| matches!(n, VNode::Mode(XferMode::Flat | XferMode::Patch, _)));
-    let producer_convergent = v.convergent_p && !egraph.analysis.producer_is_gs;
+    // A GS value is producer-convergent only when it is the same at every emit (a
+    // `per-emit` spine never is) and built from convergent values: one invocation
+    // emits a whole primitive, so its vertices all carry that value. Promotion still
+    // never applies to a GS (`promotable`), as in Mesa.
+    let producer_convergent = v.convergent_p;
     VData {
         konst: None,
         bits: v.bits,
@@ -266,6 +270,23 @@ mod tests {
         g.union(per_emit, attr);
         g.rebuild();
         assert!(g[per_emit].data.single);
+    }
+
+    #[test]
+    fn a_gs_output_is_convergent_only_when_every_emit_stores_the_same_convergent_value() {
+        let mut g = VGraph::new(VAnalysis {
+            propagation_limit: Some(12),
+            producer_is_gs: true,
+        });
+        let same = class_of(&mut g, "(xfer persp.center (i2f32 psv:primitive_id))");
+        assert!(g[same].data.convergent_c);
+        let per_emit = class_of(
+            &mut g,
+            "(xfer persp.center (per-emit 0i32 (i2f32 psv:primitive_id) uniform:0))",
+        );
+        assert!(!g[per_emit].data.convergent_c);
+        let attr = class_of(&mut g, "(xfer persp.center opaque:3:32)");
+        assert!(!g[attr].data.convergent_c);
     }
 
     #[test]
