@@ -87,7 +87,25 @@ pub struct Problem<'a> {
     pub gs_emits: Option<usize>,
 }
 
-impl Problem<'_> {
+impl<'a> Problem<'a> {
+    /// A problem over `roots` with no seed and no GS producer (set the public fields
+    /// for those).
+    pub fn new(
+        egraph: &'a VGraph,
+        roots: Vec<Id>,
+        model: &'a CostModel,
+        consumer: &'a StageInfo,
+    ) -> Problem<'a> {
+        Problem {
+            egraph,
+            roots,
+            model,
+            consumer,
+            seed: None,
+            gs_emits: None,
+        }
+    }
+
     /// A tree-cost estimate of running `node` in `ctx`: its ALU cost, times the
     /// number of emits for GS producer work over per-emit values (exact for work every
     /// emit reaches, an over-estimate inside one `per-emit` branch). The whole-DAG
@@ -656,14 +674,7 @@ mod tests {
         ]);
         let model = CostModel::amd_gfx10();
         let fs = StageInfo::default_for(Stage::Fragment);
-        let p = Problem {
-            egraph: &g,
-            roots,
-            model: &model,
-            consumer: &fs,
-            seed: None,
-            gs_emits: None,
-        };
+        let p = Problem::new(&g, roots, &model, &fs);
         let sel = DagExtractor::default().extract(&p);
         let c = dag_cost(&p, &sel);
         // one interpolated component (2) + one vec4 (8) + fadd and fmul in the FS (2 * 4).
@@ -679,14 +690,7 @@ mod tests {
         ]);
         let model = CostModel::amd_gfx10();
         let fs = StageInfo::default_for(Stage::Fragment);
-        let mut p = Problem {
-            egraph: &g,
-            roots,
-            model: &model,
-            consumer: &fs,
-            seed: None,
-            gs_emits: None,
-        };
+        let mut p = Problem::new(&g, roots, &model, &fs);
         // One node per class: every extractor makes the same choice.
         let sel = DagExtractor::default().extract(&p);
         let w = model.weight_producer;

@@ -360,14 +360,7 @@ mod tests {
         let (g, roots) = five_roots();
         let model = model();
         let fs = StageInfo::default_for(Stage::Fragment);
-        let p = Problem {
-            egraph: &g,
-            roots,
-            model: &model,
-            consumer: &fs,
-            seed: None,
-            gs_emits: None,
-        };
+        let p = Problem::new(&g, roots, &model, &fs);
         let ops: u64 = OPS
             .iter()
             .map(|o| o.parse::<AluOp>().unwrap().default_cost() as u64)
@@ -404,14 +397,7 @@ mod tests {
         let roots: Vec<Id> = roots.into_iter().take(2).collect();
         let model = CostModel::amd_gfx10();
         let fs = StageInfo::default_for(Stage::Fragment);
-        let p = Problem {
-            egraph: &g,
-            roots: roots.clone(),
-            model: &model,
-            consumer: &fs,
-            seed: None,
-            gs_emits: None,
-        };
+        let p = Problem::new(&g, roots.clone(), &model, &fs);
         let base = DagExtractor::default().extract(&p);
         let mut best = Cost::INFINITE;
         for mask in 0..(1u32 << roots.len()) {
@@ -447,14 +433,7 @@ mod tests {
         let (g, roots) = five_roots();
         let model = model();
         let fs = StageInfo::default_for(Stage::Fragment);
-        let p = Problem {
-            egraph: &g,
-            roots,
-            model: &model,
-            consumer: &fs,
-            seed: None,
-            gs_emits: None,
-        };
+        let p = Problem::new(&g, roots, &model, &fs);
         let out = ExactExtractor::with_limit(Duration::ZERO).solve(&p);
         assert!(!out.proved_optimal);
         assert_eq!(out.nodes, 1);

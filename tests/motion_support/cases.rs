@@ -150,110 +150,88 @@ fn interp_cases() -> Vec<(String, String, String)> {
     out
 }
 
+/// The coordinate weighting vertex 0, 1 and 2 in each open-coded interpolation form:
+/// `v0*u + v1*v + v2*w`, and the rotated `v0*w + v1*u + v2*v`.
+const UVW: [&str; 3] = ["x", "y", "z"];
+const WUV: [&str; 3] = ["z", "x", "y"];
+
+/// The term `vk * coord` of vertex `k` over `a`.
+fn tess_term(a: &str, k: usize, pairing: [&str; 3]) -> String {
+    format!(
+        "(fmul (xfer (vertex {k}i32) {a}) csv:tess_coord_{})",
+        pairing[k]
+    )
+}
+
+/// The open-coded interpolation of `a` in `pairing`, in its canonical bracketing.
+fn tess_in(a: &str, pairing: [&str; 3]) -> String {
+    let t = |k| tess_term(a, k, pairing);
+    format!("(fadd (fadd {} {}) {})", t(0), t(1), t(2))
+}
+
 /// `v0*u + v1*v + v2*w` over `a`, in the canonical bracketing.
 fn tess(a: &str) -> String {
-    let t = |k: u32, c: &str| format!("(fmul (xfer (vertex {k}i32) {a}) csv:tess_coord_{c})");
-    format!("(fadd (fadd {} {}) {})", t(0, "x"), t(1, "y"), t(2, "z"))
+    tess_in(a, UVW)
 }
 
-/// `v0*w + v1*u + v2*v` over `a` (the rotated pairing), in its canonical bracketing.
+/// `v0*w + v1*u + v2*v` over `a`, in its canonical bracketing.
 fn tess_rot(a: &str) -> String {
-    let t = |k: u32, c: &str| format!("(fmul (xfer (vertex {k}i32) {a}) csv:tess_coord_{c})");
-    format!("(fadd (fadd {} {}) {})", t(0, "z"), t(1, "x"), t(2, "y"))
+    tess_in(a, WUV)
 }
 
-fn tess_rot_cases() -> Vec<(String, String, String)> {
-    let t =
-        |a: &str, k: u32, c: &str| format!("(fmul (xfer (vertex {k}i32) {a}) csv:tess_coord_{c})");
+/// The cases of one pairing's rules: `order` (terms 2, 0, 1), `right` (right-nested)
+/// and the four linearity laws named `{prefix}-fadd` etc.
+fn tess_family(
+    order: &str,
+    right: &str,
+    prefix: &str,
+    pairing: [&str; 3],
+) -> Vec<(String, String, String)> {
+    let s = |a: &str| tess_in(a, pairing);
+    let t = |k| tess_term(A, k, pairing);
     vec![
         (
-            "tes-interp-rot-order".into(),
-            format!(
-                "(fadd (fadd {} {}) {})",
-                t(A, 2, "y"),
-                t(A, 0, "z"),
-                t(A, 1, "x")
-            ),
-            tess_rot(A),
+            order.into(),
+            format!("(fadd (fadd {} {}) {})", t(2), t(0), t(1)),
+            s(A),
         ),
         (
-            "tes-interp-rot-right".into(),
-            format!(
-                "(fadd {} (fadd {} {}))",
-                t(A, 0, "z"),
-                t(A, 1, "x"),
-                t(A, 2, "y")
-            ),
-            tess_rot(A),
+            right.into(),
+            format!("(fadd {} (fadd {} {}))", t(0), t(1), t(2)),
+            s(A),
         ),
         (
-            "tes-interp-rot-fadd".into(),
-            format!("(fadd {} {})", tess_rot(A), tess_rot(B)),
-            tess_rot(&format!("(fadd {A} {B})")),
+            format!("{prefix}-fadd"),
+            format!("(fadd {} {})", s(A), s(B)),
+            s(&format!("(fadd {A} {B})")),
         ),
         (
-            "tes-interp-rot-fsub".into(),
-            format!("(fsub {} {})", tess_rot(A), tess_rot(B)),
-            tess_rot(&format!("(fsub {A} {B})")),
+            format!("{prefix}-fsub"),
+            format!("(fsub {} {})", s(A), s(B)),
+            s(&format!("(fsub {A} {B})")),
         ),
         (
-            "tes-interp-rot-fneg".into(),
-            format!("(fneg {})", tess_rot(A)),
-            tess_rot(&format!("(fneg {A})")),
+            format!("{prefix}-fneg"),
+            format!("(fneg {})", s(A)),
+            s(&format!("(fneg {A})")),
         ),
         (
-            "tes-interp-rot-fmul".into(),
-            format!("(fmul {} {U})", tess_rot(A)),
-            tess_rot(&format!("(fmul {A} {U})")),
+            format!("{prefix}-fmul"),
+            format!("(fmul {} {U})", s(A)),
+            s(&format!("(fmul {A} {U})")),
         ),
     ]
 }
 
 fn tess_cases() -> Vec<(String, String, String)> {
-    let t =
-        |a: &str, k: u32, c: &str| format!("(fmul (xfer (vertex {k}i32) {a}) csv:tess_coord_{c})");
-    vec![
-        (
-            "tes-interp-wuv".into(),
-            format!(
-                "(fadd (fadd {} {}) {})",
-                t(A, 2, "z"),
-                t(A, 0, "x"),
-                t(A, 1, "y")
-            ),
-            tess(A),
-        ),
-        (
-            "tes-interp-right".into(),
-            format!(
-                "(fadd {} (fadd {} {}))",
-                t(A, 0, "x"),
-                t(A, 1, "y"),
-                t(A, 2, "z")
-            ),
-            tess(A),
-        ),
-        (
-            "tes-interp-fadd".into(),
-            format!("(fadd {} {})", tess(A), tess(B)),
-            tess(&format!("(fadd {A} {B})")),
-        ),
-        (
-            "tes-interp-fsub".into(),
-            format!("(fsub {} {})", tess(A), tess(B)),
-            tess(&format!("(fsub {A} {B})")),
-        ),
-        (
-            "tes-interp-fneg".into(),
-            format!("(fneg {})", tess(A)),
-            tess(&format!("(fneg {A})")),
-        ),
-        (
-            "tes-interp-fmul".into(),
-            format!("(fmul {} {U})", tess(A)),
-            tess(&format!("(fmul {A} {U})")),
-        ),
-    ]
+    let mut out = tess_family("tes-interp-wuv", "tes-interp-right", "tes-interp", UVW);
+    out.extend(tess_family(
+        "tes-interp-rot-order",
+        "tes-interp-rot-right",
+        "tes-interp-rot",
+        WUV,
+    ));
+    out
 }
 
 /// Every motion rule's positive case.
@@ -261,7 +239,6 @@ pub fn cases() -> Vec<(String, String, String)> {
     let mut out = flat_cases();
     out.extend(interp_cases());
     out.extend(tess_cases());
-    out.extend(tess_rot_cases());
     out
 }
 
