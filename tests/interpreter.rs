@@ -1195,3 +1195,34 @@ fn text_pair_flat_and_perspective() {
         assert!((info.center[0] + info.center[1] - 1.0).abs() < 1e-6);
     }
 }
+
+/// A pair whose FS writes `1 / z` for a constant zero `z` written as `zero`.
+fn reciprocal_of(zero: &str) -> Pipeline {
+    let text = format!(
+        "(pair
+  (producer vs
+    (%p = load_input ATTR0.x)
+    (store_output POS.x %p))
+  (consumer fs
+    (%z = const 32 {zero})
+    (%r = frcp %z)
+    (store_output DATA0.x %r)))"
+    );
+    varysat::text::parse(&text, Some("zero.pair")).expect("parses")
+}
+
+#[test]
+fn equivalence_reads_a_negative_zero_as_positive_where_its_sign_would_show() {
+    let (neg, pos) = (reciprocal_of("-0.0"), reciprocal_of("0.0"));
+    // Zero signs are not preserved (NIR's default float mode): 1/-0 counts as 1/+0.
+    assert!(check_equivalent(&neg, &pos, &EquivConfig::default()).is_ok());
+    // Exact runs keep them: +inf against -inf.
+    let exact = EquivConfig {
+        run: RunConfig {
+            signed_zeros: true,
+            ..RunConfig::default()
+        },
+        ..EquivConfig::default()
+    };
+    assert!(check_equivalent(&neg, &pos, &exact).is_err());
+}

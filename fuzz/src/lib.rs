@@ -26,6 +26,7 @@ pub fn small_run() -> RunConfig {
         max_primitives: 1,
         loop_limit: 16,
         tess_coords_per_patch: 2,
+        signed_zeros: false,
     }
 }
 

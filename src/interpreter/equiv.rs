@@ -12,6 +12,11 @@
 //!   must match exactly. `tol` is `rel_tol` for 32-bit and `rel_tol_f16` for 16-bit;
 //! - every other pattern (booleans, denormal-looking small integers, other NaN
 //!   payloads such as -1) compares bit for bit.
+//!
+//! The default runs read a `-0` operand of `frcp`/`frsq`/`fdiv`/`fpow` as `+0`
+//! (`RunConfig::signed_zeros` false): a zero's sign is not preserved, as in NIR's
+//! default float mode, and interpolation itself turns a `-0` stored at every vertex
+//! into `+0`, so promoting or propagating such a value may flip it.
 
 use std::fmt;
 
@@ -43,7 +48,10 @@ impl Default for EquivConfig {
             first_seed: 0,
             rel_tol: 1e-3,
             rel_tol_f16: 1e-2,
-            run: RunConfig::default(),
+            run: RunConfig {
+                signed_zeros: false,
+                ..RunConfig::default()
+            },
         }
     }
 }

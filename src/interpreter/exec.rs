@@ -73,6 +73,8 @@ pub(crate) struct World<'p> {
     pub pipeline: &'p Pipeline,
     pub ssbo: BTreeMap<(u32, u32), Scalar>,
     pub loop_limit: u32,
+    /// See `RunConfig::signed_zeros`.
+    pub signed_zeros: bool,
 }
 
 impl World<'_> {
@@ -496,7 +498,12 @@ impl<'s> Invocation<'s> {
         let out = op
             .result_bits(&sizes)
             .map_err(|msg| self.error(world, loc, msg))?;
-        let bits: Vec<u32> = vals.iter().map(|s| s.bits).collect();
+        let mut bits: Vec<u32> = vals.iter().map(|s| s.bits).collect();
+        if !world.signed_zeros && zero_sign_matters(op) {
+            for (b, size) in bits.iter_mut().zip(&sizes) {
+                *b = unsigned_zero(*b, *size);
+            }
+        }
         let defined = match (op, vals) {
             (AluOp::BCsel, [c, a, b]) => {
                 c.defined
@@ -509,6 +516,21 @@ impl<'s> Invocation<'s> {
             _ => vals.iter().all(|s| s.defined),
         };
         Ok(Scalar::new(eval_alu(op, &bits, &sizes), out).defined_if(defined))
+    }
+}
+
+/// Ops whose result depends on a zero operand's sign by more than a zero's sign
+/// (`1/±0 = ±inf`, `(±0)^-1 = ±inf`).
+fn zero_sign_matters(op: AluOp) -> bool {
+    matches!(op, AluOp::FRcp | AluOp::FRsq | AluOp::FDiv | AluOp::FPow)
+}
+
+/// `bits` with a negative zero of `size` made positive.
+fn unsigned_zero(bits: u32, size: BitSize) -> u32 {
+    match size {
+        BitSize::B32 if bits == 0x8000_0000 => 0,
+        BitSize::B16 if bits == 0x8000 => 0,
+        _ => bits,
     }
 }
 

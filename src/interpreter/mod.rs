@@ -41,6 +41,13 @@ pub struct RunConfig {
     pub loop_limit: u32,
     /// Tess coordinates evaluated per patch by a TES consumer.
     pub tess_coords_per_patch: usize,
+    /// Whether the sign of a zero is observable. When false, `frcp`, `frsq`, `fdiv`
+    /// and `fpow` read a `-0` operand as `+0` — the only ops whose result then
+    /// differs by more than a zero's sign — which is NIR's default float mode: a
+    /// zero's sign is not preserved, and inexact laws may change it (interpolating a
+    /// `-0` stored at every vertex gives `+0`, as on hardware, so promoting it to flat
+    /// or propagating it turns `+0` back into `-0`). Equivalence checks run this way.
+    pub signed_zeros: bool,
 }
 
 impl Default for RunConfig {
@@ -51,6 +58,7 @@ impl Default for RunConfig {
             max_primitives: 2,
             loop_limit: 1024,
             tess_coords_per_patch: 4,
+            signed_zeros: true,
         }
     }
 }

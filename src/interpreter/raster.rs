@@ -49,9 +49,9 @@ pub fn offset_barycentrics(center: &[f32], dx: f32, dy: f32) -> Vec<f32> {
 /// perspective-correct interpolation.
 ///
 /// Evaluated the way AMD hardware does, as `f0 + Σk≥1 λk·(fk − f0)` over the
-/// (perspective-corrected) barycentrics: a value stored alike at every vertex then
-/// interpolates to exactly itself, which is what makes propagating a convergent value
-/// sound bit for bit; and an infinity at any vertex gives NaN (`inf − inf`), the
+/// (perspective-corrected) barycentrics: a finite value stored alike at every vertex
+/// then interpolates to exactly itself (a `-0` to `+0`, as on hardware), which is what
+/// makes propagating a convergent value sound; and an infinity at any vertex gives NaN (`inf − inf`), the
 /// "interpolation turns Inf into NaN" behaviour the optimizer's laws must respect.
 fn interpolate(values: &[f32], weights: &[f32], clip_w: Option<&[f32]>) -> f32 {
     let corrected: Vec<f32> = match clip_w {

@@ -31,6 +31,7 @@ pub(crate) fn run_pair(p: &Pipeline, cfg: &RunConfig) -> Result<Observation, Err
         pipeline: p,
         ssbo: BTreeMap::new(),
         loop_limit: cfg.loop_limit,
+        signed_zeros: cfg.signed_zeros,
     };
     let mut obs = Observation::new(cfg.seed);
     let groups = produce(p, &mut world, &mut obs, cfg)?;
