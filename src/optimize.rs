@@ -13,7 +13,7 @@ use crate::egraph::saturate::{saturate, Stop};
 use crate::egraph::{Budgets, RuleSet, Scheduler, VGraph, VNode};
 use crate::emit::{emit_consumer, emit_producer, is_store, remove_dead_code, EmitInput};
 use crate::error::Error;
-use crate::extract::dag::{dag_cost, reachable, seed_from};
+use crate::extract::dag::{dag_cost, packed_components, reachable, seed_from};
 use crate::extract::{Cost, CostModel, Ctx, Extraction, Problem, Selection};
 use crate::ir::{InstKind, IoSlot, Pipeline, Slot, Stage};
 use crate::pack::PackOptions;
@@ -572,8 +572,10 @@ fn prefer_fewer_varyings(
     limit: usize,
 ) -> Selection {
     let (a, b) = (dag_cost(prob, &seed), dag_cost(prob, &sel));
-    let grows = b.varyings.len() > limit.max(a.varyings.len()) || b.slots > a.slots;
-    let rank = |c: &crate::extract::DagCost| (c.total, c.varyings.len(), c.slots);
+    // Components as packed: two 16-bit halves share one, as in `count_varyings`.
+    let components = |c: &crate::extract::DagCost| packed_components(&c.varyings) as usize;
+    let grows = components(&b) > limit.max(components(&a)) || b.slots > a.slots;
+    let rank = |c: &crate::extract::DagCost| (c.total, components(c), c.slots);
     if grows || rank(&a) <= rank(&b) {
         seed
     } else {

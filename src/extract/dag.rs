@@ -231,26 +231,41 @@ fn units(bits: BitSize) -> u64 {
     }
 }
 
+/// Half-components (16-bit units; a 32-bit value takes two) per group of varyings
+/// that may share a vec4: flat, interpolated fp32, interpolated fp16, per-vertex and
+/// patch.
+fn packing_groups(vars: &[VaryingKey]) -> BTreeMap<(u8, bool), u64> {
+    let mut groups: BTreeMap<(u8, bool), u64> = BTreeMap::new();
+    for v in vars {
+        let group = match v.kind {
+            VaryingKind::Flat => (0, false),
+            VaryingKind::Interp(_) => (1, v.bits == BitSize::B16),
+            VaryingKind::PerVertex => (2, false),
+            VaryingKind::Patch => (3, false),
+        };
+        *groups.entry(group).or_default() += units(v.bits);
+    }
+    groups
+}
+
+/// Estimated packed components: two 16-bit values of one group share a component.
+pub fn packed_components(vars: &[VaryingKey]) -> u64 {
+    packing_groups(vars).values().map(|u| u.div_ceil(2)).sum()
+}
+
 /// Estimated packed vec4 slots and their cost: flat and interpolated components never
 /// share a vec4, nor do fp16 and fp32 interpolated ones; different qualifiers may
 /// (AMD flexible interpolation) but each barycentric set beyond the first is charged;
 /// two 16-bit values share a component.
 pub fn varying_cost(model: &CostModel, consumer: &StageInfo, vars: &[VaryingKey]) -> (Cost, u64) {
-    let mut groups: BTreeMap<(u8, bool), u64> = BTreeMap::new();
+    let groups = packing_groups(vars);
     let mut interp_sets = BTreeSet::new();
     let mut cost = Cost(0);
     let fs = consumer.stage() == Stage::Fragment;
     for v in vars {
-        let group = match v.kind {
-            VaryingKind::Flat => (0, false),
-            VaryingKind::Interp(m) => {
-                interp_sets.insert(m);
-                (1, v.bits == BitSize::B16)
-            }
-            VaryingKind::PerVertex => (2, false),
-            VaryingKind::Patch => (3, false),
-        };
-        *groups.entry(group).or_default() += units(v.bits);
+        if let VaryingKind::Interp(m) = v.kind {
+            interp_sets.insert(m);
+        }
         if fs {
             cost += Cost(match v.kind {
                 VaryingKind::Interp(_) => model.interp_component,
