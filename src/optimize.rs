@@ -396,13 +396,37 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     let input = p;
     let prepared = crate::prepass::prepare(input);
     let p = &prepared.pipeline;
-    let mut out = run(p, opts, &rewrites, false)?;
+    let mut out = run(p, opts, &rewrites, Round::default())?;
     if out.report.after.slots > out.report.before.slots {
         // A read xfb output got a varying of its own next to its kept xfb store;
         // letting one store serve both keeps the slot count.
         let first = out.report.timings;
-        out = run(p, opts, &rewrites, true)?;
+        let round = Round {
+            pin_xfb_reads: true,
+            ..Round::default()
+        };
+        out = run(p, opts, &rewrites, round)?;
         out.report.timings = out.report.timings + first;
+    }
+    if grew(&out.report) {
+        // Extraction's estimate of how the varyings pack missed (pinned components
+        // keep their vec4s): varyings never grow, so keep the selection as written.
+        let first = out.report.timings;
+        let round = Round {
+            as_written: true,
+            ..Round::default()
+        };
+        out = run(p, opts, &rewrites, round)?;
+        out.report.timings = out.report.timings + first;
+        if grew(&out.report) {
+            let r = &mut out.report;
+            r.fallback = Some("the optimized varyings would not pack smaller".into());
+            r.after = r.before;
+            r.cost_after = r.cost_before;
+            r.moves.clear();
+            r.varyings.clear();
+            out.pipeline = p.clone();
+        }
     }
     // Equal-cost choices (a move that only saves a component inside a vec4 that stays)
     // can leave work that a run on the output finds; take it now, so that optimizing
@@ -414,7 +438,7 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
         if out.report.fallback.is_some() || !saturated {
             break;
         }
-        let again = run(&out.pipeline, opts, &rewrites, false)?;
+        let again = run(&out.pipeline, opts, &rewrites, Round::default())?;
         let (a, b) = (out.report.after, again.report.after);
         let better = b.slots <= a.slots && (b.components, b.slots) < (a.components, a.slots);
         if !better || again.report.fallback.is_some() {
@@ -430,6 +454,11 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     }
     out.report.time = start.elapsed();
     Ok(out)
+}
+
+/// Whether a round left more varying components or slots than its input had.
+fn grew(r: &Report) -> bool {
+    r.after.components > r.before.components || r.after.slots > r.before.slots
 }
 
 /// Reports the pre-pass: counts and cost of the real input, and the merged colours'
@@ -456,12 +485,22 @@ fn account_prepass(
     report.varyings.sort_by_key(|v| v.slot);
 }
 
+/// How one optimization round chooses.
+#[derive(Clone, Copy, Default)]
+struct Round {
+    /// Pin outputs that transform feedback captures and the consumer reads.
+    pin_xfb_reads: bool,
+    /// Keep the as-written selection instead of the extracted one.
+    as_written: bool,
+}
+
 fn run(
     p: &Pipeline,
     opts: &Options,
     rewrites: &[egg::Rewrite<VNode, VAnalysis>],
-    pin_xfb_reads: bool,
+    round: Round,
 ) -> Result<Outcome, Error> {
+    let pin_xfb_reads = round.pin_xfb_reads;
     let mut timings = Timings::default();
     let mut clock = Instant::now();
     let mut lap = || {
@@ -481,7 +520,12 @@ fn run(
     let limit = count_varyings(p)
         .components
         .saturating_sub(kept_outside(p, &lowered));
-    let sel = prefer_fewer_varyings(&prob, extracted.selection.clone(), seed, limit);
+    let pinned = pinned_varyings(p, &lowered);
+    let sel = if round.as_written {
+        seed
+    } else {
+        prefer_fewer_varyings(&prob, extracted.selection.clone(), seed, limit, &pinned)
+    };
     let chosen = dag_cost(&prob, &sel);
     timings.extract = lap();
     let occupied = occupied_slots(p, &lowered);
@@ -559,9 +603,54 @@ fn kept_outside(p: &Pipeline, l: &Lowered) -> usize {
         .count()
 }
 
+/// The pinned generic varyings the consumer reads, as the slot estimate sees them:
+/// they share vec4s with the graph's varyings, so a choice that changes how those
+/// pack (a half made 32-bit, an interpolated value made flat) can cost a slot that
+/// the graph alone does not show.
+fn pinned_varyings(p: &Pipeline, l: &Lowered) -> Vec<crate::extract::VaryingKey> {
+    use crate::extract::{VaryingKey, VaryingKind};
+    let consumer = p.consumer.stage();
+    let mut kinds: BTreeMap<IoSlot, VaryingKind> = BTreeMap::new();
+    p.consumer.for_each_inst(|i| {
+        let (slot, kind) = match &i.kind {
+            InstKind::LoadInput { slot, .. } if slot.slot.is_patch() => (*slot, VaryingKind::Patch),
+            InstKind::LoadInput { slot, .. } if consumer == Stage::Fragment => {
+                (*slot, VaryingKind::Flat)
+            }
+            InstKind::LoadInput { slot, .. } | InstKind::LoadPerVertexInput { slot, .. } => {
+                (*slot, VaryingKind::PerVertex)
+            }
+            InstKind::LoadInterpolatedInput { slot, mode, .. } => {
+                (*slot, VaryingKind::Interp(*mode))
+            }
+            _ => return,
+        };
+        kinds.entry(slot).or_insert(kind);
+    });
+    l.stored
+        .iter()
+        .filter(|io| l.pins.reason(**io).is_some() && l.needed.contains(io))
+        .filter(|io| !matches!(role(io.slot, consumer), Role::SysVal | Role::TessLevel))
+        .filter_map(|io| kinds.get(io).map(|k| (io, *k)))
+        .enumerate()
+        .map(|(n, (io, kind))| VaryingKey {
+            kind,
+            // Only kinds and sizes matter to the estimate; the value just has to be
+            // one per pinned component.
+            value: Id::from(usize::MAX - n),
+            bits: if io.half == crate::ir::Half::Full {
+                crate::ir::BitSize::B32
+            } else {
+                crate::ir::BitSize::B16
+            },
+        })
+        .collect()
+}
+
 /// Keeps the as-written selection unless the extracted one is cheaper without more
 /// varying components than the input has (`limit`: those the graph decides about) or
-/// more slots than the as-written selection, and on a cost tie takes the one with
+/// more slots than the as-written selection (both estimated together with the
+/// `pinned` varyings they share vec4s with), and on a cost tie takes the one with
 /// fewer varyings. Code motion can send an expression next to its operands, which the
 /// model may price a little cheaper (less consumer ALU) but which would break the
 /// promise that varyings never grow.
@@ -570,11 +659,16 @@ fn prefer_fewer_varyings(
     sel: Selection,
     seed: Selection,
     limit: usize,
+    pinned: &[crate::extract::VaryingKey],
 ) -> Selection {
     let (a, b) = (dag_cost(prob, &seed), dag_cost(prob, &sel));
     // Components as packed: two 16-bit halves share one, as in `count_varyings`.
     let components = |c: &crate::extract::DagCost| packed_components(&c.varyings) as usize;
-    let grows = components(&b) > limit.max(components(&a)) || b.slots > a.slots;
+    let slots = |c: &crate::extract::DagCost| {
+        let all: Vec<_> = c.varyings.iter().chain(pinned).copied().collect();
+        crate::extract::dag::varying_cost(prob.model, prob.consumer, &all).1
+    };
+    let grows = components(&b) > limit.max(components(&a)) || slots(&b) > slots(&a);
     let rank = |c: &crate::extract::DagCost| (c.total, components(c), c.slots);
     if grows || rank(&a) <= rank(&b) {
         seed

@@ -22,11 +22,15 @@ fn cases(default: u32) -> u32 {
 /// A runner with a fixed seed, so CI runs are reproducible; failures are kept as
 /// regression files by the caller, not by proptest's persistence.
 fn runner(cases: u32) -> TestRunner {
+    runner_from(cases, seed())
+}
+
+fn runner_from(cases: u32, seed: u64) -> TestRunner {
     let config = Config {
         cases,
         failure_persistence: None,
         rng_algorithm: RngAlgorithm::ChaCha,
-        rng_seed: RngSeed::Fixed(seed()),
+        rng_seed: RngSeed::Fixed(seed),
         ..Config::default()
     };
     TestRunner::new(config)
@@ -217,7 +221,10 @@ fn an_injected_unsound_law_is_caught_and_shrunk() {
         ],
         ..GenConfig::default()
     };
-    let result = runner(cases(512)).run(&arb_readable(into_fs), |r| {
+    // A demonstration of the harness, not an exploration: whether some case of a
+    // run exposes the law, and how far shrinking gets, depend on the cases drawn, so
+    // this test always draws them from the CI seed.
+    let result = runner_from(cases(512), DEFAULT_SEED).run(&arb_readable(into_fs), |r| {
         let out = opt(&r.0, &opts).map_err(TestCaseError::fail)?;
         equivalent(&r.0, &out.pipeline).map_err(TestCaseError::fail)
     });
@@ -228,12 +235,8 @@ fn an_injected_unsound_law_is_caught_and_shrunk() {
     assert!(why.message().contains("mismatch"), "{why}");
     // The shrunk pair still shows the law's shape, and is small enough to read.
     assert!(text.contains("fmul"), "{text}");
-    // How far shrinking gets depends on the first failing case, so the size is
-    // asserted on the CI seed; other seeds still check the rest.
     let size = p.producer.inst_count() + p.consumer.inst_count();
-    if seed() == DEFAULT_SEED {
-        assert!(size <= 30, "shrunk to {size} instructions:\n{text}");
-    }
+    assert!(size <= 30, "shrunk to {size} instructions:\n{text}");
     // The sound rule set optimizes that same pair correctly.
     let sound = opt(&p, &Options::new()).unwrap();
     equivalent(&p, &sound.pipeline).unwrap();

@@ -115,12 +115,22 @@ impl Inputs {
         self.float(Tag::Ssbo, &[buffer as u64, addr as u64], BitSize::B32)
     }
 
-    /// Component `comp` of a texture sample: a hash of sampler, component and the
-    /// coordinates' bit patterns, as a float in `[0, 1)`.
+    /// Component `comp` of a texture sample, in `(0, 1)`: a smooth function of the
+    /// coordinates, `0.5 + 0.5·s/(1+|s|)` with `s = o + Σ wᵢ·xᵢ` and weights
+    /// `wᵢ ∈ [0.5, 1.5)` and offset `o` drawn per sampler and component. Coordinates
+    /// that differ only by rounding (inexact laws move the arithmetic computing them)
+    /// or by a zero's sign sample nearly the same value, as a filtered texture would;
+    /// different coordinates sample different values. A coordinate is read as a float
+    /// unless its bits are a denormal pattern, which is read as an integer (texel
+    /// fetches pass small integers).
     pub fn texture(&self, sampler: u32, comp: u8, coords: &[u32], size: BitSize) -> Scalar {
-        let mut keys = vec![sampler as u64, comp as u64];
-        keys.extend(coords.iter().map(|c| *c as u64));
-        Scalar::float(self.unit(Tag::Texture, &keys), size)
+        let key = [sampler as u64, comp as u64];
+        let mut sum = (self.unit(Tag::Texture, &key) * 2.0 - 1.0) * INPUT_RANGE;
+        for (i, c) in coords.iter().enumerate() {
+            let weight = 0.5 + self.unit(Tag::Texture, &[key[0], key[1], 1 + i as u64]);
+            sum += weight * coordinate(*c);
+        }
+        Scalar::float(0.5 + 0.5 * sum / (1.0 + sum.abs()), size)
     }
 
     /// `instance_id` of the run, in `0..16`.
@@ -198,6 +208,17 @@ impl Inputs {
     }
 }
 
+/// A texture coordinate's value: its float reading, or its integer one for a
+/// denormal bit pattern (a small integer).
+fn coordinate(bits: u32) -> f32 {
+    let denormal = bits & 0x7f80_0000 == 0 && bits & 0x007f_ffff != 0;
+    if denormal {
+        bits as i32 as f32
+    } else {
+        f32::from_bits(bits)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,6 +251,19 @@ mod tests {
             let t = inp.texture(0, 0, &[i], BitSize::B32).as_f32();
             assert!((0.0..1.0).contains(&t), "{t}");
         }
+    }
+
+    #[test]
+    fn textures_are_smooth_in_their_coordinates() {
+        let inp = Inputs::new(3);
+        let at = |x: f32| inp.texture(1, 2, &[x.to_bits(), 0.5f32.to_bits()], BitSize::B32);
+        let (a, b) = (at(0.75).as_f32(), at(0.75 + 1e-6).as_f32());
+        assert!((a - b).abs() < 1e-5, "{a} {b}");
+        assert_eq!(at(0.0).bits, at(-0.0).bits);
+        assert!((at(0.75).as_f32() - at(1.75).as_f32()).abs() > 1e-3);
+        // Integer texel coordinates (denormal patterns) are told apart.
+        let texel = |i: u32| inp.texture(1, 2, &[i], BitSize::B32).as_f32();
+        assert!((texel(1) - texel(2)).abs() > 1e-3);
     }
 
     #[test]
