@@ -396,28 +396,30 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     let input = p;
     let prepared = crate::prepass::prepare(input);
     let p = &prepared.pipeline;
+    // A round that replaces an earlier one; the report counts both rounds' time.
+    let redo = |earlier: &Outcome, round: Round| -> Result<Outcome, Error> {
+        let mut out = run(p, opts, &rewrites, round)?;
+        out.report.timings = out.report.timings + earlier.report.timings;
+        Ok(out)
+    };
     let mut out = run(p, opts, &rewrites, Round::default())?;
     if out.report.after.slots > out.report.before.slots {
         // A read xfb output got a varying of its own next to its kept xfb store;
         // letting one store serve both keeps the slot count.
-        let first = out.report.timings;
         let round = Round {
             pin_xfb_reads: true,
             ..Round::default()
         };
-        out = run(p, opts, &rewrites, round)?;
-        out.report.timings = out.report.timings + first;
+        out = redo(&out, round)?;
     }
     if grew(&out.report) {
         // Extraction's estimate of how the varyings pack missed (pinned components
         // keep their vec4s): varyings never grow, so keep the selection as written.
-        let first = out.report.timings;
         let round = Round {
             as_written: true,
             ..Round::default()
         };
-        out = run(p, opts, &rewrites, round)?;
-        out.report.timings = out.report.timings + first;
+        out = redo(&out, round)?;
         if grew(&out.report) {
             let r = &mut out.report;
             r.fallback = Some("the optimized varyings would not pack smaller".into());
