@@ -173,3 +173,15 @@ fn the_moved_sum_is_in_the_first_runs_graph() {
     assert_eq!(sums.len(), 1);
     assert!(holds_xfer(&g, *sums[0]));
 }
+
+/// A select whose condition folds to a constant (`ilt(x, x)`) once kept moving across
+/// its transfer, one more select each iteration, until the iteration budget stopped
+/// saturation on this generated pair.
+#[test]
+fn a_select_on_a_constant_condition_does_not_keep_growing() {
+    let p = varysat::gen::synth_pair((Stage::Vertex, Stage::Geometry), 300, 1);
+    let out = optimize(&p, &Options::new()).expect("optimizes");
+    assert_eq!(out.report.stop_reason, "saturated", "{}", out.report);
+    assert!(out.report.egraph_nodes < 728, "{}", out.report);
+    assert!(check_equivalent(&p, &out.pipeline, &EquivConfig::default()).is_ok());
+}

@@ -68,6 +68,11 @@ pub enum Cond {
     /// not turn a free value the propagation limit keeps transferred into consumer
     /// work), so a stale answer only costs optimization quality.
     NotFree(Var),
+    /// `(not-const ?x)`: `?x` is not a known constant. Negative like `not-free`, and
+    /// likewise a guard on growth, not on soundness: a select on a constant condition
+    /// is already its taken branch (`bcsel-true`/`-false`), and moving it across a
+    /// transfer again and again built one more select per iteration.
+    NotConst(Var),
 }
 
 impl Cond {
@@ -83,7 +88,8 @@ impl Cond {
             | Cond::Uninterpolated(v)
             | Cond::Promotable(v)
             | Cond::Single(v)
-            | Cond::NotFree(v) => vec![*v],
+            | Cond::NotFree(v)
+            | Cond::NotConst(v) => vec![*v],
         }
     }
 
@@ -106,6 +112,7 @@ impl Cond {
             Cond::Uninterpolated(v) => subst.get(*v).is_some_and(|id| is_uninterpolated(g, *id)),
             Cond::Single(v) => data(v).is_some_and(|d| d.single),
             Cond::NotFree(v) => data(v).is_some_and(|d| !d.is_free()),
+            Cond::NotConst(v) => data(v).is_some_and(|d| d.konst.is_none()),
             Cond::Promotable(v) => {
                 !g.analysis.producer_is_gs && data(v).is_some_and(|d| d.convergent_p)
             }
@@ -251,6 +258,7 @@ fn cond(file: &str, s: &Sexp) -> Result<Cond, Error> {
         "promotable" => one(Cond::Promotable),
         "single" => one(Cond::Single),
         "not-free" => one(Cond::NotFree),
+        "not-const" => one(Cond::NotConst),
         "same-bits" => {
             want(2)?;
             Ok(Cond::SameBits(var(file, &args[0])?, var(file, &args[1])?))
@@ -261,7 +269,7 @@ fn cond(file: &str, s: &Sexp) -> Result<Cond, Error> {
             format!(
                 "unknown condition `{name}`, expected one of: free, const, convergent-p, \
                  convergent-c, same-bits, interpolated, propagatable, uninterpolated, \
-                 promotable, single, not-free"
+                 promotable, single, not-free, not-const"
             ),
         )),
     }

@@ -285,6 +285,24 @@ pub fn non_cases() -> Vec<(String, String, String)> {
             format!("(fmul {} {})", x(p, A), x("flat", B)),
             x(p, &format!("(fmul {A} {B})")),
         ),
+        // A select on a constant condition is its taken branch already: no motion.
+        (
+            "flat-bcsel",
+            format!("(bcsel true {} {})", x("flat", A), x("flat", B)),
+            x("flat", &format!("(bcsel true {A} {B})")),
+        ),
+        // Nor through a comparison whose first operand is free.
+        (
+            "flat-bcsel-ilt",
+            format!(
+                "(bcsel (ilt {} {}) {} {})",
+                x("flat", U),
+                x("flat", C),
+                x("flat", A),
+                x("flat", B)
+            ),
+            x("flat", &format!("(bcsel (ilt {U} {C}) {A} {B})")),
+        ),
         // Motion does not split a free value kept transferred by the limit.
         (
             "flat-fpow-uf",
