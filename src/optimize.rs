@@ -597,12 +597,16 @@ fn kept_outside(p: &Pipeline, l: &Lowered) -> usize {
     l.stored
         .iter()
         .filter(|io| {
-            let pinned = l.pins.reason(**io).is_some() && l.needed.contains(io);
             let sysval = matches!(role(io.slot, consumer), Role::SysVal | Role::TessLevel)
                 && l.read.contains(io);
-            pinned || sysval
+            pinned_and_needed(l, io) || sysval
         })
         .count()
+}
+
+/// A stored component lowering pinned whose stores someone reads.
+fn pinned_and_needed(l: &Lowered, io: &IoSlot) -> bool {
+    l.pins.reason(*io).is_some() && l.needed.contains(io)
 }
 
 /// The pinned generic varyings the consumer reads, as the slot estimate sees them:
@@ -631,7 +635,7 @@ fn pinned_varyings(p: &Pipeline, l: &Lowered) -> Vec<crate::extract::VaryingKey>
     });
     l.stored
         .iter()
-        .filter(|io| l.pins.reason(**io).is_some() && l.needed.contains(io))
+        .filter(|io| pinned_and_needed(l, io))
         .filter(|io| !matches!(role(io.slot, consumer), Role::SysVal | Role::TessLevel))
         .filter_map(|io| kinds.get(io).map(|k| (io, *k)))
         .enumerate()

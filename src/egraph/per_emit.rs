@@ -54,6 +54,7 @@ pub fn factor(g: &mut impl Terms, terms: &[Id], undef: Id) -> Id {
         .collect();
     Factor {
         g,
+        undef,
         memo: BTreeMap::new(),
     }
     .term(&filled)
@@ -61,6 +62,8 @@ pub fn factor(g: &mut impl Terms, terms: &[Id], undef: Id) -> Id {
 
 struct Factor<'a, G: Terms> {
     g: &'a mut G,
+    /// The value of an output no emit stores (a GS without static emits).
+    undef: Id,
     /// Per tuple of emit values, its factored term: lowering builds DAGs, and a shared
     /// subterm is factored once.
     memo: BTreeMap<Vec<Id>, Id>,
@@ -68,23 +71,27 @@ struct Factor<'a, G: Terms> {
 
 impl<G: Terms> Factor<'_, G> {
     fn term(&mut self, terms: &[Id]) -> Id {
-        if terms.iter().all(|t| *t == terms[0]) {
-            return terms[0];
+        let Some((&last, rest)) = terms.split_last() else {
+            return self.undef;
+        };
+        if rest.iter().all(|t| *t == last) {
+            return last;
         }
         if let Some(id) = self.memo.get(terms) {
             return *id;
         }
+        let model = self.g.node(last);
         let nodes: Vec<VNode> = terms.iter().map(|t| self.g.node(*t)).collect();
-        let same_op = !nodes[0].is_leaf() && nodes.iter().all(|n| n.matches(&nodes[0]));
-        let id = if same_op {
-            let mut node = nodes[0].clone();
+        // `matches` compares operator and arity, so every node has `model`'s children.
+        let id = if !model.is_leaf() && nodes.iter().all(|n| n.matches(&model)) {
+            let mut node = model;
             for (j, child) in node.children_mut().iter_mut().enumerate() {
                 let column: Vec<Id> = nodes.iter().map(|n| n.children()[j]).collect();
                 *child = self.term(&column);
             }
             self.g.add(node)
         } else {
-            spine(self.g, terms)
+            spine(self.g, last, rest)
         };
         self.memo.insert(terms.to_vec(), id);
         id
@@ -93,9 +100,8 @@ impl<G: Terms> Factor<'_, G> {
 
 /// `(per-emit 0i32 t0 (per-emit 1i32 t1 …))`; a run of equal values at the end stays
 /// one value.
-fn spine(g: &mut impl Terms, terms: &[Id]) -> Id {
-    let (last, rest) = terms.split_last().expect("at least two emits differ");
-    let mut spine = *last;
+fn spine(g: &mut impl Terms, last: Id, rest: &[Id]) -> Id {
+    let mut spine = last;
     for (k, head) in rest.iter().enumerate().rev() {
         if *head != spine {
             let index = g.add(VNode::Const {

@@ -322,6 +322,8 @@ impl Eval<'_> {
             Some(node) => {
                 let c = alu_cost(self.p.model, self.p.consumer.stage(), node, ctx);
                 match ctx {
+                    // A GS's producer work is priced per emit once the walk is done.
+                    Ctx::P if self.p.gs_emits.is_some() => {}
                     Ctx::P => self.producer_alu += c,
                     Ctx::C => self.consumer_alu += c,
                 }
