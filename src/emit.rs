@@ -430,7 +430,6 @@ pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
                     Some(emit_index),
                 );
                 b.memo = shared.clone();
-
                 b.store_all(stage)?;
                 out.append(&mut b.out);
                 shared = b
