@@ -1,6 +1,13 @@
 //! `optimize`: validate, lower, saturate, extract, assign slots, emit — and the report
 //! of what happened to every original varying.
 
+pub mod assign;
+pub(crate) mod compose;
+pub mod emit;
+pub mod moves;
+pub(crate) mod prepass;
+pub mod renumber;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::{Duration, Instant};
