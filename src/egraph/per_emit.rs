@@ -69,32 +69,73 @@ struct Factor<'a, G: Terms> {
     memo: BTreeMap<Vec<Id>, Id>,
 }
 
+/// One step of [`Factor::term`]'s explicit stack.
+enum Job {
+    /// Factor one tuple of emit values; its term ends up on the result stack.
+    Visit(Vec<Id>),
+    /// Rebuild `node` over the top results (its factored children), for this tuple.
+    Build(Vec<Id>, VNode),
+}
+
 impl<G: Terms> Factor<'_, G> {
+    /// Factors one tuple of emit values. Iterative (an explicit stack, children
+    /// factored in order before their parent is rebuilt): the emits' terms are as deep
+    /// as the producer's dependency chains.
     fn term(&mut self, terms: &[Id]) -> Id {
+        let mut jobs = vec![Job::Visit(terms.to_vec())];
+        let mut results: Vec<Id> = vec![];
+        while let Some(job) = jobs.pop() {
+            match job {
+                Job::Visit(terms) => match self.known(&terms) {
+                    Some(id) => results.push(id),
+                    None => self.split(terms, &mut jobs, &mut results),
+                },
+                Job::Build(terms, mut node) => {
+                    let arity = node.children().len();
+                    let kids = results.split_off(results.len() - arity);
+                    for (child, kid) in node.children_mut().iter_mut().zip(kids) {
+                        *child = kid;
+                    }
+                    let id = self.g.add(node);
+                    self.memo.insert(terms, id);
+                    results.push(id);
+                }
+            }
+        }
+        results.pop().unwrap_or(self.undef)
+    }
+
+    /// The term of a tuple that needs no factoring: none, all equal, or done before.
+    fn known(&self, terms: &[Id]) -> Option<Id> {
         let Some((&last, rest)) = terms.split_last() else {
-            return self.undef;
+            return Some(self.undef);
         };
         if rest.iter().all(|t| *t == last) {
-            return last;
+            return Some(last);
         }
-        if let Some(id) = self.memo.get(terms) {
-            return *id;
-        }
+        self.memo.get(terms).copied()
+    }
+
+    /// Same operator everywhere: factor each child column (queued), then rebuild;
+    /// otherwise a spine of the differing values.
+    fn split(&mut self, terms: Vec<Id>, jobs: &mut Vec<Job>, results: &mut Vec<Id>) {
+        let Some((&last, rest)) = terms.split_last() else {
+            return results.push(self.undef);
+        };
         let model = self.g.node(last);
         let nodes: Vec<VNode> = terms.iter().map(|t| self.g.node(*t)).collect();
         // `matches` compares operator and arity, so every node has `model`'s children.
-        let id = if !model.is_leaf() && nodes.iter().all(|n| n.matches(&model)) {
-            let mut node = model;
-            for (j, child) in node.children_mut().iter_mut().enumerate() {
-                let column: Vec<Id> = nodes.iter().map(|n| n.children()[j]).collect();
-                *child = self.term(&column);
-            }
-            self.g.add(node)
+        if !model.is_leaf() && nodes.iter().all(|n| n.matches(&model)) {
+            let columns: Vec<Vec<Id>> = (0..model.children().len())
+                .map(|j| nodes.iter().map(|n| n.children()[j]).collect())
+                .collect();
+            jobs.push(Job::Build(terms, model));
+            jobs.extend(columns.into_iter().rev().map(Job::Visit));
         } else {
-            spine(self.g, last, rest)
-        };
-        self.memo.insert(terms.to_vec(), id);
-        id
+            let id = spine(self.g, last, rest);
+            self.memo.insert(terms, id);
+            results.push(id);
+        }
     }
 }
 

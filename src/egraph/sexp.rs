@@ -59,6 +59,11 @@ impl fmt::Display for Sexp {
     }
 }
 
+/// Lists nested deeper than this are refused, so that the reader and every walker of
+/// its trees (rule templates, profile entries) recurse at most this deep; real rule
+/// and profile files nest a handful of levels. Same bound as the `.pair` reader's.
+const MAX_DEPTH: usize = 128;
+
 struct Reader<'a> {
     chars: std::iter::Peekable<std::str::Chars<'a>>,
     loc: SrcLoc,
@@ -90,9 +95,13 @@ impl Reader<'_> {
         }
     }
 
-    fn item(&mut self) -> Result<Sexp, (SrcLoc, String)> {
+    fn item(&mut self, depth: usize) -> Result<Sexp, (SrcLoc, String)> {
         let start = self.loc;
         match self.chars.peek() {
+            Some('(') if depth >= MAX_DEPTH => Err((
+                start,
+                format!("lists are nested more than {MAX_DEPTH} deep"),
+            )),
             Some('(') => {
                 self.bump();
                 let mut items = vec![];
@@ -104,7 +113,7 @@ impl Reader<'_> {
                             self.bump();
                             return Ok(Sexp::List(items, start));
                         }
-                        Some(_) => items.push(self.item()?),
+                        Some(_) => items.push(self.item(depth + 1)?),
                     }
                 }
             }
@@ -136,7 +145,7 @@ pub(crate) fn parse_all(text: &str) -> Result<Vec<Sexp>, (SrcLoc, String)> {
         if r.chars.peek().is_none() {
             return Ok(out);
         }
-        out.push(r.item()?);
+        out.push(r.item(0)?);
     }
 }
 
@@ -162,5 +171,21 @@ mod tests {
             SrcLoc { line: 1, col: 1 }
         );
         assert_eq!(parse_all("a )").unwrap_err().0, SrcLoc { line: 1, col: 3 });
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let ok = format!("{}{}", "(".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH));
+        assert!(parse_all(&ok).is_ok());
+        let deep = "(".repeat(MAX_DEPTH + 1);
+        let (loc, msg) = parse_all(&deep).unwrap_err();
+        assert_eq!(
+            loc,
+            SrcLoc {
+                line: 1,
+                col: MAX_DEPTH as u32 + 1
+            }
+        );
+        assert!(msg.contains("nested"), "{msg}");
     }
 }

@@ -308,39 +308,59 @@ struct Eval<'a> {
 }
 
 impl Eval<'_> {
+    /// Depth-first walk from `(id, ctx)` pricing every chosen node once and noting a
+    /// cycle. Iterative (an explicit stack of enter and leave steps, children entered
+    /// in order) because a dependency chain is as deep as the input is long.
     fn visit(&mut self, id: Id, ctx: Ctx) {
-        let key = (self.p.egraph.find(id), ctx);
-        if self.done.contains(&key) || self.cyclic {
-            return;
-        }
-        if !self.on_stack.insert(key) {
-            self.cyclic = true;
-            return;
-        }
-        match self.sel.choice.get(&key) {
-            None => self.cyclic = true,
-            Some(node) => {
-                let c = alu_cost(self.p.model, self.p.consumer.stage(), node, ctx);
-                match ctx {
-                    // A GS's producer work is priced per emit once the walk is done.
-                    Ctx::P if self.p.gs_emits.is_some() => {}
-                    Ctx::P => self.producer_alu += c,
-                    Ctx::C => self.consumer_alu += c,
+        let mut stack = vec![Step::Enter(id, ctx)];
+        while let Some(step) = stack.pop() {
+            let (id, ctx) = match step {
+                Step::Leave(key) => {
+                    self.on_stack.remove(&key);
+                    self.done.insert(key);
+                    continue;
                 }
-                if let Some(v) = varying_key(self.p.egraph, node) {
-                    self.varyings.insert(v);
-                }
-                for (i, ch) in node.children().iter().enumerate() {
-                    let child = child_ctx(node, ctx, i);
-                    if ctx == Ctx::C && child == Ctx::P {
-                        self.producer_roots.push(self.p.egraph.find(*ch));
-                    }
-                    self.visit(*ch, child);
-                }
+                Step::Enter(id, ctx) => (id, ctx),
+            };
+            let key = (self.p.egraph.find(id), ctx);
+            if self.done.contains(&key) || self.cyclic {
+                continue;
             }
+            if !self.on_stack.insert(key) {
+                self.cyclic = true;
+                continue;
+            }
+            stack.push(Step::Leave(key));
+            let Some(node) = self.sel.choice.get(&key) else {
+                self.cyclic = true;
+                continue;
+            };
+            self.price(node, ctx);
+            let first = stack.len();
+            for (i, ch) in node.children().iter().enumerate() {
+                let child = child_ctx(node, ctx, i);
+                if ctx == Ctx::C && child == Ctx::P {
+                    self.producer_roots.push(self.p.egraph.find(*ch));
+                }
+                stack.push(Step::Enter(*ch, child));
+            }
+            // Popped last-in first: reversed, the first child is entered first.
+            stack[first..].reverse();
         }
-        self.on_stack.remove(&key);
-        self.done.insert(key);
+    }
+
+    /// Adds `node`'s own cost and varying.
+    fn price(&mut self, node: &VNode, ctx: Ctx) {
+        let c = alu_cost(self.p.model, self.p.consumer.stage(), node, ctx);
+        match ctx {
+            // A GS's producer work is priced per emit once the walk is done.
+            Ctx::P if self.p.gs_emits.is_some() => {}
+            Ctx::P => self.producer_alu += c,
+            Ctx::C => self.consumer_alu += c,
+        }
+        if let Some(v) = varying_key(self.p.egraph, node) {
+            self.varyings.insert(v);
+        }
     }
 
     /// The producer ALU cost when the producer is a GS with `emits` emits: each node
@@ -363,35 +383,49 @@ impl Eval<'_> {
     }
 }
 
+/// One step of [`Eval::visit`]'s explicit stack.
+enum Step {
+    /// Look at a class in a context.
+    Enter(Id, Ctx),
+    /// Every child of this class is done.
+    Leave((Id, Ctx)),
+}
+
 /// The producer classes reachable from `roots` whose chosen term contains no
 /// `per-emit` node: their value is the same at every emit of a GS, so emission
 /// computes each once, where it is first needed (straight-line code before an emit
 /// dominates every later emit), and reuses it. Classes not listed (per-emit ones, or
 /// any this walk did not reach) are recomputed at every emit, which is always correct.
 pub fn emit_invariant_classes(g: &VGraph, sel: &Selection, roots: &[Id]) -> fxhash::FxHashSet<Id> {
-    fn visit(g: &VGraph, sel: &Selection, id: Id, known: &mut fxhash::FxHashMap<Id, bool>) -> bool {
-        let id = g.find(id);
-        if let Some(v) = known.get(&id) {
-            return *v;
-        }
-        // Provisional answer (varies, the safe one): a selection reaching here is
-        // acyclic, but a stale one must not recurse forever.
-        known.insert(id, true);
-        // Every child is visited (not just until one varies): emission asks about
-        // each class it reaches, including the branches of a `per-emit` node.
-        let varies = match sel.choice.get(&(id, Ctx::P)) {
-            Some(node) => {
-                let kids: Vec<bool> = node
-                    .children()
-                    .iter()
-                    .map(|c| visit(g, sel, *c, known))
-                    .collect();
-                kids.contains(&true) || matches!(node, VNode::PerEmit(_))
+    // Post-order over an explicit stack (a chain is as deep as the input is long).
+    // `known` holds a provisional "varies" (the safe answer) from a class's first
+    // visit, so a stale cyclic selection ends instead of looping; every child is
+    // visited (not just until one varies): emission asks about each class it reaches,
+    // including the branches of a `per-emit` node.
+    fn visit(g: &VGraph, sel: &Selection, root: Id, known: &mut fxhash::FxHashMap<Id, bool>) {
+        let mut stack = vec![(root, false)];
+        while let Some((id, children_done)) = stack.pop() {
+            let id = g.find(id);
+            let node = sel.choice.get(&(id, Ctx::P));
+            if children_done {
+                let varies = node.is_some_and(|n| {
+                    matches!(n, VNode::PerEmit(_))
+                        || n.children()
+                            .iter()
+                            .any(|c| known.get(&g.find(*c)) == Some(&true))
+                });
+                known.insert(id, varies);
+                continue;
             }
-            None => false,
-        };
-        known.insert(id, varies);
-        varies
+            if known.contains_key(&id) {
+                continue;
+            }
+            known.insert(id, true);
+            stack.push((id, true));
+            if let Some(n) = node {
+                stack.extend(n.children().iter().rev().map(|c| (*c, false)));
+            }
+        }
     }
     let mut known = fxhash::FxHashMap::default();
     for r in roots {

@@ -81,21 +81,85 @@ impl Builder<'_> {
         self.input.egraph[id].data.bits.unwrap_or(BitSize::B32)
     }
 
-    /// Emits class `id` in `ctx`; the result is `target` when given.
+    /// Emits class `id` in `ctx`; the result is `target` when given. Iterative (an
+    /// explicit stack of frames, children visited in order before their parent is built)
+    /// because a dependency chain in the input is as deep as the input is long.
     fn emit(&mut self, id: Id, ctx: Ctx, target: Option<Value>) -> Result<Value, Error> {
-        let g = self.input.egraph;
-        let key = (g.find(id), ctx);
-        if let Some(v) = self.memo.get(&key).copied() {
-            if let Some(t) = target {
+        let mut frames = vec![Frame::Visit { id, ctx, target }];
+        let mut results: Vec<Value> = vec![];
+        while let Some(frame) = frames.pop() {
+            match frame {
+                Frame::Visit { id, ctx, target } => match self.visit(id, ctx, target)? {
+                    Visited::Done(v) => results.push(v),
+                    Visited::Redirect(taken) => frames.push(Frame::Visit {
+                        id: taken,
+                        ctx,
+                        target,
+                    }),
+                    Visited::Build { key, node } => {
+                        let children = self.children(&node, ctx)?;
+                        let arity = children.len();
+                        frames.push(Frame::Build {
+                            key,
+                            node,
+                            target,
+                            arity,
+                        });
+                        for (child, child_ctx) in children.into_iter().rev() {
+                            frames.push(Frame::Visit {
+                                id: child,
+                                ctx: child_ctx,
+                                target: None,
+                            });
+                        }
+                    }
+                },
+                Frame::Build {
+                    key,
+                    node,
+                    target,
+                    arity,
+                } => {
+                    let srcs = results.split_off(results.len() - arity);
+                    let kind = self.kind(&node, key.1, srcs)?;
+                    let v = match target {
+                        Some(t) => t,
+                        None => self.fresh(self.bits_of(key.0)),
+                    };
+                    self.push(Some(v), kind);
+                    self.memo.insert(key, v);
+                    results.push(v);
+                }
+            }
+        }
+        results
+            .pop()
+            .ok_or_else(|| internal("emission produced no value".into()))
+    }
+
+    /// A `mov` of `v` into `target` when one is given, else `v` itself.
+    fn deliver(&mut self, v: Value, target: Option<Value>) -> Value {
+        match target {
+            Some(t) => {
                 let kind = InstKind::Alu {
                     op: AluOp::Mov,
                     exact: false,
                     srcs: vec![v],
                 };
                 self.push(Some(t), kind);
-                return Ok(t);
+                t
             }
-            return Ok(v);
+            None => v,
+        }
+    }
+
+    /// The first look at class `id` in `ctx`: an existing value, another class to emit
+    /// instead (a GS per-emit choice), or a node whose children must come first.
+    fn visit(&mut self, id: Id, ctx: Ctx, target: Option<Value>) -> Result<Visited, Error> {
+        let g = self.input.egraph;
+        let key = (g.find(id), ctx);
+        if let Some(v) = self.memo.get(&key).copied() {
+            return Ok(Visited::Done(self.deliver(v, target)));
         }
         let node = self
             .input
@@ -120,19 +184,10 @@ impl Builder<'_> {
                 )));
             }
             let v = Value(value);
-            if let Some(t) = target {
-                self.push(
-                    Some(t),
-                    InstKind::Alu {
-                        op: AluOp::Mov,
-                        exact: false,
-                        srcs: vec![v],
-                    },
-                );
-                return Ok(t);
+            if target.is_none() {
+                self.memo.insert(key, v);
             }
-            self.memo.insert(key, v);
-            return Ok(v);
+            return Ok(Visited::Done(self.deliver(v, target)));
         }
         if let VNode::PerEmit([index, head, tail]) = node {
             let i = self
@@ -147,41 +202,48 @@ impl Builder<'_> {
             } else {
                 tail
             };
-            return self.emit(taken, ctx, target);
+            return Ok(Visited::Redirect(taken));
         }
-        let kind = self.kind(&node, ctx)?;
-        let v = match target {
-            Some(t) => t,
-            None => self.fresh(self.bits_of(key.0)),
-        };
-        self.push(Some(v), kind);
-        self.memo.insert(key, v);
-        Ok(v)
+        Ok(Visited::Build { key, node })
     }
 
-    fn kind(&mut self, node: &VNode, ctx: Ctx) -> Result<InstKind, Error> {
+    /// The classes `node` reads, in emission order, each with the context it is
+    /// emitted in (interpolation operands are consumer values).
+    fn children(&self, node: &VNode, ctx: Ctx) -> Result<Vec<(Id, Ctx)>, Error> {
+        Ok(match node {
+            VNode::Alu { children, .. } => children.iter().map(|c| (*c, ctx)).collect(),
+            VNode::Ubo { offset, .. } => vec![(offset[0], ctx)],
+            VNode::Xfer([mode, _]) => match self.mode_node(*mode)? {
+                VNode::Mode(_, operands) => operands.iter().map(|c| (*c, Ctx::C)).collect(),
+                _ => return Err(internal("mode class without a mode".into())),
+            },
+            _ => vec![],
+        })
+    }
+
+    fn mode_node(&self, mode: Id) -> Result<VNode, Error> {
+        self.input.egraph[mode]
+            .nodes
+            .iter()
+            .find(|n| matches!(n, VNode::Mode(..)))
+            .cloned()
+            .ok_or_else(|| internal("mode class without a mode".into()))
+    }
+
+    /// The instruction for `node`, whose children were emitted as `srcs`.
+    fn kind(&mut self, node: &VNode, ctx: Ctx, srcs: Vec<Value>) -> Result<InstKind, Error> {
         Ok(match node {
             VNode::Const { value, .. } => InstKind::Const(*value),
             VNode::Undef(_) => InstKind::Undef,
-            VNode::Alu {
-                op,
-                exact,
-                children,
-            } => {
-                let mut srcs = vec![];
-                for c in children {
-                    srcs.push(self.emit(*c, ctx, None)?);
-                }
-                InstKind::Alu {
-                    op: *op,
-                    exact: *exact,
-                    srcs,
-                }
-            }
+            VNode::Alu { op, exact, .. } => InstKind::Alu {
+                op: *op,
+                exact: *exact,
+                srcs,
+            },
             VNode::Uniform(index) => InstKind::LoadUniform { index: *index },
-            VNode::Ubo { block, offset } => InstKind::LoadUbo {
+            VNode::Ubo { block, .. } => InstKind::LoadUbo {
                 block: *block,
-                offset: self.emit(offset[0], ctx, None)?,
+                offset: only(&srcs)?,
             },
             VNode::Input(slot) => InstKind::LoadInput {
                 slot: *slot,
@@ -204,12 +266,12 @@ impl Builder<'_> {
                 }
             }
             VNode::SysVal(_, sv) => InstKind::LoadSystemValue(*sv),
-            VNode::Xfer([m, v]) => self.load(*m, *v)?,
+            VNode::Xfer([m, v]) => self.load(*m, *v, srcs)?,
             other => return Err(internal(format!("cannot emit `{other}` in {ctx:?}"))),
         })
     }
 
-    fn load(&mut self, mode: Id, value: Id) -> Result<InstKind, Error> {
+    fn load(&mut self, mode: Id, value: Id, operands: Vec<Value>) -> Result<InstKind, Error> {
         let g = self.input.egraph;
         let node = VNode::Xfer([mode, value]);
         let key = crate::extract::dag::varying_key(g, &node)
@@ -219,19 +281,9 @@ impl Builder<'_> {
             .slots
             .get(&key)
             .ok_or_else(|| internal("varying without a slot".into()))?;
-        let mode_node = g[mode]
-            .nodes
-            .iter()
-            .find(|n| matches!(n, VNode::Mode(..)))
-            .cloned()
-            .ok_or_else(|| internal("mode class without a mode".into()))?;
-        let VNode::Mode(m, children) = mode_node else {
+        let VNode::Mode(m, _) = self.mode_node(mode)? else {
             return Err(internal("mode class without a mode".into()));
         };
-        let mut operands = vec![];
-        for c in &children {
-            operands.push(self.emit(*c, Ctx::C, None)?);
-        }
         Ok(match m {
             XferMode::Flat | XferMode::Patch => InstKind::LoadInput {
                 slot,
@@ -251,6 +303,38 @@ impl Builder<'_> {
                 indirect: None,
             },
         })
+    }
+}
+
+/// One step of [`Builder::emit`]'s explicit stack.
+enum Frame {
+    /// Look at a class; its value ends up on the result stack.
+    Visit {
+        id: Id,
+        ctx: Ctx,
+        target: Option<Value>,
+    },
+    /// Build `node` from the top `arity` results (its children's values).
+    Build {
+        key: (Id, Ctx),
+        node: VNode,
+        target: Option<Value>,
+        arity: usize,
+    },
+}
+
+/// What [`Builder::visit`] found.
+enum Visited {
+    Done(Value),
+    Redirect(Id),
+    Build { key: (Id, Ctx), node: VNode },
+}
+
+/// The one operand of a single-operand node.
+fn only(srcs: &[Value]) -> Result<Value, Error> {
+    match srcs {
+        [v] => Ok(*v),
+        _ => Err(internal("a single-operand node without its operand".into())),
     }
 }
 
@@ -526,41 +610,80 @@ fn top_level_defs(stmt: &Stmt, out: &mut BTreeSet<u32>) {
     }
 }
 
-/// Removes pure instructions whose results nothing uses, to a fixed point.
+/// Removes pure instructions whose results nothing uses, to a fixed point. Linear: use
+/// counts once, then a worklist that releases each dead instruction's operands (a dead
+/// chain is removed in one pass, not one link per pass).
 pub fn remove_dead_code(shader: &mut Shader) {
-    loop {
-        let mut used = BTreeSet::new();
-        collect_uses(&shader.body, &mut used);
-        let before = shader.inst_count();
-        drop_unused(&mut shader.body, &used);
-        if shader.inst_count() == before {
-            return;
+    let n = shader.values.len();
+    let mut liveness = Liveness {
+        uses: vec![0; n],
+        operands: vec![None; n],
+    };
+    liveness.count(&shader.body);
+    let mut dead = vec![false; n];
+    let mut work: Vec<usize> = (0..n).filter(|&v| liveness.unused(v)).collect();
+    while let Some(v) = work.pop() {
+        if std::mem::replace(&mut dead[v], true) {
+            continue;
+        }
+        for op in liveness.operands[v].take().unwrap_or_default() {
+            let i = op.index();
+            liveness.uses[i] -= 1;
+            if liveness.unused(i) && !dead[i] {
+                work.push(i);
+            }
         }
     }
+    drop_dead(&mut shader.body, &dead);
 }
 
-fn collect_uses(block: &Block, used: &mut BTreeSet<Value>) {
-    for stmt in block {
-        match stmt {
-            Stmt::Inst(i) => used.extend(i.kind.operands()),
-            Stmt::If {
-                cond,
-                then_body,
-                else_body,
-                phis,
-                ..
-            } => {
-                used.insert(*cond);
-                used.extend(phis.iter().flat_map(|p| [p.then_val, p.else_val]));
-                collect_uses(then_body, used);
-                collect_uses(else_body, used);
+/// Use counts of every value, and the operands of each removable instruction by the
+/// value it defines.
+struct Liveness {
+    uses: Vec<u32>,
+    operands: Vec<Option<Vec<Value>>>,
+}
+
+impl Liveness {
+    fn unused(&self, v: usize) -> bool {
+        self.uses[v] == 0 && self.operands[v].is_some()
+    }
+
+    fn used(&mut self, vs: impl IntoIterator<Item = Value>) {
+        for v in vs {
+            self.uses[v.index()] += 1;
+        }
+    }
+
+    fn count(&mut self, block: &Block) {
+        for stmt in block {
+            match stmt {
+                Stmt::Inst(i) => {
+                    let ops = i.kind.operands();
+                    self.used(ops.iter().copied());
+                    if let Some(r) = i.result.filter(|_| removable(&i.kind)) {
+                        self.operands[r.index()] = Some(ops);
+                    }
+                }
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    phis,
+                    ..
+                } => {
+                    self.used([*cond]);
+                    self.used(phis.iter().flat_map(|p| [p.then_val, p.else_val]));
+                    self.count(then_body);
+                    self.count(else_body);
+                }
+                Stmt::Loop { phis, body, .. } => {
+                    self.used(phis.iter().map(|p| p.init));
+                    self.count(body);
+                }
+                Stmt::Continue { args, .. } => self.used(args.iter().copied()),
+                Stmt::Break { .. } => {}
             }
-            Stmt::Loop { phis, body, .. } => {
-                used.extend(phis.iter().map(|p| p.init));
-                collect_uses(body, used);
-            }
-            Stmt::Continue { args, .. } => used.extend(args.iter().copied()),
-            Stmt::Break { .. } => {}
         }
     }
 }
@@ -580,20 +703,20 @@ fn removable(kind: &InstKind) -> bool {
     )
 }
 
-fn drop_unused(block: &mut Block, used: &BTreeSet<Value>) {
+fn drop_dead(block: &mut Block, dead: &[bool]) {
     block.retain_mut(|stmt| match stmt {
-        Stmt::Inst(i) => !(removable(&i.kind) && i.result.is_some_and(|r| !used.contains(&r))),
+        Stmt::Inst(i) => !i.result.is_some_and(|r| dead[r.index()]),
         Stmt::If {
             then_body,
             else_body,
             ..
         } => {
-            drop_unused(then_body, used);
-            drop_unused(else_body, used);
+            drop_dead(then_body, dead);
+            drop_dead(else_body, dead);
             true
         }
         Stmt::Loop { body, .. } => {
-            drop_unused(body, used);
+            drop_dead(body, dead);
             true
         }
         _ => true,

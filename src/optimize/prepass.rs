@@ -6,7 +6,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ir::{AluOp, InstKind, InterpMode, IoSlot, Pipeline, Shader, Slot, Stage, Stmt, Value};
+use crate::ir::{
+    AluOp, Inst, InstKind, InterpMode, IoSlot, Pipeline, Shader, Slot, Stage, Stmt, Value,
+};
 use crate::optimize::{Fate, VaryingReport};
 
 /// A pair after the pre-pass, with the fates of the varyings it merged.
@@ -42,15 +44,32 @@ fn top_level_defs(s: &Shader) -> BTreeMap<Value, (usize, &InstKind)> {
     defs
 }
 
-/// Whether `v` is a uniform expression (constants, uniforms, UBO loads at uniform
-/// offsets, pure ALU over those) defined entirely at the top level.
-fn is_uniform_expr(defs: &BTreeMap<Value, (usize, &InstKind)>, v: Value) -> bool {
-    match defs.get(&v).map(|(_, k)| *k) {
-        Some(InstKind::Const(_) | InstKind::LoadUniform { .. }) => true,
-        Some(InstKind::LoadUbo { offset, .. }) => is_uniform_expr(defs, *offset),
-        Some(InstKind::Alu { srcs, .. }) => srcs.iter().all(|s| is_uniform_expr(defs, *s)),
-        _ => false,
+/// The uniform expressions (constants, uniforms, UBO loads at uniform offsets, pure
+/// ALU over those) defined entirely at the top level. One pass in statement order: an
+/// operand defined at the top level comes before its use, so its answer is known (no
+/// recursion down a chain, no re-walk of shared operands).
+fn uniform_values(s: &Shader) -> BTreeSet<Value> {
+    let mut out = BTreeSet::new();
+    for stmt in &s.body {
+        let Stmt::Inst(Inst {
+            result: Some(v),
+            kind,
+            ..
+        }) = stmt
+        else {
+            continue;
+        };
+        let uniform = match kind {
+            InstKind::Const(_) | InstKind::LoadUniform { .. } => true,
+            InstKind::LoadUbo { offset, .. } => out.contains(offset),
+            InstKind::Alu { srcs, .. } => srcs.iter().all(|s| out.contains(s)),
+            _ => false,
+        };
+        if uniform {
+            out.insert(*v);
+        }
     }
+    out
 }
 
 /// The single value every store of each output slot stores (`None`: stores differ or
@@ -87,6 +106,7 @@ fn stored_values(s: &Shader) -> BTreeMap<IoSlot, Option<Value>> {
 fn propagate_read_backs(tcs: &mut Shader) {
     let stores = stored_values(tcs);
     let defs = top_level_defs(tcs);
+    let uniform = uniform_values(tcs);
     let mut replace: BTreeMap<Value, Value> = BTreeMap::new();
     for (i, stmt) in tcs.body.iter().enumerate() {
         let Stmt::Inst(inst) = stmt else { continue };
@@ -105,7 +125,7 @@ fn propagate_read_backs(tcs: &mut Shader) {
             continue;
         };
         let dominates = defs.get(v).is_some_and(|(at, _)| *at < i);
-        if dominates && is_uniform_expr(&defs, *v) && tcs.bits(*v) == tcs.bits(result) {
+        if dominates && uniform.contains(v) && tcs.bits(*v) == tcs.bits(result) {
             replace.insert(result, *v);
         }
     }
