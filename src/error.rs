@@ -27,16 +27,43 @@ impl Diagnostic {
     }
 }
 
+/// `text` with control and invisible characters written as `\u{..}` escapes (a tab,
+/// a vertical tab or a zero-width space from the input would otherwise print as
+/// nothing, or as a line break that fakes another diagnostic); a backslash is doubled
+/// so that an escape in the output is never ambiguous.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\\' {
+            out.push_str("\\\\");
+        } else if invisible(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Characters that print as nothing or move the cursor: controls (C0, DEL, C1),
+/// format characters such as zero-width spaces and joiners, bidirectional controls,
+/// line and paragraph separators, the byte-order mark and the soft hyphen.
+fn invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+            | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
+            | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}' | '\u{e0000}'..='\u{e0fff}')
+}
+
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let file = self.file.as_deref().unwrap_or("<input>");
+        let file = escape(self.file.as_deref().unwrap_or("<input>"));
+        let message = escape(&self.message);
         match self.loc {
-            Some(loc) => write!(
-                f,
-                "{file}:{}:{}: error: {}",
-                loc.line, loc.col, self.message
-            ),
-            None => write!(f, "{file}: error: {}", self.message),
+            Some(loc) => write!(f, "{file}:{}:{}: error: {message}", loc.line, loc.col),
+            None => write!(f, "{file}: error: {message}"),
         }
     }
 }
@@ -57,7 +84,7 @@ pub enum Error {
     #[error("{0}")]
     Profile(Diagnostic),
     /// A file could not be read or written.
-    #[error("{path}: error: {source}")]
+    #[error("{}: error: {}", escape(path), escape(&source.to_string()))]
     Io {
         /// The file.
         path: String,

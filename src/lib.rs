@@ -19,6 +19,7 @@ pub use ir::{Pipeline, Shader, Stage};
 pub mod egraph;
 pub mod extract;
 pub mod import;
+pub mod input;
 pub mod interpreter;
 pub mod optimize;
 pub mod pack;

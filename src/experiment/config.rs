@@ -26,10 +26,7 @@ impl Config {
 }
 
 fn read(path: &str) -> Result<String, Error> {
-    std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_string(),
-        source,
-    })
+    crate::input::read_text(std::path::Path::new(path))
 }
 
 fn stem(path: &str) -> String {

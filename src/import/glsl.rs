@@ -72,10 +72,7 @@ pub fn compile_glsl(path: &Path, spirv_opt: bool) -> Result<Vec<u8>, Error> {
             "cannot tell the stage: use .vert, .tesc, .tese, .geom or .frag",
         )
     })?;
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: file.clone(),
-        source,
-    })?;
+    let text = crate::input::read_text(path)?;
     let source = rewrite_desktop_glsl(&text, stage).unwrap_or(text);
     let dir = TempDir::new()?;
     let ext = match stage {
@@ -99,6 +96,8 @@ pub fn compile_glsl(path: &Path, spirv_opt: bool) -> Result<Vec<u8>, Error> {
         log = run_glslang(&src, &out, "-G")?;
     }
     if let Some(log) = log {
+        // glslang names the temporary copy; the user knows their own file.
+        let log = log.replace(&src.display().to_string(), &file);
         return Err(glslang_error(&file, &log));
     }
     if spirv_opt {

@@ -159,14 +159,16 @@ pub fn import_files(
     opts: &ImportOptions,
 ) -> Result<Pipeline, Error> {
     let load = |p: &Path| -> Result<(Vec<u8>, bool), Error> {
-        let bytes = std::fs::read(p).map_err(|source| Error::Io {
-            path: p.display().to_string(),
-            source,
-        })?;
+        let bytes = crate::input::read_bytes(p)?;
         let spv = bytes.len() >= 4
             && (bytes[..4] == [0x03, 0x02, 0x23, 0x07] || bytes[..4] == [0x07, 0x23, 0x02, 0x03]);
         if spv {
             return Ok((bytes, false));
+        }
+        if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("spv")) {
+            let file = p.display().to_string();
+            let msg = "not a SPIR-V module (it does not start with the SPIR-V magic number)";
+            return Err(Error::Import(Diagnostic::new(Some(&file), None, msg)));
         }
         Ok((compile_glsl(p, opts.spirv_opt)?, true))
     };

@@ -67,10 +67,7 @@ pub fn parse(src: &str, file: Option<&str>) -> Result<Pipeline, Error> {
 /// Reads and parses a `.pair` file ([`Error::Io`] when it cannot be read).
 pub fn parse_file(path: &Path) -> Result<Pipeline, Error> {
     let name = path.display().to_string();
-    let src = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: name.clone(),
-        source,
-    })?;
+    let src = crate::input::read_text(path)?;
     parse(&src, Some(&name))
 }
 

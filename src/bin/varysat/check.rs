@@ -15,9 +15,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, varysat::Error> {
     let mut failed = false;
     for file in &args.files {
         match crate::load(file) {
-            Ok(_) => println!("{}: ok", file.display()),
+            Ok(_) => crate::out::stdout(&format!("{}: ok\n", file.display()))?,
             Err(e) => {
-                eprintln!("{e}");
+                crate::out::stderr(&format!("{e}\n"));
                 failed = true;
             }
         }

@@ -12,8 +12,9 @@ pub struct Args {
     a: PathBuf,
     /// Second pair file.
     b: PathBuf,
-    /// Number of seeded runs.
-    #[arg(long, default_value_t = 16)]
+    /// Number of seeded runs (1 to 10000: none would prove nothing, and each run
+    /// interprets both pairs).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     runs: u32,
     /// Seed of the first run.
     #[arg(long, default_value_t = 0)]
@@ -30,11 +31,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, varysat::Error> {
     };
     match check_equivalent(&a, &b, &cfg) {
         Ok(()) => {
-            println!("equivalent over {} runs", args.runs);
+            crate::out::stdout(&format!("equivalent over {} runs\n", args.runs))?;
             Ok(ExitCode::SUCCESS)
         }
         Err(why) => {
-            println!("not equivalent: {why}");
+            crate::out::stdout(&format!("not equivalent: {why}\n"))?;
             Ok(ExitCode::from(1))
         }
     }

@@ -116,12 +116,13 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
     if let Some(path) = &args.svg {
         write(path, &experiment::chart::svg_chart(&e)?)?;
     }
-    if args.json {
-        println!("{:#}", experiment::json::to_json(&e, args.timing));
+    let text = if args.json {
+        format!("{:#}\n", experiment::json::to_json(&e, args.timing))
     } else if args.csv {
-        print!("{}", experiment::csv::to_csv(&e, args.timing));
+        experiment::csv::to_csv(&e, args.timing)
     } else {
-        print!("{}", experiment::table::table(&e));
-    }
+        experiment::table::table(&e)
+    };
+    crate::out::stdout(&text)?;
     Ok(ExitCode::SUCCESS)
 }

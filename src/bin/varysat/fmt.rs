@@ -23,7 +23,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, varysat::Error> {
             source,
         })?;
     } else {
-        print!("{text}");
+        crate::out::stdout(&text)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -51,7 +51,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
             path: path.display().to_string(),
             source,
         })?,
-        None => print!("{text}"),
+        None => crate::out::stdout(&text)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,6 +7,7 @@ mod experiment;
 mod fmt;
 mod import;
 mod opt;
+mod out;
 mod run;
 mod stats;
 
@@ -20,6 +21,11 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Largest input file accepted, in bytes (pairs, shaders, rule, cost and
+    /// configuration files); larger ones are an error.
+    #[arg(long = "max-input-size", global = true, value_name = "BYTES",
+          default_value_t = varysat::input::DEFAULT_MAX_INPUT_SIZE)]
+    max_input_size: u64,
 }
 
 #[derive(Subcommand)]
@@ -44,6 +50,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    varysat::input::set_max_input_size(cli.max_input_size);
     let result = match cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
@@ -57,18 +64,25 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("{e}");
+            out::stderr(&format!("{e}\n"));
             ExitCode::from(1)
         }
     }
 }
 
-/// A pair from one `.pair` file or from a producer and a consumer shader source.
-fn load_input(files: &[std::path::PathBuf]) -> Result<varysat::Pipeline, varysat::Error> {
+/// A pair from one `.pair` file or from a producer and a consumer shader source
+/// (compiled GLSL goes through `spirv-opt -O` when `spirv_opt`).
+fn load_input(
+    files: &[std::path::PathBuf],
+    spirv_opt: bool,
+) -> Result<varysat::Pipeline, varysat::Error> {
     match files {
         [pair] => varysat::text::parse_file(pair),
         [producer, consumer] => {
-            let opts = varysat::import::ImportOptions::default();
+            let opts = varysat::import::ImportOptions {
+                spirv_opt,
+                ..varysat::import::ImportOptions::default()
+            };
             varysat::import::import_files(producer, consumer, &opts)
         }
         _ => Err(varysat::Error::Import(varysat::Diagnostic::new(

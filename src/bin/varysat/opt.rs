@@ -51,6 +51,9 @@ pub struct Args {
     /// Time limit of the exact extraction, in seconds.
     #[arg(long = "exact-time-limit", default_value = "10", value_parser = seconds)]
     pub exact_time_limit: Duration,
+    /// Skip the `spirv-opt -O` pass on GLSL inputs.
+    #[arg(long)]
+    pub no_spirv_opt: bool,
     /// Report format, written to standard error.
     #[arg(long = "report", value_enum, default_value = "text")]
     pub report: ReportFormat,
@@ -65,10 +68,7 @@ fn seconds(text: &str) -> Result<Duration, String> {
 }
 
 fn read(path: &str) -> Result<String, Error> {
-    std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_string(),
-        source,
-    })
+    varysat::input::read_text(std::path::Path::new(path))
 }
 
 fn options(args: &Args) -> Result<Options, Error> {
@@ -99,7 +99,7 @@ fn options(args: &Args) -> Result<Options, Error> {
 
 /// Runs the subcommand.
 pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
-    let pipeline = crate::load_input(&args.files)?;
+    let pipeline = crate::load_input(&args.files, !args.no_spirv_opt)?;
     let outcome = varysat::optimize(&pipeline, &options(&args)?)?;
     let text = varysat::text::print(&outcome.pipeline);
     match &args.output {
@@ -107,11 +107,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
             path: path.display().to_string(),
             source,
         })?,
-        None => print!("{text}"),
+        None => crate::out::stdout(&text)?,
     }
     match args.report {
-        ReportFormat::Text => eprint!("{}", outcome.report),
-        ReportFormat::Json => eprintln!("{}", outcome.report.to_json()),
+        ReportFormat::Text => crate::out::stderr(&outcome.report.to_string()),
+        ReportFormat::Json => crate::out::stderr(&format!("{}\n", outcome.report.to_json())),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -13,18 +13,20 @@ pub struct Args {
     /// Seed for inputs, barycentrics and clip w.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Fragments per primitive for FS consumers.
-    #[arg(long, default_value_t = RunConfig::default().fragments_per_primitive)]
-    fragments: usize,
+    /// Fragments per primitive for FS consumers (1 to 4096).
+    #[arg(long, default_value_t = RunConfig::default().fragments_per_primitive as u64,
+          value_parser = clap::value_parser!(u64).range(1..=4096))]
+    fragments: u64,
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode, varysat::Error> {
     let pipeline = crate::load(&args.file)?;
     let cfg = RunConfig {
         seed: args.seed,
-        fragments_per_primitive: args.fragments,
+        // At most 4096 (checked by the parser), so the conversion is exact.
+        fragments_per_primitive: args.fragments as usize,
         ..RunConfig::default()
     };
-    print!("{}", interpret(&pipeline, &cfg)?);
+    crate::out::stdout(&interpret(&pipeline, &cfg)?.to_string())?;
     Ok(ExitCode::SUCCESS)
 }

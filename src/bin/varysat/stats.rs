@@ -18,6 +18,9 @@ pub struct Args {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// Skip the `spirv-opt -O` pass on GLSL inputs.
+    #[arg(long)]
+    no_spirv_opt: bool,
 }
 
 #[derive(Default, Serialize)]
@@ -66,8 +69,8 @@ fn group(files: &[PathBuf]) -> Result<Vec<Vec<PathBuf>>, Error> {
     Ok(out)
 }
 
-fn row(files: &[PathBuf]) -> Result<Row, Error> {
-    let pipeline = crate::load_input(files)?;
+fn row(files: &[PathBuf], spirv_opt: bool) -> Result<Row, Error> {
+    let pipeline = crate::load_input(files, spirv_opt)?;
     let declared = varysat::import::stats(&pipeline);
     let optimized = varysat::optimize(&pipeline, &Options::new())?;
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
@@ -85,7 +88,7 @@ fn row(files: &[PathBuf]) -> Result<Row, Error> {
 pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
     let rows = group(&args.files)?
         .iter()
-        .map(|files| row(files))
+        .map(|files| row(files, !args.no_spirv_opt))
         .collect::<Result<Vec<Row>, Error>>()?;
     let mut total = Row {
         pair: "total".into(),
@@ -94,22 +97,23 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
     rows.iter().for_each(|r| total.add(r));
     if args.json {
         let json = serde_json::json!({ "pairs": rows, "total": total });
-        println!("{json}");
+        crate::out::stdout(&format!("{json}\n"))?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "{:<48} {:>13} {:>13} {:>13}",
+    let mut text = format!(
+        "{:<48} {:>13} {:>13} {:>13}\n",
         "pair", "declared", "live", "optimized"
     );
     for r in rows.iter().chain(std::iter::once(&total)) {
         let cell = |c: usize, s: usize| format!("{c} in {s}");
-        println!(
-            "{:<48} {:>13} {:>13} {:>13}",
+        text += &format!(
+            "{:<48} {:>13} {:>13} {:>13}\n",
             r.pair,
             cell(r.declared_components, r.declared_slots),
             cell(r.live_components, r.live_slots),
             cell(r.optimized_components, r.optimized_slots)
         );
     }
+    crate::out::stdout(&text)?;
     Ok(ExitCode::SUCCESS)
 }
