@@ -6,7 +6,6 @@ pub mod cost;
 pub mod dag;
 pub mod exact;
 pub mod global;
-pub mod instance;
 pub mod mode;
 mod priced;
 
@@ -14,5 +13,4 @@ pub use cost::{Cost, CostModel};
 pub use dag::{Ctx, DagCost, DagExtractor, Extractor, Problem, Selection, VaryingKey, VaryingKind};
 pub use exact::{ExactExtractor, ExactOutcome};
 pub use global::GlobalExtractor;
-pub use instance::Instance;
 pub use mode::{Extracted, Extraction};

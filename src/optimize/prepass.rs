@@ -6,10 +6,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::report::{Fate, VaryingReport};
 use crate::ir::{
     AluOp, Inst, InstKind, InterpMode, IoSlot, Pipeline, Shader, Slot, Stage, Stmt, Value,
 };
-use crate::optimize::{Fate, VaryingReport};
 
 /// A pair after the pre-pass, with the fates of the varyings it merged.
 pub(crate) struct Prepared {

@@ -4,14 +4,15 @@
 
 use egg::Id;
 
-use super::cost::Cost;
-use super::dag::{dag_cost, seed_from, Problem, Selection};
+use super::lowering::analysis_for;
+use super::options::Options;
 use crate::egraph::lower::lower;
 use crate::egraph::saturate::saturate;
-use crate::egraph::{VAnalysis, VGraph};
+use crate::egraph::VGraph;
 use crate::error::Error;
-use crate::ir::{Pipeline, Stage};
-use crate::optimize::Options;
+use crate::extract::dag::{dag_cost, seed_from, Problem, Selection};
+use crate::extract::Cost;
+use crate::ir::Pipeline;
 
 /// A saturated e-graph of one pair with what extraction needs.
 pub struct Instance {
@@ -34,11 +35,7 @@ impl Instance {
     pub fn new(p: &Pipeline, opts: &Options) -> Result<Instance, Error> {
         crate::validate::validate(p)?;
         let rewrites = opts.rules.rewrites()?;
-        let analysis = VAnalysis {
-            propagation_limit: opts.cost.propagation_limit(&p.consumer.info),
-            producer_is_gs: p.producer.stage() == Stage::Geometry,
-        };
-        let lowered = lower(p, analysis, false);
+        let lowered = lower(p, analysis_for(p, opts), false);
         let (egraph, _) = saturate(lowered.egraph, &rewrites, &opts.budgets);
         let seed = seed_from(&egraph, &lowered.original);
         let roots = lowered.roots.values().map(|r| egraph.find(*r)).collect();

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use super::{Fate, Report};
 use crate::ir::IoSlot;
-use crate::optimize::{Fate, Report};
 
 /// The original slots whose varying the first round put in each of its new slots.
 fn origins(first: &Report) -> BTreeMap<IoSlot, Vec<IoSlot>> {
