@@ -4,7 +4,7 @@
 //! they compare directly with an optimization report; the column after full
 //! optimization is the report's `after`.
 
-use crate::optimize::{count_live_varyings, count_varyings};
+use crate::optimize::count::{count_live_varyings, count_varyings};
 use crate::Pipeline;
 
 /// Varying counts of one pair.

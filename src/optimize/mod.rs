@@ -14,7 +14,7 @@
 //! report types, and earlier stages' output types; nothing below this file imports it.
 
 pub mod assign;
-mod count;
+pub(crate) mod count;
 mod emission;
 pub mod emit;
 mod fates;
