@@ -241,3 +241,75 @@ fn an_injected_unsound_law_is_caught_and_shrunk() {
     let sound = opt(&p, &Options::new()).unwrap();
     equivalent(&p, &sound.pipeline).unwrap();
 }
+
+/// Opaque ops of one purity class in a shader, counted.
+fn opaque_count(s: &varysat::ir::Shader, purity: varysat::ir::Purity) -> usize {
+    let mut n = 0;
+    s.for_each_inst(|i| {
+        if matches!(&i.kind, varysat::ir::InstKind::Opaque { op, .. } if op.purity == purity) {
+            n += 1;
+        }
+    });
+    n
+}
+
+#[test]
+fn stage_bound_and_effect_opaque_ops_stay_in_their_stage() {
+    use varysat::ir::Purity;
+    check("opaque stages", 128, |p| {
+        let out = opt(p, &Options::new())?;
+        let q = &out.pipeline;
+        for (name, before, after) in [
+            ("producer", &p.producer, &q.producer),
+            ("consumer", &p.consumer, &q.consumer),
+        ] {
+            let effects = (
+                opaque_count(before, Purity::Effect),
+                opaque_count(after, Purity::Effect),
+            );
+            if effects.0 != effects.1 {
+                return Err(format!(
+                    "{name}: {} effects became {}",
+                    effects.0, effects.1
+                ));
+            }
+            let bound = (
+                opaque_count(before, Purity::Stage),
+                opaque_count(after, Purity::Stage),
+            );
+            if bound.1 > bound.0 {
+                return Err(format!(
+                    "{name}: {} stage-bound ops became {}",
+                    bound.0, bound.1
+                ));
+            }
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn the_generator_makes_opaque_ops_of_every_class() {
+    use proptest::strategy::{Strategy, ValueTree};
+    use varysat::ir::Purity;
+    let mut runner = runner(1);
+    let mut seen = [0usize; 3];
+    for _ in 0..200 {
+        let tree = arb_readable(GenConfig::default())
+            .new_tree(&mut runner)
+            .expect("a pair");
+        let p = tree.current().0;
+        for s in [&p.producer, &p.consumer] {
+            for (i, class) in [Purity::Pure, Purity::Stage, Purity::Effect]
+                .iter()
+                .enumerate()
+            {
+                seen[i] += opaque_count(s, *class);
+            }
+        }
+    }
+    assert!(
+        seen.iter().all(|n| *n > 0),
+        "opaque ops per class: {seen:?}"
+    );
+}

@@ -461,3 +461,44 @@ proptest! {
 fn the_valid_base_file_parses() {
     parse(VALID, None).unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn opaque_forms() {
+    let (a, b) = ("(%a = load_input ATTR0.x)\n", "(%b = load_input ATTR0.y)\n");
+    let bad_count =
+        format!("{a}{b}(%r = opaque atan2 pure ext:GLSL.std.450:25 f32 (args f32 f32) %a)");
+    check(
+        &in_vs(&bad_count),
+        5,
+        14,
+        "opaque `atan2` takes 2 operand(s) by its types, found 1",
+    );
+    let bad_purity = format!("{a}(%r = opaque f tidy op:1 f32 (args f32) %a)");
+    check(
+        &in_vs(&bad_purity),
+        4,
+        16,
+        "expected a purity (pure, stage or effect), found `tidy`",
+    );
+    let no_result = format!("{a}(opaque f pure op:1 (args f32) %a)");
+    check(
+        &in_vs(&no_result),
+        4,
+        9,
+        "opaque `f` without a result must be `effect`",
+    );
+    let bad_comp = format!("{a}(%r = opaque f pure op:1 f32x2.2 (args f32) %a)");
+    check(
+        &in_vs(&bad_comp),
+        4,
+        26,
+        "result component 2 is outside f32x2",
+    );
+    let bad_code = format!("{a}(%r = opaque f pure opx:1 f32 (args f32) %a)");
+    check(
+        &in_vs(&bad_code),
+        4,
+        21,
+        "bad SPIR-V code `opx:1`, expected `op:N` or `ext:SET:N`",
+    );
+}

@@ -253,6 +253,29 @@ const CONTROL_FLOW: &str = r#"
     (store_output DATA0.x %x)))
 "#;
 
+const OPAQUE: &str = r#"
+(pair
+  (producer vs
+    (%p = load_input ATTR0.x)
+    (%m0 = load_input ATTR1.x)
+    (%m1 = load_input ATTR1.y)
+    (%m2 = load_input ATTR1.z)
+    (%m3 = load_input ATTR1.w)
+    (%inv = opaque inverse pure ext:GLSL.std.450:34 f32x2x2.3 (args f32x2x2) %m0 %m1 %m2 %m3)
+    (%a = const 32 4)
+    (%old = opaque atomic_iadd effect op:234 u32 (args u32 u32) (buffer 1) %a %a)
+    (store_output POS.x %p)
+    (store_output VAR0.x %inv)
+    (store_output VAR0.y %old))
+  (consumer fs
+    (%x = load_interpolated_input VAR0.x persp center)
+    (%d = opaque dpdx_fine stage op:210 f32 (args f32) %x)
+    (%h = f2f16 %d)
+    (%e = opaque exp_half pure ext:GLSL.std.450:27 f16 (args f16) %h)
+    (opaque image_write effect op:99 (args f32x2) (image 0) %x %d)
+    (store_output DATA0.x %d)))
+"#;
+
 #[test]
 fn hand_written_pairs_round_trip() {
     for src in [
@@ -262,6 +285,7 @@ fn hand_written_pairs_round_trip() {
         TES_GS,
         GS_FS,
         CONTROL_FLOW,
+        OPAQUE,
     ] {
         let p = parsed(src);
         assert_round_trips(&p);

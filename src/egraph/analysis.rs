@@ -103,6 +103,28 @@ fn make_alu(egraph: &VGraph, op: AluOp, children: &[Id]) -> VData {
     }
 }
 
+/// A pure opaque op: computable, convergent and free where all its operands are; no
+/// constant folding (its meaning is not modelled).
+fn make_opaque(egraph: &VGraph, bits: Option<BitSize>, children: &[Id]) -> VData {
+    let kids: Vec<&VData> = children.iter().map(|c| &egraph[*c].data).collect();
+    let free_cost = kids.iter().try_fold(OPAQUE_COST, |acc, k| {
+        k.free_cost.map(|c| acc.saturating_add(c))
+    });
+    VData {
+        konst: None,
+        bits,
+        in_producer: kids.iter().all(|k| k.in_producer),
+        in_consumer: kids.iter().all(|k| k.in_consumer),
+        convergent_p: kids.iter().all(|k| k.convergent_p),
+        convergent_c: kids.iter().all(|k| k.convergent_c),
+        free_cost,
+        single: kids.iter().all(|k| k.single),
+    }
+}
+
+/// The instruction cost of an opaque operation (like a transcendental ALU op).
+pub const OPAQUE_COST: u32 = 4;
+
 fn make_xfer(egraph: &VGraph, mode: Id, value: Id) -> VData {
     let v = &egraph[value].data;
     let flat_like = egraph[mode]
@@ -178,6 +200,7 @@ impl Analysis<VNode> for VAnalysis {
             VNode::Mode(..) => leaf(None, false, true, None),
             VNode::Xfer([m, v]) => make_xfer(egraph, *m, *v),
             VNode::Alu { op, children, .. } => make_alu(egraph, *op, children),
+            VNode::Op { op, children } => make_opaque(egraph, op.result_bits(), children),
         }
     }
 

@@ -4,10 +4,11 @@
 //! modes are data rather than seventy enum variants.
 
 use std::fmt;
+use std::sync::Arc;
 
 use egg::{FromOp, Id, Language};
 
-use crate::ir::{AluOp, BitSize, Interp, InterpLoc, InterpMode, IoSlot, SystemValue};
+use crate::ir::{AluOp, BitSize, Interp, InterpLoc, InterpMode, IoSlot, OpaqueOp, SystemValue};
 
 /// Which stage a leaf belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -117,6 +118,14 @@ pub enum VNode {
         /// Sources.
         children: Vec<Id>,
     },
+    /// A pure opaque operation (see [`OpaqueOp`]): dedupable and movable like an ALU
+    /// op, but no law looks inside it.
+    Op {
+        /// The operation.
+        op: Arc<OpaqueOp>,
+        /// Scalar operands.
+        children: Vec<Id>,
+    },
     /// A word of the default uniform block (free: both stages can load it).
     Uniform(u32),
     /// A UBO load; the child is the byte offset.
@@ -179,6 +188,7 @@ impl Language for VNode {
                 },
             ) => a == b && x == y,
             (VNode::Ubo { block: a, .. }, VNode::Ubo { block: b, .. }) => a == b,
+            (VNode::Op { op: a, .. }, VNode::Op { op: b, .. }) => a == b,
             (VNode::Mode(a, _), VNode::Mode(b, _)) => a == b,
             (VNode::PerEmit(_), VNode::PerEmit(_)) | (VNode::Xfer(_), VNode::Xfer(_)) => true,
             (a, b) if a.children().is_empty() && b.children().is_empty() => a == b,
@@ -189,7 +199,9 @@ impl Language for VNode {
 
     fn children(&self) -> &[Id] {
         match self {
-            VNode::Alu { children, .. } | VNode::Mode(_, children) => children,
+            VNode::Alu { children, .. } | VNode::Op { children, .. } | VNode::Mode(_, children) => {
+                children
+            }
             VNode::Ubo { offset, .. } => offset,
             VNode::Xfer(c) => c,
             VNode::PerEmit(c) => c,
@@ -199,7 +211,9 @@ impl Language for VNode {
 
     fn children_mut(&mut self) -> &mut [Id] {
         match self {
-            VNode::Alu { children, .. } | VNode::Mode(_, children) => children,
+            VNode::Alu { children, .. } | VNode::Op { children, .. } | VNode::Mode(_, children) => {
+                children
+            }
             VNode::Ubo { offset, .. } => offset,
             VNode::Xfer(c) => c,
             VNode::PerEmit(c) => c,
@@ -221,6 +235,7 @@ impl VNode {
                     op.name().to_string()
                 }
             }
+            VNode::Op { op, .. } => format!("opaque[{op}]"),
             VNode::Uniform(i) => format!("uniform:{i}"),
             VNode::Ubo { block, .. } => format!("ubo:{block}"),
             VNode::Input(s) => format!("in:{s}"),

@@ -12,8 +12,8 @@ use egg::Id;
 use super::analysis::{VAnalysis, VGraph};
 use super::lang::{Side, VNode, XferMode};
 use crate::ir::{
-    BitSize, Block, Half, Indirect, InstKind, InterpLoc, IoSlot, Pipeline, Shader, Slot, SlotClass,
-    Stage, Stmt, SystemValue, Value,
+    BitSize, Block, Half, Indirect, InstKind, InterpLoc, IoSlot, Pipeline, Purity, Shader, Slot,
+    SlotClass, Stage, Stmt, SystemValue, Value,
 };
 
 /// How the optimizer may treat a slot in this pair (reference/000 §1).
@@ -220,6 +220,14 @@ impl ProducerWalk<'_> {
                 .map(|children| VNode::Alu {
                     op: *op,
                     exact: *exact,
+                    children,
+                }),
+            InstKind::Opaque { op, srcs } if op.purity == Purity::Pure => srcs
+                .iter()
+                .map(|s| self.term(*s))
+                .collect::<Option<Vec<Id>>>()
+                .map(|children| VNode::Op {
+                    op: op.clone(),
                     children,
                 }),
             InstKind::LoadUniform { index } => Some(VNode::Uniform(*index)),
@@ -709,6 +717,13 @@ impl ConsumerWalk<'_> {
             InstKind::Alu { op, exact, srcs } => VNode::Alu {
                 op: *op,
                 exact: *exact,
+                children: srcs
+                    .iter()
+                    .map(|s| self.term(*s))
+                    .collect::<Option<Vec<Id>>>()?,
+            },
+            InstKind::Opaque { op, srcs } if op.purity == Purity::Pure => VNode::Op {
+                op: op.clone(),
                 children: srcs
                     .iter()
                     .map(|s| self.term(*s))

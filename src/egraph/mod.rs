@@ -10,7 +10,7 @@ pub mod saturate;
 pub(crate) mod sexp;
 mod template;
 
-pub use analysis::{VAnalysis, VData, VGraph};
+pub use analysis::{VAnalysis, VData, VGraph, OPAQUE_COST};
 pub use lang::{Side, VNode, XferMode};
 pub use rules::{Cond, RuleDef, RuleSet};
 pub use saturate::{

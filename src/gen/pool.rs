@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 
 use super::read::Read;
 use super::recipe::Ty;
-use crate::ir::{AluOp, BitSize, IoSlot, ShaderBuilder, Slot, Stage, SystemValue, Value};
+use crate::ir::{
+    AluOp, BitSize, IoSlot, OpaqueCode, OpaqueOp, OpaqueTy, Purity, Resource, ScalarTy,
+    ShaderBuilder, Slot, Stage, SystemValue, Value,
+};
 
 /// The generator's value types (32-bit float, 16-bit float, 32-bit int, boolean).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -114,6 +117,17 @@ const TABLE: &[(Node, PTy)] = &[
     (Node::Alu(AluOp::INot, &[B1]), B1),
     (Node::Leaf(Leaf::SysBool), B1),
 ];
+
+/// Which texture leaves become opaque operations instead, by their second operand
+/// choice (three in eight: one per purity class).
+fn opaque_choice(b: u16) -> Option<Purity> {
+    match b % 8 {
+        5 => Some(Purity::Pure),
+        6 => Some(Purity::Stage),
+        7 => Some(Purity::Effect),
+        _ => None,
+    }
+}
 
 /// Float constants the generator uses (small, exact, sign-mixed).
 pub(crate) const FLOATS: [f32; 8] = [1.0, 0.5, 2.0, -1.0, 0.0, 3.0, 0.25, -4.0];
@@ -415,6 +429,9 @@ impl Gen {
     }
 
     fn texture(&mut self, a: u16, b: u16) -> Pv {
+        if let Some(purity) = opaque_choice(b) {
+            return self.opaque(purity, a, b);
+        }
         if self.stage != Stage::Fragment {
             return Pv {
                 v: self.ubo(a),
@@ -431,6 +448,50 @@ impl Gen {
         Pv {
             v: self.b.inst(kind, BitSize::B32),
             inv: false,
+        }
+    }
+
+    /// An opaque operation of a purity class on pooled floats: a pure binary op, a
+    /// stage-bound one (a derivative in a fragment shader) or an effect with a result
+    /// (an atomic on storage buffer 0 at a small address).
+    fn opaque(&mut self, purity: Purity, a: u16, b: u16) -> Pv {
+        let x = self.pick(F32, a, false);
+        let f32t = OpaqueTy::scalar(ScalarTy::F32);
+        let (name, code, args, srcs, resource) = match purity {
+            Purity::Pure => {
+                let y = self.pick(F32, b, false);
+                ("gen_pure", 9000, vec![f32t, f32t], vec![x, y], None)
+            }
+            Purity::Stage if self.stage == Stage::Fragment => {
+                ("dpdx", 207, vec![f32t], vec![x], None)
+            }
+            Purity::Stage => ("gen_stage", 9001, vec![f32t], vec![x], None),
+            Purity::Effect => {
+                let addr = self.konst(BitSize::B32, u32::from(a % 4));
+                let addr = Pv {
+                    v: addr,
+                    inv: false,
+                };
+                let u = OpaqueTy::scalar(ScalarTy::U32);
+                let buffer = Some(Resource::Buffer(0));
+                ("gen_atomic", 234, vec![u, f32t], vec![addr, x], buffer)
+            }
+        };
+        let op = OpaqueOp {
+            name: name.into(),
+            purity,
+            code: OpaqueCode::Core(code),
+            result: Some((f32t, 0)),
+            args,
+            resource,
+        };
+        let kind = crate::ir::InstKind::Opaque {
+            op: std::sync::Arc::new(op),
+            srcs: srcs.iter().map(|p| p.v).collect(),
+        };
+        Pv {
+            v: self.b.inst(kind, BitSize::B32),
+            inv: srcs.iter().any(|p| p.inv),
         }
     }
 

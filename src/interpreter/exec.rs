@@ -412,6 +412,18 @@ impl<'s> Invocation<'s> {
                     undef
                 }
             }
+            InstKind::Opaque { op, srcs } => {
+                let vals = self.operands(srcs, world)?;
+                if !vals.iter().all(|s| s.defined) {
+                    undef
+                } else {
+                    let v = super::opaque::value(op, &vals, &world.inputs, size);
+                    if op.purity == crate::ir::Purity::Effect && self.taint == 0 {
+                        self.record_effect(op, &vals, world);
+                    }
+                    v
+                }
+            }
             // `undef`, and effects given a result by a malformed pair.
             _ => undef,
         })
@@ -469,6 +481,12 @@ impl<'s> Invocation<'s> {
                     world.ssbo.insert((*buffer, a.bits), v);
                 }
             }
+            InstKind::Opaque { op, srcs } => {
+                let vals = self.operands(srcs, world)?;
+                if !tainted && vals.iter().all(|s| s.defined) {
+                    self.record_effect(op, &vals, world);
+                }
+            }
             InstKind::EmitVertex => io.emit_vertex(!tainted),
             InstKind::EndPrimitive => io.end_primitive(),
             InstKind::Discard => {
@@ -483,6 +501,15 @@ impl<'s> Invocation<'s> {
             _ => {}
         }
         Ok(Flow::Next)
+    }
+
+    /// Counts one execution of an opaque effect in its record word.
+    fn record_effect(&self, op: &crate::ir::OpaqueOp, vals: &[Scalar], world: &mut World) {
+        let key = super::opaque::effect_address(op, vals);
+        let count = world.ssbo.get(&key).map_or(0, |s| s.bits);
+        world
+            .ssbo
+            .insert(key, Scalar::new(count.wrapping_add(1), BitSize::B32));
     }
 
     /// Evaluates an ALU op with `ir::eval_alu`. The result is undefined when a source

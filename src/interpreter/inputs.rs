@@ -20,6 +20,7 @@ enum Tag {
     Ubo,
     Ssbo,
     Texture,
+    Opaque,
     InstanceId,
     ViewIndex,
     FrontFace,
@@ -131,6 +132,23 @@ impl Inputs {
             sum += weight * coordinate(*c);
         }
         Scalar::float(0.5 + 0.5 * sum / (1.0 + sum.abs()), size)
+    }
+
+    /// A stand-in for an opaque float operation keyed `key`: like [`Inputs::texture`],
+    /// a smooth function `4·s/(1+|s|)` of `s = o + Σ wᵢ·xᵢ` with `wᵢ ∈ [0.5, 1.5)`.
+    pub fn smooth(&self, key: u64, xs: &[f32]) -> f32 {
+        let mut sum = (self.unit(Tag::Opaque, &[key]) * 2.0 - 1.0) * INPUT_RANGE;
+        for (i, x) in xs.iter().enumerate() {
+            sum += (0.5 + self.unit(Tag::Opaque, &[key, 1 + i as u64])) * x;
+        }
+        INPUT_RANGE * sum / (1.0 + sum.abs())
+    }
+
+    /// A stand-in for an opaque integer operation keyed `key`: a hash of the operands.
+    pub fn opaque_hash(&self, key: u64, operands: &[u64]) -> u64 {
+        let mut keys = vec![key];
+        keys.extend_from_slice(operands);
+        self.hash(Tag::Opaque, &keys)
     }
 
     /// `instance_id` of the run, in `0..16`.

@@ -11,6 +11,7 @@ mod equiv;
 mod exec;
 mod inputs;
 mod observe;
+mod opaque;
 mod raster;
 mod run;
 mod stages;
@@ -19,6 +20,7 @@ mod value;
 pub use equiv::{check_equivalent, compare, scalars_match, EquivConfig, Inequivalence, Mismatch};
 pub use inputs::{Inputs, INPUT_RANGE};
 pub use observe::{FragmentInfo, Item, ObsKey, Observation, Unit};
+pub use opaque::EFFECT_BUFFER_BASE;
 pub use raster::{offset_barycentrics, OFFSET_SCALE, SAMPLE_OFFSETS};
 pub use value::Scalar;
 

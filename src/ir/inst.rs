@@ -1,7 +1,9 @@
 //! Instructions: ALU ops, constants, and the intrinsics that touch I/O, uniforms,
 //! system values and side effects, plus the small enums they are parameterized by.
 
-use super::{AluOp, IoSlot, Value};
+use std::sync::Arc;
+
+use super::{AluOp, IoSlot, OpaqueOp, Purity, Value};
 
 /// Interpolation of an FS input (perspective-correct or screen-linear).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -308,6 +310,13 @@ pub enum InstKind {
         /// Stored value.
         value: Value,
     },
+    /// An operation the optimizer carries without understanding it (see [`OpaqueOp`]).
+    Opaque {
+        /// What it is (shared: one description serves every component and copy).
+        op: Arc<OpaqueOp>,
+        /// Scalar operands, the components of `op.args` in order.
+        srcs: Vec<Value>,
+    },
 }
 
 impl InstKind {
@@ -333,6 +342,7 @@ impl InstKind {
             InstKind::Texture { .. } => "tex",
             InstKind::SsboLoad { .. } => "ssbo_load",
             InstKind::SsboStore { .. } => "ssbo_store",
+            InstKind::Opaque { .. } => "opaque",
         }
     }
 
@@ -372,11 +382,15 @@ impl InstKind {
             InstKind::Texture { coords, .. } => coords.clone(),
             InstKind::SsboLoad { addr, .. } => vec![*addr],
             InstKind::SsboStore { addr, value, .. } => vec![*addr, *value],
+            InstKind::Opaque { srcs, .. } => srcs.clone(),
         }
     }
 
     /// Whether the instruction produces a value.
     pub fn has_result(&self) -> bool {
+        if let InstKind::Opaque { op, .. } = self {
+            return op.result.is_some();
+        }
         !matches!(
             self,
             InstKind::StoreOutput { .. }
@@ -392,15 +406,21 @@ impl InstKind {
     /// Whether the instruction has an effect beyond its result (cannot be removed or
     /// moved by the optimizer).
     pub fn has_side_effects(&self) -> bool {
-        !self.has_result()
+        match self {
+            InstKind::Opaque { op, .. } => op.purity == Purity::Effect,
+            _ => !self.has_result(),
+        }
     }
 
     /// Whether the result is a pure function of the operands alone, so equal
     /// instructions in one invocation give equal results.
     pub fn is_pure(&self) -> bool {
-        matches!(
-            self,
-            InstKind::Const(_) | InstKind::Alu { .. } | InstKind::LoadUniform { .. }
-        )
+        match self {
+            InstKind::Opaque { op, .. } => op.purity == Purity::Pure,
+            _ => matches!(
+                self,
+                InstKind::Const(_) | InstKind::Alu { .. } | InstKind::LoadUniform { .. }
+            ),
+        }
     }
 }

@@ -5,6 +5,7 @@ mod builder;
 mod eval;
 mod inst;
 mod op;
+mod opaque;
 mod pipeline;
 mod shader;
 mod slot;
@@ -14,6 +15,9 @@ pub use builder::ShaderBuilder;
 pub use eval::{eval_alu, from_f32, to_f32, to_i32};
 pub use inst::{Indirect, InstKind, Interp, InterpLoc, InterpMode, SystemValue, Xfb};
 pub use op::{AluOp, OpClass};
+pub use opaque::{
+    parse_result as parse_opaque_result, OpaqueCode, OpaqueOp, OpaqueTy, Purity, Resource, ScalarTy,
+};
 pub use pipeline::{Pipeline, UboDecl};
 pub use shader::{Block, Inst, LoopPhi, Phi, Shader, SrcLoc, Stmt, Value, ValueInfo};
 pub use slot::{Half, IoSlot, Slot, SlotClass};

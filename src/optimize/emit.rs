@@ -211,7 +211,9 @@ impl Builder<'_> {
     /// emitted in (interpolation operands are consumer values).
     fn children(&self, node: &VNode, ctx: Ctx) -> Result<Vec<(Id, Ctx)>, Error> {
         Ok(match node {
-            VNode::Alu { children, .. } => children.iter().map(|c| (*c, ctx)).collect(),
+            VNode::Alu { children, .. } | VNode::Op { children, .. } => {
+                children.iter().map(|c| (*c, ctx)).collect()
+            }
             VNode::Ubo { offset, .. } => vec![(offset[0], ctx)],
             VNode::Xfer([mode, _]) => match self.mode_node(*mode)? {
                 VNode::Mode(_, operands) => operands.iter().map(|c| (*c, Ctx::C)).collect(),
@@ -238,6 +240,10 @@ impl Builder<'_> {
             VNode::Alu { op, exact, .. } => InstKind::Alu {
                 op: *op,
                 exact: *exact,
+                srcs,
+            },
+            VNode::Op { op, .. } => InstKind::Opaque {
+                op: op.clone(),
                 srcs,
             },
             VNode::Uniform(index) => InstKind::LoadUniform { index: *index },
@@ -700,7 +706,7 @@ fn removable(kind: &InstKind) -> bool {
             | InstKind::LoadInterpolatedInput { .. }
             | InstKind::LoadPerVertexInput { .. }
             | InstKind::LoadSystemValue(_)
-    )
+    ) || matches!(kind, InstKind::Opaque { op, .. } if op.purity != crate::ir::Purity::Effect)
 }
 
 fn drop_dead(block: &mut Block, dead: &[bool]) {

@@ -103,9 +103,14 @@ fn walk(m: &MoveInput<'_>, root: Id, ctx: Ctx) -> (BTreeSet<Id>, i64, BTreeSet<V
             xfers.insert(k);
             continue;
         }
-        if let VNode::Alu { op, .. } = node {
-            let here = model.alu(*op, weight(ctx)).0 as i64 * runs(ctx, id);
-            delta += here - model.alu(*op, weight(other)).0 as i64 * runs(other, id);
+        let unit = match node {
+            VNode::Alu { op, .. } => Some(model.alu(*op, 1).0 as i64),
+            VNode::Op { .. } => Some(crate::egraph::OPAQUE_COST as i64),
+            _ => None,
+        };
+        if let Some(unit) = unit {
+            let here = unit * weight(ctx) as i64 * runs(ctx, id);
+            delta += here - unit * weight(other) as i64 * runs(other, id);
         }
         stack.extend(node.children().iter().map(|c| g.find(*c)));
     }
@@ -220,7 +225,7 @@ fn forward_moves(
         let computed = m.lowered.loads.iter().find_map(|ld| {
             let c = g.find(ld.class);
             let node = m.selection.choice.get(&(c, Ctx::C))?;
-            let alu = matches!(node, VNode::Alu { .. });
+            let alu = matches!(node, VNode::Alu { .. } | VNode::Op { .. });
             (o.slots.contains(&ld.slot)
                 && live.contains(&(c, Ctx::C))
                 && alu

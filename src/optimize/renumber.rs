@@ -76,6 +76,7 @@ fn map_kind(kind: &mut InstKind, f: &dyn Fn(&mut Value)) {
         InstKind::LoadUbo { offset, .. } => f(offset),
         InstKind::Texture { coords, .. } => coords.iter_mut().for_each(f),
         InstKind::SsboLoad { addr, .. } => f(addr),
+        InstKind::Opaque { srcs, .. } => srcs.iter_mut().for_each(f),
         InstKind::SsboStore { addr, value, .. } => {
             f(addr);
             f(value);

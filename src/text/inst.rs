@@ -42,6 +42,7 @@ const VALUE_INTRINSICS: &[&str] = &[
     "load_system_value",
     "tex",
     "ssbo_load",
+    "opaque",
 ];
 
 fn slot_bits(slot: IoSlot) -> BitSize {
@@ -138,6 +139,10 @@ impl StmtParser<'_> {
                 let addr = self.operand(cur, "an address (`%name`)")?;
                 let kind = InstKind::SsboLoad { buffer, addr };
                 (kind, BitSize::B32, "(%v = ssbo_load BUF %addr)")
+            }
+            "opaque" => {
+                let (kind, bits) = self.opaque(cur, true)?;
+                (kind, bits, super::opaque::VALUE_USAGE)
             }
             _ => return self.alu(kw, kw_loc, cur),
         };
@@ -245,6 +250,7 @@ impl StmtParser<'_> {
                 };
                 (kind, "(ssbo_store BUF %addr %value)")
             }
+            "opaque" => (self.opaque(cur, false)?.0, super::opaque::EFFECT_USAGE),
             _ => return Err(misplaced(kw, kw_loc)),
         })
     }

@@ -12,6 +12,7 @@
 mod cursor;
 mod inst;
 mod literal;
+mod opaque;
 mod parser;
 mod printer;
 mod scanner;

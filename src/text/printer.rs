@@ -281,6 +281,10 @@ impl ShaderPrinter<'_> {
                 w.push(self.val(*addr));
                 w.push(self.val(*value));
             }
+            InstKind::Opaque { op, srcs } => {
+                w.push(op.to_string());
+                w.extend(self.vals(srcs));
+            }
         }
     }
 

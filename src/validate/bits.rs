@@ -71,6 +71,7 @@ fn produced_bits(ctx: &mut Ctx<'_>, inst: &Inst) -> Option<BitSize> {
         | InstKind::SsboLoad { .. }
         | InstKind::Texture { .. } => Some(BitSize::B32),
         InstKind::LoadSystemValue(sv) => Some(sv.bits()),
+        InstKind::Opaque { op, .. } => op.result_bits(),
         InstKind::StoreOutput { .. }
         | InstKind::StorePerVertexOutput { .. }
         | InstKind::EmitVertex
@@ -130,10 +131,49 @@ fn check_operands(ctx: &mut Ctx<'_>, inst: &Inst) {
                 }
             }
         }
+        InstKind::Opaque { op, srcs } => opaque_operands(ctx, op, srcs, loc),
         _ => {}
     }
     if let Some(ind) = indirect_of(&inst.kind) {
         need_32(ctx, ind.index, "indirect index", false, loc);
+    }
+}
+
+/// An opaque op: a sound description, one operand per component of its operand
+/// types, each of the component's size.
+fn opaque_operands(
+    ctx: &mut Ctx<'_>,
+    op: &crate::ir::OpaqueOp,
+    srcs: &[Value],
+    loc: Option<SrcLoc>,
+) {
+    if let Some(msg) = op.problem() {
+        ctx.error(loc, msg);
+    }
+    let want = op.operand_bits();
+    if want.len() != srcs.len() {
+        let msg = format!(
+            "opaque `{}` takes {} operand(s) by its types, found {}",
+            op.name,
+            want.len(),
+            srcs.len()
+        );
+        ctx.error(loc, msg);
+        return;
+    }
+    for (v, bits) in srcs.iter().zip(want) {
+        if let Some(have) = ctx.bits(*v) {
+            if have != bits {
+                let msg = format!(
+                    "opaque `{}` operand `{}` must be {}-bit, found {}-bit",
+                    op.name,
+                    ctx.name(*v),
+                    bits.bits(),
+                    have.bits()
+                );
+                ctx.error(loc, msg);
+            }
+        }
     }
 }
 

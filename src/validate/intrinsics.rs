@@ -99,6 +99,7 @@ fn allowed_stages(kind: &InstKind) -> Option<(&'static [Stage], &'static str)> {
             (&[TessCtrl], "a tessellation control shader")
         }
         InstKind::EmitVertex | InstKind::EndPrimitive => (&[Geometry], "a geometry shader"),
+        InstKind::Opaque { op, .. } if op.is_fragment_only() => (&[Fragment], "a fragment shader"),
         _ => return None,
     })
 }
