@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs the external tools varysat's GLSL import needs: glslangValidator
-# (Debian glslang-tools) and spirv-opt (Debian spirv-tools). Idempotent and quiet;
+# (Debian glslang-tools) and spirv-opt (Debian spirv-tools), and glmark2's shaders
+# (glmark2-data) for the third-party sample test. Idempotent and quiet;
 # runs apt-get update only when a plain install fails (stale package lists).
 set -euo pipefail
 
 need=()
 command -v glslangValidator >/dev/null 2>&1 || need+=(glslang-tools)
 command -v spirv-opt >/dev/null 2>&1 || need+=(spirv-tools)
+# glmark2's shaders: the fixed third-party sample of tests/third_party_sample.rs.
+[ -d /usr/share/glmark2/shaders ] || need+=(glmark2-data)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 SUDO=""

@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
-# Imports (and, when `varysat opt` exists, optimizes) the shader pairs of Debian's
-# glmark2-data and piglit packages and reports counts, varying totals and failures
-# grouped by cause. Slow; not part of CI. Third-party shaders stay in /usr/share and
+# Imports, optimizes and equivalence-checks the shader pairs of Debian's glmark2-data
+# and piglit packages, and reports counts and failures grouped by cause. Slow (all
+# ~44k pairs take hours); not part of CI. Third-party shaders stay in /usr/share and
 # are never copied into the repository.
 #
-# usage: scripts/third_party_corpus.sh [MAX_PAIRS]
+# usage: scripts/third_party_corpus.sh [MAX_PAIRS] [--docs]
+#   MAX_PAIRS  cap: every k-th pair is taken so the sample spans the whole corpus
+#              (default: all pairs)
+#   --docs     also replace the generated block of docs/testing.md with the result
+# JOBS (default: nproc) pairs run in parallel, under nice.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-MAX=${1:-100000}
+MAX=100000000; DOCS=0
+for a in "$@"; do
+    case "$a" in
+        --docs) DOCS=1 ;;
+        *) MAX=$a ;;
+    esac
+done
+JOBS=${JOBS:-$(nproc)}
 
 bash scripts/setup.sh
 export DEBIAN_FRONTEND=noninteractive
@@ -17,12 +28,8 @@ for pkg in glmark2-data piglit; do
         || echo "warning: could not install $pkg" >&2
 done
 
-cargo build -q --bin varysat || exit 1
-BIN=target/debug/varysat
-has_opt=0
-$BIN opt --help >/dev/null 2>&1 && has_opt=1
-has_stats=0
-$BIN stats --help >/dev/null 2>&1 && has_stats=1
+cargo build -q --release --bin varysat || exit 1
+BIN=$PWD/target/release/varysat
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -36,95 +43,64 @@ find /usr/share/glmark2 /usr/lib/piglit /usr/lib/*/piglit /usr/share/piglit -typ
     \( -name '*.vert' -o -name '*.tesc' -o -name '*.tese' -o -name '*.geom' -o -name '*.frag' \
        -o -name '*.shader_test' \) \
     2>/dev/null | sort > "$work/files"
-python3 - "$work/files" "$work/split" > "$work/pairs" <<'PY'
-import os, sys
-order = ["vert", "tesc", "tese", "geom", "frag"]
-sections = {"vertex shader": "vert", "tessellation control shader": "tesc",
-            "tessellation evaluation shader": "tese", "geometry shader": "geom",
-            "fragment shader": "frag"}
-groups = {}
-split = sys.argv[2]
-os.makedirs(split, exist_ok=True)
-for n, line in enumerate(open(sys.argv[1])):
-    p = line.strip()
-    if p.endswith(".shader_test"):
-        try:
-            text = open(p, errors="replace").read()
-        except OSError:
-            continue
-        current, found = None, {}
-        for l in text.splitlines():
-            if l.startswith("["):
-                current = sections.get(l.strip("[] \t").lower())
-                if current:
-                    found[current] = []
-                continue
-            if current:
-                found[current].append(l)
-        if len(found) < 2:
-            continue
-        stem = os.path.join(split, f"t{n}")
-        for ext, lines in found.items():
-            with open(f"{stem}.{ext}", "w") as f:
-                f.write("\n".join(lines) + "\n")
-            groups.setdefault(stem, {})[ext] = f"{stem}.{ext}"
-        continue
-    stem, ext = os.path.splitext(p)
-    groups.setdefault(stem, {})[ext[1:]] = p
-for stem in sorted(groups):
-    g = groups[stem]
-    chain = [g[s] for s in order if s in g]
-    for a, b in zip(chain, chain[1:]):
-        print(a, b)
-PY
+python3 scripts/corpus_pairs.py "$work/files" "$work/split" > "$work/pairs"
 
-# A capped run takes every k-th pair, so it samples the whole corpus rather than the
-# first directories in path order (piglit's early ones are mostly 64-bit tests).
 found=$(wc -l < "$work/pairs")
 step=$(( (found + MAX - 1) / MAX )); [ "$step" -lt 1 ] && step=1
 awk -v k="$step" '(NR - 1) % k == 0' "$work/pairs" > "$work/sample"
-echo "pairs found: $found (every ${step}. one taken)"
+total=$(wc -l < "$work/sample")
+echo "pairs found: $found; running $total (every ${step}. one) with $JOBS jobs" >&2
 
-total=0; imported=0; optimized=0
-: > "$work/fail"; : > "$work/stats"
-while read -r a b; do
-    [ "$total" -ge "$MAX" ] && break
-    total=$((total + 1))
-    if err=$($BIN import "$a" "$b" -o "$work/p.pair" 2>&1); then
-        imported=$((imported + 1))
-        if [ $has_stats = 1 ]; then $BIN stats --json "$work/p.pair" >> "$work/stats" 2>/dev/null; fi
-        if [ $has_opt = 1 ]; then
-            if oerr=$($BIN opt "$work/p.pair" -o "$work/o.pair" 2>&1); then
-                optimized=$((optimized + 1))
-            else
-                echo "opt: $(echo "$oerr" | head -1 | sed -E 's/^[^ ]*: error: //; s/%[0-9]+/%N/g; s/[0-9]+/N/g')" >> "$work/fail"
-            fi
-        fi
-    else
-        echo "import: $(echo "$err" | head -1 | sed -E 's/^[^ ]*: error: //; s/%[0-9]+/%N/g; s/[0-9]+/N/g')" >> "$work/fail"
-    fi
-done < "$work/sample"
+# One pair: prints `import|opt|equiv|ok <cause>` (the first stage that failed).
+cat > "$work/one.sh" <<'ONE'
+#!/usr/bin/env bash
+BIN=$1; a=$2; b=$3; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cause() { head -1 | sed -E 's/^[^ ]*: error: //; s/^error: //; s/%[0-9]+/%N/g; s/[0-9]+/N/g; s/`[^`]*`/`…`/g'; }
+if ! err=$(timeout 60 "$BIN" import "$a" "$b" -o "$tmp/p.pair" 2>&1); then
+    echo "import $(echo "$err" | cause)"; exit 0; fi
+if ! err=$(timeout 120 "$BIN" opt "$tmp/p.pair" -o "$tmp/o.pair" 2>&1); then
+    echo "opt $(echo "$err" | cause)"; exit 0; fi
+if ! err=$(timeout 120 "$BIN" equiv "$tmp/p.pair" "$tmp/o.pair" --runs 4 2>&1); then
+    echo "equiv $(echo "$err" | cause) [$a $b]"; exit 0; fi
+echo "ok"
+ONE
+chmod +x "$work/one.sh"
+nice -n 10 xargs -P "$JOBS" -L 1 "$work/one.sh" "$BIN" < "$work/sample" > "$work/results"
 
-echo "pairs: $total"
-echo "imported: $imported"
-[ $has_opt = 1 ] && echo "optimized: $optimized" || echo "optimized: (varysat opt not available)"
-if [ -s "$work/stats" ]; then
-    echo "varying totals (stats --json lines):"
-    python3 - "$work/stats" <<'PY'
-import json, sys
-tot = {}
-for line in open(sys.argv[1]):
-    try:
-        d = json.loads(line)
-    except ValueError:
-        continue
-    row = d.get("total", {}) if isinstance(d, dict) else {}
-    for k, v in row.items():
-        if isinstance(v, int):
-            tot[k] = tot.get(k, 0) + v
-for k in sorted(tot):
-    print(f"  {k}: {tot[k]}")
+python3 - "$work/results" "$found" "$step" "$DOCS" <<'PY'
+import collections, datetime, re, sys
+rows = [l.rstrip("\n") for l in open(sys.argv[1]) if l.strip()]
+found, step, docs = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+n = len(rows)
+failed = collections.Counter(r.split(" ", 1)[0] for r in rows if r != "ok")
+imported = n - failed["import"]
+optimized = imported - failed["opt"]
+equivalent = optimized - failed["equiv"]
+causes = collections.Counter(r for r in rows if r != "ok")
+pct = lambda k: f"{100.0 * k / n:.1f} %" if n else "-"
+out = [f"Run of {datetime.date.today()} (release build, `JOBS` parallel): {found} pairs found, "
+       f"{n} run (every {step}. one).",
+       "",
+       "| stage | pairs | share of run |", "|---|---|---|",
+       f"| imported | {imported} | {pct(imported)} |",
+       f"| optimized | {optimized} | {pct(optimized)} |",
+       f"| interpreter-equivalent | {equivalent} | {pct(equivalent)} |",
+       "", "Failures by first failing stage and cause:", "",
+       "| count | stage | cause |", "|---|---|---|"]
+for cause, k in causes.most_common():
+    stage, _, text = cause.partition(" ")
+    out.append(f"| {k} | {stage} | {text.replace('|', '/')} |")
+block = "\n".join(out)
+print(block)
+if docs:
+    path = "docs/testing.md"
+    text = open(path).read()
+    begin, end = "<!-- corpus-run:begin -->", "<!-- corpus-run:end -->"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        text = head + begin + "\n" + block + "\n" + end + tail
+    else:
+        text = text.rstrip("\n") + "\n\n" + begin + "\n" + block + "\n" + end + "\n"
+    open(path, "w").write(text)
 PY
-fi
-echo "failures by cause:"
-sort "$work/fail" | uniq -c | sort -rn

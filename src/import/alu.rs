@@ -395,7 +395,7 @@ impl<'a> Translator<'a> {
                 }
                 Val::Composite(out)
             }
-            _ => return Err(self.unsupported(inst)),
+            _ => return self.opaque_fallback(inst),
         })
     }
 
@@ -529,6 +529,11 @@ impl<'a> Translator<'a> {
     /// `GLSL.std.450` instructions (and the interpolation functions).
     pub fn ext_inst(&mut self, inst: &'a Instruction) -> R<Option<Val>> {
         if id_at(inst, 0) != self.m.glsl_ext {
+            if id_at(inst, 0).is_some_and(|s| self.m.non_semantic.contains(&s)) {
+                // Debug printing and other non-semantic instructions mean nothing
+                // to the shader's results (the import report notes them).
+                return Ok(None);
+            }
             return Err(self.err(inst, "extended instruction set other than GLSL.std.450"));
         }
         let code = lit_at(inst, 1).ok_or_else(|| self.err(inst, "missing extended opcode"))?;
@@ -670,14 +675,19 @@ impl<'a> Translator<'a> {
                 self.map(inst, &[i, kn], |t, s| t.alu(A::FSub, s))?
             }
             76..=78 => return self.interpolate_at(inst, code).map(Some),
-            _ => {
-                return Err(self.err(
-                    inst,
-                    format!("GLSL.std.450 instruction {code} is not supported"),
-                ))
-            }
+            36 => self.modf_struct(inst, &args[0])?,
+            _ => return self.opaque_glsl(inst, code),
         };
         Ok(Some(v))
+    }
+
+    /// `ModfStruct`: `{fract, whole}` with `whole = trunc(x)`, `fract = x - whole`.
+    fn modf_struct(&mut self, inst: &Instruction, x: &Val) -> R<Val> {
+        let whole = self.map(inst, std::slice::from_ref(x), |t, s| t.trunc(s[0]))?;
+        let fract = self.map(inst, &[x.clone(), whole.clone()], |t, s| {
+            t.alu(AluOp::FSub, s)
+        })?;
+        Ok(Val::Composite(vec![fract, whole]))
     }
 
     fn clamp(&mut self, inst: &Instruction, args: &[Val], max: AluOp, min: AluOp) -> R<Val> {

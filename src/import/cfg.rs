@@ -258,13 +258,19 @@ impl<'a> Translator<'a> {
                         .ok_or_else(|| self.err(term, "OpSwitch without OpSelectionMerge"))?;
                     let m = self.id(sm, 0)?;
                     match self.switch(term, at, m)? {
-                        Flow::Reached(vals) => {
+                        Switched::Flow(Flow::Reached(vals)) => {
                             self.bind_phis(m, vals)?;
                             at = m;
                             pred = None;
                             phis_bound = true;
                         }
-                        other => return Ok(other),
+                        Switched::Flow(other) => return Ok(other),
+                        Switched::Looped(true) => {
+                            at = m;
+                            pred = None;
+                            phis_bound = true;
+                        }
+                        Switched::Looped(false) => return Ok(Flow::Diverged),
                     }
                 }
                 Op::Return | Op::ReturnValue => return self.ret(term),
@@ -340,7 +346,7 @@ impl<'a> Translator<'a> {
             return Ok(Some(Flow::Reached(self.phi_incoming(at, pred)?)));
         }
         let Some(l) = self.loops.last() else {
-            return Ok(None);
+            return self.switch_exit(at);
         };
         let (header, merge, cont, in_cont) = (l.header, l.merge, l.cont, l.in_cont);
         if at == merge {
@@ -362,6 +368,14 @@ impl<'a> Translator<'a> {
                 ))),
             };
         }
+        if self.switch_merges.contains(&at) {
+            // A break out of a switch from inside nested control flow: the if-chain
+            // form cannot express it; `switch` retries in loop form.
+            self.switch_break = Some(at);
+            return Err(self.m.err_plain(format!(
+                "branch to switch merge %{at} from inside nested control flow"
+            )));
+        }
         if self
             .loops
             .iter()
@@ -371,6 +385,17 @@ impl<'a> Translator<'a> {
         {
             return Err(self.m.err_plain(format!(
                 "branch to %{at} leaves more than one loop at once (not supported)"
+            )));
+        }
+        Ok(None)
+    }
+
+    /// Outside any loop, a branch to an if-chain switch's merge (see `exit`).
+    fn switch_exit(&mut self, at: u32) -> Result<Option<Flow>, Error> {
+        if self.switch_merges.contains(&at) {
+            self.switch_break = Some(at);
+            return Err(self.m.err_plain(format!(
+                "branch to switch merge %{at} from inside nested control flow"
             )));
         }
         Ok(None)
@@ -394,7 +419,62 @@ impl<'a> Translator<'a> {
         self.merge(cond, a, b)
     }
 
-    fn switch(&mut self, term: &'a Instruction, at: u32, merge: u32) -> Result<Flow, Error> {
+    /// An `OpSwitch`: first as a chain of `if`s on the selector; when a case breaks
+    /// out of nested control flow, again as a one-iteration loop whose breaks are
+    /// the switch's breaks (merge-return's break-out blocks need this).
+    fn switch(&mut self, term: &'a Instruction, at: u32, merge: u32) -> Result<Switched, Error> {
+        let (sel, cases, default) = self.switch_cases(term)?;
+        let (env0, mark) = (self.env.clone(), self.mark());
+        self.switch_merges.push(merge);
+        let first = self.switch_chain(sel, &cases, default, at, Some(merge));
+        self.switch_merges.pop();
+        match first {
+            Err(_) if self.switch_break == Some(merge) => {
+                self.switch_break = None;
+                self.env = env0;
+                self.revert(mark);
+                self.switch_loop(sel, &cases, default, at, merge)
+                    .map(Switched::Looped)
+            }
+            other => other.map(Switched::Flow),
+        }
+    }
+
+    /// The switch as a loop that runs once: every branch to `merge` breaks.
+    fn switch_loop(
+        &mut self,
+        sel: Value,
+        cases: &[(u32, Vec<u32>)],
+        default: u32,
+        at: u32,
+        merge: u32,
+    ) -> Result<bool, Error> {
+        let mut blocks = self.fctx()?.loop_blocks(at, merge);
+        blocks.remove(&at);
+        let shape = LoopShape {
+            header: at,
+            merge,
+            cont: NO_BLOCK,
+            blocks,
+            header_phis: vec![],
+            inits: vec![],
+        };
+        self.loop_construct(shape, |s| {
+            match s.switch_chain(sel, cases, default, at, None)? {
+                Flow::Diverged => Ok(()),
+                _ => Err(s.m.err_plain(format!(
+                    "switch at %{at} has a case that neither breaks nor leaves"
+                ))),
+            }
+        })
+    }
+
+    /// The selector, the cases grouped by target, and the default target.
+    #[allow(clippy::type_complexity)]
+    fn switch_cases(
+        &mut self,
+        term: &'a Instruction,
+    ) -> Result<(Value, Vec<(u32, Vec<u32>)>, u32), Error> {
         let sel = self.scalar(self.id(term, 0)?)?;
         let default = self.id(term, 1)?;
         let mut cases: Vec<(u32, Vec<u32>)> = vec![];
@@ -407,7 +487,7 @@ impl<'a> Translator<'a> {
                 None => cases.push((target, vec![lit])),
             }
         }
-        self.switch_chain(sel, &cases, default, at, merge)
+        Ok((sel, cases, default))
     }
 
     fn switch_chain(
@@ -416,10 +496,10 @@ impl<'a> Translator<'a> {
         cases: &[(u32, Vec<u32>)],
         default: u32,
         at: u32,
-        merge: u32,
+        end: Option<u32>,
     ) -> Result<Flow, Error> {
         let Some(((target, lits), rest)) = cases.split_first() else {
-            return self.run(default, Some(at), Some(merge));
+            return self.run(default, Some(at), end);
         };
         let bits = self.e.bits(sel);
         let mut cond: Option<Value> = None;
@@ -433,8 +513,8 @@ impl<'a> Translator<'a> {
         }
         let cond = cond.ok_or_else(|| self.m.err_plain("switch case without literals"))?;
         let target = *target;
-        let a = self.side(|s| s.run(target, Some(at), Some(merge)))?;
-        let b = self.side(|s| s.switch_chain(sel, rest, default, at, merge))?;
+        let a = self.side(|s| s.run(target, Some(at), end))?;
+        let b = self.side(|s| s.switch_chain(sel, rest, default, at, end))?;
         self.merge(cond, a, b)
     }
 
@@ -632,12 +712,38 @@ impl<'a> Translator<'a> {
             .iter()
             .filter_map(|p| p.result_id)
             .collect();
+        let inits = self.phi_incoming(h, pred)?;
+        let shape = LoopShape {
+            header: h,
+            merge,
+            cont,
+            blocks,
+            header_phis,
+            inits,
+        };
+        self.loop_construct(shape, |s| s.loop_body(h))
+    }
+
+    /// An IR loop for a construct whose exits to `shape.merge` are breaks; `body`
+    /// translates its inside. Returns whether code after it is reachable.
+    fn loop_construct(
+        &mut self,
+        shape: LoopShape,
+        body: impl FnOnce(&mut Self) -> Result<(), Error>,
+    ) -> Result<bool, Error> {
+        let LoopShape {
+            header: h,
+            merge,
+            cont,
+            blocks,
+            header_phis,
+            inits: inits_h,
+        } = shape;
         let merge_phis: Vec<u32> = self
             .phis_of(merge)?
             .iter()
             .filter_map(|p| p.result_id)
             .collect();
-        let inits_h = self.phi_incoming(h, pred)?;
         let vars = self.modified_vars(&blocks)?;
         let escapes = self.escaping(&blocks, &header_phis)?;
 
@@ -701,7 +807,7 @@ impl<'a> Translator<'a> {
         });
         self.e.open();
         self.depth += 1;
-        let flow = self.loop_body(h);
+        let flow = body(self);
         self.depth -= 1;
         let mut body = self.e.close();
         let l = self
@@ -956,6 +1062,29 @@ impl<'a> Translator<'a> {
         let exact = self.exact;
         self.e.alu(op, exact, srcs).map_err(|m| self.m.err_plain(m))
     }
+}
+
+/// What `switch` did: an if-chain's flow, or a loop (and whether its merge is
+/// reachable; the merge's phis are then bound).
+enum Switched {
+    Flow(Flow),
+    Looped(bool),
+}
+
+/// A block id no function has (ids are below the module's bound, itself below 2^32-1
+/// in any module rspirv loads): the continue target of a switch loop.
+const NO_BLOCK: u32 = u32::MAX;
+
+/// The parts of a loop construct `loop_construct` needs.
+struct LoopShape {
+    header: u32,
+    merge: u32,
+    cont: u32,
+    /// Blocks inside the construct.
+    blocks: FxHashSet<u32>,
+    /// `OpPhi` results of the header and their values on entry.
+    header_phis: Vec<u32>,
+    inits: Vec<Val>,
 }
 
 struct Side {

@@ -5,6 +5,9 @@
 /// The SPIR-V magic number as the first word.
 const MAGIC: u32 = 0x0723_0203;
 
+/// `OpSpecConstantOp`, whose operation operand rspirv decodes without checking it.
+const SPEC_CONSTANT_OP: u32 = 52;
+
 /// Words in the module header (magic, version, generator, bound, schema).
 const HEADER_WORDS: usize = 5;
 
@@ -37,6 +40,10 @@ pub(super) fn check(bytes: &[u8]) -> Result<(), String> {
                 "the instruction at word {at} has {count} words, but the module ends at word {}",
                 words.len()
             ));
+        }
+        if decode(*word) & 0xffff == SPEC_CONSTANT_OP {
+            let inst: Vec<u32> = words[at..at + count].iter().map(|w| decode(*w)).collect();
+            super::spec::screen(&inst).map_err(|m| format!("word {at}: {m}"))?;
         }
         at += count;
     }

@@ -88,45 +88,35 @@ pub fn compile_glsl(path: &Path, spirv_opt: bool) -> Result<Vec<u8>, Error> {
         source,
     })?;
     let out = dir.0.join("shader.spv");
-    let mut log = run_glslang(&src, &out, "-V")?;
-    if log
-        .as_deref()
-        .is_some_and(|l| l.contains("non-opaque uniforms outside a block"))
-    {
-        log = run_glslang(&src, &out, "-G")?;
-    }
-    if let Some(log) = log {
-        // glslang names the temporary copy; the user knows their own file.
-        let log = log.replace(&src.display().to_string(), &file);
-        return Err(glslang_error(&file, &log));
-    }
+    compile_retrying(&src, &out, &file)?;
     if spirv_opt {
         let opt = dir.0.join("opt.spv");
-        let o = Command::new(SPIRV_OPT)
-            .arg("-O")
-            .arg(&out)
-            .arg("-o")
-            .arg(&opt)
-            .output()
-            .map_err(|e| {
-                fail(
-                    &file,
-                    format!("cannot run {SPIRV_OPT} (install spirv-tools: scripts/setup.sh): {e}"),
-                )
-            })?;
-        if !o.status.success() {
-            return Err(fail(
-                &file,
-                format!(
-                    "{SPIRV_OPT} failed: {}",
-                    String::from_utf8_lossy(&o.stderr).trim()
-                ),
-            ));
+        // spirv-opt's validator rejects some of what glslang's OpenGL mode writes
+        // (booleans in default-block uniforms): then optimize without validation,
+        // and failing that import the unoptimized module.
+        for extra in [&[][..], &["--skip-validation"][..]] {
+            let o = Command::new(SPIRV_OPT)
+                .args(extra)
+                .arg("-O")
+                .arg(&out)
+                .arg("-o")
+                .arg(&opt)
+                .output()
+                .map_err(|e| {
+                    fail(
+                        &file,
+                        format!(
+                            "cannot run {SPIRV_OPT} (install spirv-tools: scripts/setup.sh): {e}"
+                        ),
+                    )
+                })?;
+            if o.status.success() {
+                return std::fs::read(&opt).map_err(|source| Error::Io {
+                    path: opt.display().to_string(),
+                    source,
+                });
+            }
         }
-        return std::fs::read(&opt).map_err(|source| Error::Io {
-            path: opt.display().to_string(),
-            source,
-        });
     }
     std::fs::read(&out).map_err(|source| Error::Io {
         path: out.display().to_string(),
@@ -134,10 +124,44 @@ pub fn compile_glsl(path: &Path, spirv_opt: bool) -> Result<Vec<u8>, Error> {
     })
 }
 
+/// Compiles with glslang for Vulkan; when that fails, retries as OpenGL SPIR-V for
+/// default-block uniforms, then with newer Vulkan targets (1.2, 1.3) and relaxed
+/// rules (`-R`: `gl_VertexID`, default uniforms) before reporting the first failure
+/// (the OpenGL one for default-block uniforms).
+fn compile_retrying(src: &Path, out: &Path, file: &str) -> Result<(), Error> {
+    let first = match run_glslang(src, out, &["-V"])? {
+        None => return Ok(()),
+        Some(log) => log,
+    };
+    // Default-block uniforms need OpenGL SPIR-V: what fails there is the real cause.
+    let mut report = first.clone();
+    if first.contains("non-opaque uniforms outside a block") {
+        match run_glslang(src, out, &["-G"])? {
+            None => return Ok(()),
+            Some(log) => report = log,
+        }
+    }
+    let tries: [&[&str]; 4] = [
+        &["-V", "--target-env", "vulkan1.2"],
+        &["-V", "--target-env", "vulkan1.3"],
+        &["-V", "-R"],
+        &["-V", "-R", "--target-env", "vulkan1.3"],
+    ];
+    for args in tries {
+        if run_glslang(src, out, args)?.is_none() {
+            return Ok(());
+        }
+    }
+    // glslang names the temporary copy; the user knows their own file.
+    let report = report.replace(&src.display().to_string(), file);
+    Err(glslang_error(file, &report))
+}
+
 /// Runs glslang; `None` on success, else its log.
-fn run_glslang(src: &Path, out: &Path, target: &str) -> Result<Option<String>, Error> {
+fn run_glslang(src: &Path, out: &Path, target: &[&str]) -> Result<Option<String>, Error> {
     let o = Command::new(GLSLANG)
-        .args([target, "--aml", "--amb", "-o"])
+        .args(target)
+        .args(["--aml", "--amb", "-o"])
         .arg(out)
         .arg(src)
         .output()

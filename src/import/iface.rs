@@ -71,7 +71,14 @@ impl<'a> Translator<'a> {
                         }
                     }
                 }
-                return Ok((Tree::Node { kids, stride: None }, pv));
+                return Ok((
+                    Tree::Node {
+                        kids,
+                        stride: None,
+                        runtime: false,
+                    },
+                    pv,
+                ));
             }
         }
         let family = match (self.m.stage, g.class) {
@@ -190,7 +197,11 @@ impl<'a> Translator<'a> {
                 for i in 0..n {
                     kids.push(self.loc_tree(elem, loc, comp + i, d, ctx, xfb, None, depth + 1)?);
                 }
-                Ok(Tree::Node { kids, stride: None })
+                Ok(Tree::Node {
+                    kids,
+                    stride: None,
+                    runtime: false,
+                })
             }
             Ty::Matrix { col, n } => {
                 let mut kids = vec![];
@@ -200,6 +211,7 @@ impl<'a> Translator<'a> {
                 Ok(Tree::Node {
                     kids,
                     stride: Some(1),
+                    runtime: false,
                 })
             }
             Ty::Array { elem, len } => {
@@ -226,6 +238,7 @@ impl<'a> Translator<'a> {
                 Ok(Tree::Node {
                     kids,
                     stride: Some(per),
+                    runtime: false,
                 })
             }
             Ty::Struct { members } => {
@@ -260,7 +273,11 @@ impl<'a> Translator<'a> {
                     )?);
                     next = at + self.locations(*mt)?;
                 }
-                Ok(Tree::Node { kids, stride: None })
+                Ok(Tree::Node {
+                    kids,
+                    stride: None,
+                    runtime: false,
+                })
             }
             other => Err(self.m.err_plain(format!(
                 "type %{ty} ({other:?}) cannot be a shader input or output"
@@ -307,6 +324,7 @@ impl<'a> Translator<'a> {
         let vec = |items: Vec<Tree>| Tree::Node {
             kids: items,
             stride: None,
+            runtime: false,
         };
         let len = match self.m.ty(ty)? {
             Ty::Array { len, .. } => *len,

@@ -37,6 +37,8 @@ pub(crate) struct Linked {
     pub consumer: StageLayout,
     pub uniform_words: u32,
     pub ubos: Vec<UboDecl>,
+    /// Consumer inputs no producer output writes (SPIR-V: undefined, reported).
+    pub warnings: Vec<String>,
 }
 
 /// How a resource is identified across the two stages.
@@ -48,7 +50,9 @@ enum Key {
 }
 
 /// Links the two modules; `by_name` matches varyings by name instead of location.
-pub(crate) fn link(p: &Module, c: &Module, by_name: bool) -> Result<Linked, Error> {
+/// A consumer input no producer output matches is an error when `strict` (GLSL, where
+/// it is a link error), else a warning in [`Linked::warnings`].
+pub(crate) fn link(p: &Module, c: &Module, by_name: bool, strict: bool) -> Result<Linked, Error> {
     let mut lp = StageLayout::default();
     let mut lc = StageLayout::default();
     for (m, l) in [(p, &mut lp), (c, &mut lc)] {
@@ -58,7 +62,19 @@ pub(crate) fn link(p: &Module, c: &Module, by_name: bool) -> Result<Linked, Erro
             }
         }
     }
-    link_varyings(p, c, by_name, &mut lp, &mut lc)?;
+    let unmatched = link_varyings(p, c, by_name, &mut lp, &mut lc)?;
+    let mut warnings = vec![];
+    for (var, what) in unmatched {
+        let msg = format!(
+            "input `{}` ({what}) is not written by any output of the {} shader",
+            c.name(var),
+            p.stage
+        );
+        if strict {
+            return Err(c.err_plain(format!("link error: {msg}")));
+        }
+        warnings.push(format!("{}: {msg}; it reads undefined values", c.file));
+    }
     let uniform_words = link_uniforms(p, c, &mut lp, &mut lc)?;
     let ubos = link_buffers(p, c, &mut lp, &mut lc)?;
     link_samplers(p, c, &mut lp, &mut lc)?;
@@ -67,6 +83,7 @@ pub(crate) fn link(p: &Module, c: &Module, by_name: bool) -> Result<Linked, Erro
         consumer: lc,
         uniform_words,
         ubos,
+        warnings,
     })
 }
 
@@ -165,13 +182,15 @@ fn varyings(m: &Module, class: StorageClass) -> Result<Vec<Varying>, Error> {
     Ok(out)
 }
 
+/// Assigns slots; returns the consumer inputs no producer output matches (by name,
+/// or by overlapping locations of the same kind), with how they were looked for.
 fn link_varyings(
     p: &Module,
     c: &Module,
     by_name: bool,
     lp: &mut StageLayout,
     lc: &mut StageLayout,
-) -> Result<(), Error> {
+) -> Result<Vec<(u32, String)>, Error> {
     let outs = if p.stage == Stage::Fragment {
         vec![]
     } else {
@@ -198,8 +217,18 @@ fn link_varyings(
                 l.io_base.insert(v.var, loc);
             }
         }
-        return Ok(());
+        let written = |v: &Varying| {
+            let (lo, hi) = (v.loc.unwrap_or(0), v.loc.unwrap_or(0) + v.slots);
+            outs.iter().any(|o| {
+                let (a, b) = (o.loc.unwrap_or(0), o.loc.unwrap_or(0) + o.slots);
+                o.patch == v.patch && a < hi && lo < b
+            })
+        };
+        let unmatched = ins.iter().filter(|v| !written(v));
+        let what = |v: &Varying| format!("location {}", v.loc.unwrap_or(0));
+        return Ok(unmatched.map(|v| (v.var, what(v))).collect());
     }
+    let mut unmatched = vec![];
     for patch in [false, true] {
         let mut next = 0u32;
         let mut by_key: BTreeMap<&str, u32> = BTreeMap::new();
@@ -219,6 +248,7 @@ fn link_varyings(
             let base = match by_key.get(v.key.as_str()) {
                 Some(b) if !v.key.is_empty() => *b,
                 _ => {
+                    unmatched.push((v.var, "matched by name".to_string()));
                     let b = next;
                     next += v.slots;
                     b
@@ -228,7 +258,7 @@ fn link_varyings(
             lc.io_base.insert(v.var, base);
         }
     }
-    Ok(())
+    Ok(unmatched)
 }
 
 /// The interfaces outside the pair (producer inputs, consumer outputs) keep their

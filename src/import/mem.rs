@@ -409,6 +409,31 @@ impl<'a> Translator<'a> {
         Ok(raw)
     }
 
+    /// The storage buffer and word address a pointer to one scalar names (atomics).
+    pub(crate) fn ssbo_word(&mut self, p: &Ptr, inst: &Instruction) -> Result<(u32, Value), Error> {
+        if self.class_of(p.root) != Some(StorageClass::StorageBuffer)
+            && !self.layout.ssbo.contains_key(&p.root)
+        {
+            return Err(self.err(inst, "atomic on memory other than a storage buffer"));
+        }
+        let tree = self
+            .buffer_tree(p.root)
+            .map_err(|e| relabel(self, inst, e))?;
+        let walk = self
+            .walk(tree, &p.path, false)
+            .map_err(|e| self.err(inst, e))?;
+        match (walk.tree.leaves().as_slice(), walk.rest.is_empty()) {
+            ([leaf], true) => {
+                let Addr::Ssbo { buffer, offset } = leaf.addr else {
+                    return Err(self.err(inst, "atomic on memory other than a storage buffer"));
+                };
+                let dynamic = leaf.dynamic.map(|d| d.0);
+                Ok((buffer, self.word_addr(offset, dynamic)?))
+            }
+            _ => Err(self.err(inst, "atomic on something other than one scalar")),
+        }
+    }
+
     fn byte_offset(&mut self, offset: u32, dyn_off: Option<Value>) -> Result<Value, Error> {
         let k = self.e.u32(offset);
         match dyn_off {
@@ -576,6 +601,7 @@ fn word_tree(shape: &super::spirv::Shape, next: &mut u32) -> Tree {
         super::spirv::Shape::Composite(items) => Tree::Node {
             kids: items.iter().map(|s| word_tree(s, next)).collect(),
             stride: None,
+            runtime: false,
         },
     }
 }
@@ -611,6 +637,7 @@ pub(crate) fn buf_tree(
             Tree::Node {
                 kids,
                 stride: Some(4),
+                runtime: false,
             }
         }
         Ty::Matrix { col, n } => {
@@ -631,11 +658,13 @@ pub(crate) fn buf_tree(
                 kids.push(Tree::Node {
                     kids: cells,
                     stride: Some(row_step),
+                    runtime: false,
                 });
             }
             Tree::Node {
                 kids,
                 stride: Some(col_step),
+                runtime: false,
             }
         }
         Ty::Array { elem, len } => {
@@ -653,6 +682,7 @@ pub(crate) fn buf_tree(
             Tree::Node {
                 kids,
                 stride: Some(stride),
+                runtime: false,
             }
         }
         Ty::Struct { members } => {
@@ -665,10 +695,23 @@ pub(crate) fn buf_tree(
                 let mat = d.matrix_stride.map(|s| (s, d.row_major));
                 kids.push(buf_tree(m, *mt, at(m, ty, off, 1, o)?, mat, mk, depth + 1)?);
             }
-            Tree::Node { kids, stride: None }
+            Tree::Node {
+                kids,
+                stride: None,
+                runtime: false,
+            }
         }
-        Ty::RuntimeArray => {
-            return Err(m.err_plain(format!("runtime array %{ty} is not supported")))
+        // One element stands for all: indices shift it by the stride (`Tree::walk`).
+        Ty::RuntimeArray { elem } => {
+            let stride = m
+                .deco(ty)
+                .array_stride
+                .ok_or_else(|| m.err_plain(format!("runtime array %{ty} without ArrayStride")))?;
+            Tree::Node {
+                kids: vec![buf_tree(m, *elem, off, matrix, mk, depth + 1)?],
+                stride: Some(stride),
+                runtime: true,
+            }
         }
         other => {
             return Err(m.err_plain(format!(
@@ -700,9 +743,14 @@ fn shift(t: &Tree, by: u32, mk: &dyn Fn(u32) -> Addr) -> Tree {
                 dynamic: None,
             })
         }
-        Tree::Node { kids, stride } => Tree::Node {
+        Tree::Node {
+            kids,
+            stride,
+            runtime,
+        } => Tree::Node {
             kids: kids.iter().map(|k| shift(k, by, mk)).collect(),
             stride: *stride,
+            runtime: *runtime,
         },
     }
 }

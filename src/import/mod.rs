@@ -17,6 +17,8 @@ mod iface;
 mod link;
 mod mem;
 mod module;
+mod opaque;
+mod spec;
 mod spirv;
 mod stats;
 mod tree;
@@ -44,6 +46,8 @@ pub struct ImportOptions {
     pub topology: Primitive,
     /// Provoking vertex for FS flat inputs.
     pub provoking: ProvokingVertex,
+    /// Values of specialization constants by `SpecId` (others keep their defaults).
+    pub spec: std::collections::BTreeMap<u32, u32>,
 }
 
 impl Default for ImportOptions {
@@ -54,6 +58,7 @@ impl Default for ImportOptions {
             patch_vertices: 3,
             topology: Primitive::Triangles,
             provoking: ProvokingVertex::First,
+            spec: Default::default(),
         }
     }
 }
@@ -85,8 +90,12 @@ pub fn import_spirv(
     consumer: &[u8],
     opts: &ImportOptions,
 ) -> Result<Pipeline, Error> {
-    import_spirv_named(producer, "<producer>", consumer, "<consumer>", opts, false)
+    import_spirv_named(producer, "<producer>", consumer, "<consumer>", opts, false).map(|i| i.0)
 }
+
+/// An imported pair and the warnings about it (SPIR-V consumer inputs that no
+/// producer output writes, dropped non-semantic instructions).
+pub type Imported = (Pipeline, Vec<String>);
 
 fn import_spirv_named(
     producer: &[u8],
@@ -95,9 +104,9 @@ fn import_spirv_named(
     cname: &str,
     opts: &ImportOptions,
     from_glsl: bool,
-) -> Result<Pipeline, Error> {
-    let p = module::Module::load(producer, pname)?;
-    let c = module::Module::load(consumer, cname)?;
+) -> Result<Imported, Error> {
+    let p = module::Module::load(producer, pname, &opts.spec)?;
+    let c = module::Module::load(consumer, cname, &opts.spec)?;
     if !p.stage.can_feed(c.stage) {
         return Err(fail(
             cname,
@@ -105,7 +114,16 @@ fn import_spirv_named(
         ));
     }
     let by_name = opts.match_by_name.unwrap_or(from_glsl);
-    let linked = link::link(&p, &c, by_name)?;
+    let linked = link::link(&p, &c, by_name, from_glsl)?;
+    let mut warnings = linked.warnings.clone();
+    for m in [&p, &c] {
+        if m.uses_non_semantic() {
+            warnings.push(format!(
+                "{}: non-semantic instructions (debug printing, ...) were dropped",
+                m.file
+            ));
+        }
+    }
     let topology = match (c.stage, spirv::translate_info_hint(&c)) {
         (Stage::Geometry, Some(input)) => input,
         _ => opts.topology,
@@ -133,7 +151,12 @@ fn import_spirv_named(
     let mut pipe = Pipeline::new(producer, consumer).with_uniforms(linked.uniform_words);
     pipe.ubos = linked.ubos;
     pipe.source = Some(pname.to_owned());
-    Ok(pipe)
+    // What import writes must be a valid pair: anything the translator let through
+    // that the validator rejects (an out-of-range constant vertex index, ...) is an
+    // error here rather than in a later `varysat check`.
+    crate::validate::validate(&pipe)
+        .map_err(|e| fail(cname, format!("the imported pair does not validate: {e}")))?;
+    Ok((pipe, warnings))
 }
 
 /// Compiles two GLSL files with glslang (see [`compile_glsl`]) and imports them.
@@ -148,7 +171,7 @@ pub fn import_glsl(
         producer.display().to_string(),
         consumer.display().to_string(),
     );
-    import_spirv_named(&pb, &pn, &cb, &cn, opts, true)
+    import_spirv_named(&pb, &pn, &cb, &cn, opts, true).map(|i| i.0)
 }
 
 /// Imports two files, each SPIR-V (`.spv`, or starting with the SPIR-V magic number)
@@ -158,6 +181,15 @@ pub fn import_files(
     consumer: &Path,
     opts: &ImportOptions,
 ) -> Result<Pipeline, Error> {
+    import_files_with_warnings(producer, consumer, opts).map(|i| i.0)
+}
+
+/// [`import_files`], also returning the warnings about the pair.
+pub fn import_files_with_warnings(
+    producer: &Path,
+    consumer: &Path,
+    opts: &ImportOptions,
+) -> Result<Imported, Error> {
     let load = |p: &Path| -> Result<(Vec<u8>, bool), Error> {
         let bytes = crate::input::read_bytes(p)?;
         let spv = bytes.len() >= 4

@@ -34,7 +34,9 @@ pub(crate) enum Ty {
         elem: u32,
         len: u32,
     },
-    RuntimeArray,
+    RuntimeArray {
+        elem: u32,
+    },
     Struct {
         members: Vec<u32>,
     },
@@ -69,6 +71,7 @@ pub(crate) struct Decos {
     pub no_contraction: bool,
     pub xfb_buffer: Option<u32>,
     pub index: Option<u32>,
+    pub spec_id: Option<u32>,
 }
 
 /// A scalar constant or a composite of constant ids.
@@ -104,8 +107,14 @@ pub(crate) struct Module {
     pub vars: std::collections::BTreeMap<u32, GlobalVar>,
     /// Function id → index into `raw.functions`.
     pub functions: FxHashMap<u32, usize>,
+    /// The type of every id a function defines (instruction results, parameters).
+    pub value_types: FxHashMap<u32, u32>,
     /// Id of the `GLSL.std.450` extended instruction set.
     pub glsl_ext: Option<u32>,
+    /// Ids of imported `NonSemantic.*` instruction sets (debug printing, ...).
+    pub non_semantic: Vec<u32>,
+    /// Values set for specialization constants, by `SpecId`.
+    pub spec: std::collections::BTreeMap<u32, u32>,
     pub stage: Stage,
     pub entry_fn: u32,
     pub modes: Vec<(ExecutionMode, Vec<u32>)>,
@@ -149,7 +158,11 @@ fn stage_of(model: ExecutionModel) -> Option<Stage> {
 
 impl Module {
     /// Parses and indexes a SPIR-V binary. `file` names it in diagnostics.
-    pub fn load(bytes: &[u8], file: &str) -> Result<Module, Error> {
+    pub fn load(
+        bytes: &[u8],
+        file: &str,
+        spec: &std::collections::BTreeMap<u32, u32>,
+    ) -> Result<Module, Error> {
         if !bytes.len().is_multiple_of(4) || bytes.len() < 20 {
             return Err(fail(
                 file,
@@ -158,8 +171,11 @@ impl Module {
         }
         super::framing::check(bytes)
             .map_err(|m| fail(file, format!("cannot parse SPIR-V: {m}")))?;
-        let raw =
-            dr::load_bytes(bytes).map_err(|e| fail(file, format!("cannot parse SPIR-V: {e}")))?;
+        // The framing check screens what rspirv is known to panic on; a panic that
+        // remains is still an error for this file, not a crash.
+        let loaded = std::panic::catch_unwind(|| dr::load_bytes(bytes))
+            .map_err(|_| fail(file, "cannot parse SPIR-V: the decoder failed on it"))?;
+        let raw = loaded.map_err(|e| fail(file, format!("cannot parse SPIR-V: {e}")))?;
         let mut m = Module {
             raw,
             file: file.to_owned(),
@@ -171,7 +187,10 @@ impl Module {
             member_names: FxHashMap::default(),
             vars: Default::default(),
             functions: FxHashMap::default(),
+            value_types: FxHashMap::default(),
             glsl_ext: None,
+            non_semantic: vec![],
+            spec: spec.clone(),
             stage: Stage::Vertex,
             entry_fn: 0,
             modes: vec![],
@@ -182,6 +201,13 @@ impl Module {
         for (i, f) in m.raw.functions.iter().enumerate() {
             if let Some(id) = f.def_id() {
                 m.functions.insert(id, i);
+            }
+            let params = f.parameters.iter();
+            let insts = f.blocks.iter().flat_map(|b| b.instructions.iter());
+            for inst in params.chain(insts) {
+                if let (Some(r), Some(t)) = (inst.result_id, inst.result_type) {
+                    m.value_types.insert(r, t);
+                }
             }
         }
         if !m.functions.contains_key(&m.entry_fn) {
@@ -281,6 +307,9 @@ impl Module {
                 if s == "GLSL.std.450" {
                     self.glsl_ext = Some(id);
                 }
+                if s.starts_with("NonSemantic.") {
+                    self.non_semantic.push(id);
+                }
             }
         }
         let globals: Vec<Instruction> = self.raw.types_global_values.clone();
@@ -294,7 +323,12 @@ impl Module {
             let def = match inst.class.opcode {
                 Op::Constant | Op::SpecConstant => {
                     match (inst.operands.first(), inst.operands.len()) {
-                        (Some(Operand::LiteralBit32(v)), 1) => ConstDef::Scalar(*v),
+                        (Some(Operand::LiteralBit32(v)), 1) => {
+                            ConstDef::Scalar(self.spec_value(id, inst.class.opcode, *v))
+                        }
+                        // A 64-bit constant: no IR value has its type, so any use
+                        // is an error where it is used; an unused one is harmless.
+                        (Some(Operand::LiteralBit64(_)), 1) => ConstDef::Undef,
                         _ => {
                             return Err(
                                 self.err(inst, "only 32-bit and smaller constants are supported")
@@ -302,8 +336,14 @@ impl Module {
                         }
                     }
                 }
-                Op::ConstantTrue | Op::SpecConstantTrue => ConstDef::Scalar(1),
-                Op::ConstantFalse | Op::SpecConstantFalse => ConstDef::Scalar(0),
+                Op::ConstantTrue | Op::ConstantFalse => {
+                    ConstDef::Scalar((inst.class.opcode == Op::ConstantTrue) as u32)
+                }
+                Op::SpecConstantTrue | Op::SpecConstantFalse => {
+                    let default = (inst.class.opcode == Op::SpecConstantTrue) as u32;
+                    ConstDef::Scalar(self.spec_value(id, inst.class.opcode, default) & 1)
+                }
+                Op::SpecConstantOp => self.fold_spec_op(inst, rty)?,
                 Op::ConstantComposite | Op::SpecConstantComposite => ConstDef::Composite(
                     (0..inst.operands.len())
                         .filter_map(|i| id_at(inst, i))
@@ -338,6 +378,20 @@ impl Module {
         Ok(())
     }
 
+    /// A specialization constant's value: the one set for its `SpecId`, else its
+    /// default. Plain constants keep their value.
+    fn spec_value(&self, id: u32, op: Op, default: u32) -> u32 {
+        let spec = matches!(
+            op,
+            Op::SpecConstant | Op::SpecConstantTrue | Op::SpecConstantFalse
+        );
+        let set = self.deco(id).spec_id.and_then(|s| self.spec.get(&s));
+        match (spec, set) {
+            (true, Some(v)) => *v,
+            _ => default,
+        }
+    }
+
     fn type_of_decl(&self, inst: &Instruction) -> Result<Option<Ty>, Error> {
         let op = |i| id_at(inst, i).unwrap_or(0);
         let lit = |i| lit_at(inst, i).unwrap_or(0);
@@ -370,7 +424,7 @@ impl Module {
                 };
                 Ty::Array { elem: op(0), len }
             }
-            Op::TypeRuntimeArray => Ty::RuntimeArray,
+            Op::TypeRuntimeArray => Ty::RuntimeArray { elem: op(0) },
             Op::TypeStruct => Ty::Struct {
                 members: (0..inst.operands.len())
                     .filter_map(|i| id_at(inst, i))
@@ -390,6 +444,17 @@ impl Module {
             }
             _ => return Ok(None),
         }))
+    }
+
+    /// Whether any function uses an imported `NonSemantic.*` instruction set.
+    pub fn uses_non_semantic(&self) -> bool {
+        !self.non_semantic.is_empty()
+            && self.raw.functions.iter().any(|f| {
+                f.blocks.iter().flat_map(|b| &b.instructions).any(|i| {
+                    i.class.opcode == Op::ExtInst
+                        && id_at(i, 0).is_some_and(|s| self.non_semantic.contains(&s))
+                })
+            })
     }
 
     /// An import error naming an instruction.
@@ -474,6 +539,7 @@ fn apply_deco(d: &mut Decos, deco: Decoration, inst: &Instruction, at: usize) {
         Decoration::NoContraction => d.no_contraction = true,
         Decoration::XfbBuffer => d.xfb_buffer = lit,
         Decoration::Index => d.index = lit,
+        Decoration::SpecId => d.spec_id = lit,
         _ => {}
     }
 }

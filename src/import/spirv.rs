@@ -50,6 +50,10 @@ pub(crate) struct Translator<'a> {
     pub max_vertex: u32,
     /// Blocks translated so far, against [`MAX_BLOCK_VISITS`].
     pub block_visits: u32,
+    /// Merge blocks of the switches being translated as `if` chains, innermost last.
+    pub switch_merges: Vec<u32>,
+    /// Set when a branch broke out of such a switch from nested control flow.
+    pub switch_break: Option<u32>,
 }
 
 /// Blocks one translation may walk. Inlining and structurizing duplicate blocks, so
@@ -76,6 +80,8 @@ pub(crate) fn translate(
         fns: vec![],
         visited: vec![FxHashSet::default()],
         block_visits: 0,
+        switch_merges: vec![],
+        switch_break: None,
         depth: 0,
         exact: false,
         max_vertex: 0,
@@ -396,6 +402,10 @@ impl<'a> Translator<'a> {
                 None
             }
             Op::ExtInst => self.ext_inst(inst)?,
+            op if super::opaque::core_purity(op).is_some() => {
+                let purity = super::opaque::core_purity(op).unwrap_or(crate::ir::Purity::Effect);
+                self.opaque_core(inst, purity)?
+            }
             Op::SampledImage | Op::Image => Some(self.val(self.id(inst, 0)?)?),
             op if is_image_op(op) => Some(self.image_op(inst)?),
             _ => Some(self.alu_inst(inst)?),

@@ -52,6 +52,9 @@ pub(crate) enum Tree {
     Node {
         kids: Vec<Tree>,
         stride: Option<u32>,
+        /// A runtime array: its one kid is element 0, element `k` is it shifted by
+        /// `k * stride` bytes.
+        runtime: bool,
     },
 }
 
@@ -66,6 +69,17 @@ pub(crate) struct Walk {
 /// dynamic offset (emits IR).
 pub(crate) trait Scale {
     fn scale(&mut self, idx: Value, stride: u32, prev: Option<Value>) -> Result<Value, String>;
+}
+
+/// Moves a buffer leaf `by` bytes further.
+fn shift_leaf(l: &mut Leaf, by: u32) -> Result<(), String> {
+    match &mut l.addr {
+        Addr::Ubo { offset, .. } | Addr::Ssbo { offset, .. } => {
+            *offset = offset.checked_add(by).ok_or("buffer offset past 2^32")?;
+            Ok(())
+        }
+        _ => Err("a runtime array outside a buffer".into()),
+    }
 }
 
 impl Tree {
@@ -101,11 +115,24 @@ impl Tree {
                     rest: path[i..].to_vec(),
                 });
             }
-            let Tree::Node { kids, stride } = tree else {
+            let Tree::Node {
+                kids,
+                stride,
+                runtime,
+            } = tree
+            else {
                 return Err("access chain indexes into a scalar".into());
             };
             let n = kids.len() as u32;
             match idx {
+                Idx::Const(k) if runtime => {
+                    let mut first = kids.into_iter().next().ok_or("empty runtime array")?;
+                    let by = k
+                        .checked_mul(stride.unwrap_or(0))
+                        .ok_or("runtime array index out of range")?;
+                    first.map_leaves(&mut |l| shift_leaf(l, by))?;
+                    tree = first;
+                }
                 Idx::Const(k) => {
                     tree = kids
                         .into_iter()

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use varysat::import::{import_files, ImportOptions};
+use varysat::import::{import_files_with_warnings, ImportOptions};
 use varysat::Error;
 
 /// Arguments of `varysat import`.
@@ -28,6 +28,34 @@ pub struct Args {
     /// Vertices per input patch of a TCS (or of a TES without a TCS).
     #[arg(long, default_value_t = 3)]
     pub patch_vertices: u8,
+    /// Set a specialization constant: `--spec ID=VALUE` (repeatable; VALUE is an
+    /// integer, or a float with a `.`). Others keep their default values.
+    #[arg(long, value_parser = parse_spec)]
+    pub spec: Vec<(u32, u32)>,
+}
+
+/// `ID=VALUE` of `--spec`.
+fn parse_spec(s: &str) -> Result<(u32, u32), String> {
+    let (id, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected ID=VALUE, found `{s}`"))?;
+    let id = id
+        .parse()
+        .map_err(|_| format!("bad specialization id `{id}`"))?;
+    let bits = if v.contains('.') {
+        v.parse::<f32>().map(f32::to_bits).ok()
+    } else if v == "true" || v == "false" {
+        Some((v == "true") as u32)
+    } else {
+        v.parse::<i64>()
+            .ok()
+            .filter(|x| (i32::MIN as i64..=u32::MAX as i64).contains(x))
+            .map(|x| x as u32)
+    };
+    Ok((
+        id,
+        bits.ok_or_else(|| format!("bad specialization value `{v}`"))?,
+    ))
 }
 
 /// Runs the subcommand.
@@ -42,9 +70,13 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
         },
         spirv_opt: !args.no_spirv_opt,
         patch_vertices: args.patch_vertices,
+        spec: args.spec.iter().copied().collect(),
         ..ImportOptions::default()
     };
-    let pipe = import_files(&args.producer, &args.consumer, &opts)?;
+    let (pipe, warnings) = import_files_with_warnings(&args.producer, &args.consumer, &opts)?;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
     let text = varysat::text::print(&pipe);
     match &args.output {
         Some(path) => std::fs::write(path, text).map_err(|source| Error::Io {

@@ -1,0 +1,355 @@
+//! Instructions varysat carries as opaque operations (see `ir::OpaqueOp`):
+//! derivatives and helper-invocation queries (stage-bound), `GLSL.std.450` functions
+//! without a native form, bitfield ops and buffer lengths (pure), atomics and image
+//! stores (effects), and any other value instruction whose operands are plain values
+//! (an effect, the conservative class). Each keeps its SPIR-V opcode or extended
+//! instruction number and operand types, so a SPIR-V writer can re-create it.
+
+use std::sync::Arc;
+
+use rspirv::dr::Instruction;
+use rspirv::spirv::Op;
+
+use rspirv::dr::Operand;
+
+use super::module::Ty;
+use super::spirv::Translator;
+use super::val::Val;
+use crate::ir::{InstKind, OpaqueCode, OpaqueOp, OpaqueTy, Purity, Resource, ScalarTy, Value};
+use crate::Error;
+
+type R<T> = Result<T, Error>;
+
+/// Leading operands that are not SPIR-V ids of the instruction (an atomic's address).
+pub(crate) struct Extra {
+    pub args: Vec<OpaqueTy>,
+    pub vals: Vec<Value>,
+    pub resource: Option<Resource>,
+}
+
+impl Extra {
+    pub fn none() -> Extra {
+        Extra {
+            args: vec![],
+            vals: vec![],
+            resource: None,
+        }
+    }
+}
+
+/// The purity of a core instruction varysat imports opaquely, if it is one.
+pub(crate) fn core_purity(op: Op) -> Option<Purity> {
+    use Op::*;
+    Some(match op {
+        DPdx
+        | DPdy
+        | Fwidth
+        | DPdxFine
+        | DPdyFine
+        | FwidthFine
+        | DPdxCoarse
+        | DPdyCoarse
+        | FwidthCoarse
+        | IsHelperInvocationEXT => Purity::Stage,
+        // Uniform, but the buffer may be bound in this stage only.
+        ArrayLength => Purity::Stage,
+        BitFieldInsert
+        | BitFieldSExtract
+        | BitFieldUExtract
+        | BitReverse
+        | BitCount
+        | ImageSparseTexelsResident => Purity::Pure,
+        ImageWrite | ReadClockKHR => Purity::Effect,
+        _ if is_atomic(op) => Purity::Effect,
+        _ if is_subgroup(op) => Purity::Stage,
+        _ => return None,
+    })
+}
+
+/// Atomic instructions whose first operand is a pointer.
+pub(crate) fn is_atomic(op: Op) -> bool {
+    use Op::*;
+    matches!(
+        op,
+        AtomicLoad
+            | AtomicStore
+            | AtomicExchange
+            | AtomicCompareExchange
+            | AtomicIIncrement
+            | AtomicIDecrement
+            | AtomicIAdd
+            | AtomicISub
+            | AtomicSMin
+            | AtomicUMin
+            | AtomicSMax
+            | AtomicUMax
+            | AtomicAnd
+            | AtomicOr
+            | AtomicXor
+            | AtomicFAddEXT
+            | AtomicFMinEXT
+            | AtomicFMaxEXT
+    )
+}
+
+/// Subgroup operations: their results depend on the other invocations of the stage.
+fn is_subgroup(op: Op) -> bool {
+    let n = op as u32;
+    // OpGroupNonUniformElect .. OpGroupNonUniformQuadSwap, and the KHR ballot /
+    // vote instructions.
+    (333..=366).contains(&n) || (4421..=4432).contains(&n)
+}
+
+/// The id at operand `i`: a plain id, or a scope or memory-semantics id.
+fn any_id(inst: &Instruction, i: usize) -> Option<u32> {
+    match inst.operands.get(i) {
+        Some(Operand::IdRef(id) | Operand::IdScope(id) | Operand::IdMemorySemantics(id)) => {
+            Some(*id)
+        }
+        _ => None,
+    }
+}
+
+/// A readable name for a core opcode (`OpDPdxFine` is `dpdxfine`).
+fn core_name(op: Op) -> String {
+    format!("{op:?}").to_lowercase()
+}
+
+/// Names of the `GLSL.std.450` instructions imported opaquely.
+pub(crate) fn glsl_name(code: u32) -> Option<&'static str> {
+    Some(match code {
+        2 => "roundeven",
+        16 => "asin",
+        17 => "acos",
+        18 => "atan",
+        19 => "sinh",
+        20 => "cosh",
+        21 => "tanh",
+        22 => "asinh",
+        23 => "acosh",
+        24 => "atanh",
+        25 => "atan2",
+        33 => "determinant",
+        34 => "matrixinverse",
+        53 => "ldexp",
+        54 => "packsnorm4x8",
+        55 => "packunorm4x8",
+        56 => "packsnorm2x16",
+        57 => "packunorm2x16",
+        58 => "packhalf2x16",
+        60 => "unpacksnorm2x16",
+        61 => "unpackunorm2x16",
+        62 => "unpackhalf2x16",
+        63 => "unpacksnorm4x8",
+        64 => "unpackunorm4x8",
+        72 => "refract",
+        73 => "findilsb",
+        74 => "findsmsb",
+        75 => "findumsb",
+        _ => return None,
+    })
+}
+
+impl<'a> Translator<'a> {
+    /// The opaque type of a scalar, vector or matrix type.
+    pub(crate) fn opaque_ty(&self, inst: &Instruction, ty: u32) -> R<OpaqueTy> {
+        let scalar = |t: &Ty| -> Option<ScalarTy> {
+            Some(match t {
+                Ty::Bool => ScalarTy::Bool,
+                Ty::Float { width: 32 } => ScalarTy::F32,
+                Ty::Float { width: 16 } => ScalarTy::F16,
+                Ty::Int {
+                    width: 32,
+                    signed: true,
+                } => ScalarTy::I32,
+                Ty::Int { width: 32, .. } => ScalarTy::U32,
+                Ty::Int {
+                    width: 16,
+                    signed: true,
+                } => ScalarTy::I16,
+                Ty::Int { width: 16, .. } => ScalarTy::U16,
+                _ => return None,
+            })
+        };
+        let bad = || {
+            self.err(
+                inst,
+                format!("type %{ty} cannot be an opaque operand or result"),
+            )
+        };
+        let small = |n: u32| u8::try_from(n).ok().filter(|n| (2..=4).contains(n));
+        match self.m.ty(ty)? {
+            Ty::Vector { elem, n } => Ok(OpaqueTy {
+                scalar: scalar(self.m.ty(*elem)?).ok_or_else(bad)?,
+                rows: small(*n).ok_or_else(bad)?,
+                cols: 1,
+            }),
+            Ty::Matrix { col, n } => {
+                let Ty::Vector { elem, n: rows } = self.m.ty(*col)? else {
+                    return Err(bad());
+                };
+                Ok(OpaqueTy {
+                    scalar: scalar(self.m.ty(*elem)?).ok_or_else(bad)?,
+                    rows: small(*rows).ok_or_else(bad)?,
+                    cols: small(*n).ok_or_else(bad)?,
+                })
+            }
+            t => Ok(OpaqueTy::scalar(scalar(t).ok_or_else(bad)?)),
+        }
+    }
+
+    /// The type id of a value id (instruction result, parameter or constant).
+    fn type_of(&self, inst: &Instruction, id: u32) -> R<u32> {
+        self.m
+            .value_types
+            .get(&id)
+            .copied()
+            .or_else(|| self.m.consts.get(&id).map(|(t, _)| *t))
+            .ok_or_else(|| self.err(inst, format!("operand %{id} has no known type")))
+    }
+
+    /// Emits `inst` as an opaque operation over `extra` then the value operands at
+    /// `operands` (operand indices of `inst`); one IR instruction per result
+    /// component. Returns the result value, `None` without one.
+    pub(crate) fn opaque(
+        &mut self,
+        inst: &Instruction,
+        name: String,
+        purity: Purity,
+        code: OpaqueCode,
+        operands: &[usize],
+        extra: Extra,
+    ) -> R<Option<Val>> {
+        let (mut args, mut srcs) = (extra.args, extra.vals);
+        for &i in operands {
+            let id = any_id(inst, i)
+                .ok_or_else(|| self.err(inst, format!("operand {i} is not an id")))?;
+            let ty = self.opaque_ty(inst, self.type_of(inst, id)?)?;
+            let leaves = self
+                .val(id)?
+                .leaves()
+                .filter(|l| l.len() == ty.components())
+                .ok_or_else(|| self.err(inst, format!("operand %{id} is not a {ty} value")))?;
+            args.push(ty);
+            srcs.extend(leaves);
+        }
+        let rt = inst
+            .result_type
+            .filter(|t| !matches!(self.m.ty(*t), Ok(Ty::Void)));
+        let mut op = OpaqueOp {
+            name,
+            purity,
+            code,
+            result: None,
+            args,
+            resource: extra.resource,
+        };
+        let Some(rt) = rt else {
+            op.purity = Purity::Effect;
+            self.e.effect(InstKind::Opaque {
+                op: Arc::new(op),
+                srcs,
+            });
+            return Ok(None);
+        };
+        let ty = self.opaque_ty(inst, rt)?;
+        let mut out = vec![];
+        for comp in 0..ty.components() {
+            let mut one = op.clone();
+            one.result = Some((ty, comp as u8));
+            let kind = InstKind::Opaque {
+                op: Arc::new(one),
+                srcs: srcs.clone(),
+            };
+            out.push(self.e.inst(kind, ty.scalar.bits()));
+        }
+        let shape = self.shape(rt)?;
+        Ok(Some(shape.val(&mut out.into_iter())))
+    }
+
+    /// A core instruction imported opaquely (see [`core_purity`]).
+    pub(crate) fn opaque_core(&mut self, inst: &'a Instruction, purity: Purity) -> R<Option<Val>> {
+        let op = inst.class.opcode;
+        let code = OpaqueCode::Core(op as u32);
+        let ids: Vec<usize> = (0..inst.operands.len())
+            .filter(|i| any_id(inst, *i).is_some())
+            .collect();
+        if is_atomic(op) {
+            let p = self.ptr_operand(inst, 0)?;
+            let (buffer, addr) = self.ssbo_word(&p, inst)?;
+            let extra = Extra {
+                args: vec![OpaqueTy::scalar(ScalarTy::U32)],
+                vals: vec![addr],
+                resource: Some(Resource::Buffer(buffer)),
+            };
+            return self.opaque(inst, core_name(op), purity, code, &ids[1..], extra);
+        }
+        if op == Op::ArrayLength {
+            // The member index (a literal in SPIR-V) is a constant operand.
+            let p = self.ptr_operand(inst, 0)?;
+            let buffer = *self
+                .layout
+                .ssbo
+                .get(&p.root)
+                .ok_or_else(|| self.err(inst, "array length of a non-storage-buffer"))?;
+            let member = super::module::lit_at(inst, 1)
+                .ok_or_else(|| self.err(inst, "member index is not a literal"))?;
+            let extra = Extra {
+                args: vec![OpaqueTy::scalar(ScalarTy::U32)],
+                vals: vec![self.e.u32(member)],
+                resource: Some(Resource::Buffer(buffer)),
+            };
+            return self.opaque(inst, core_name(op), purity, code, &[], extra);
+        }
+        if op == Op::ImageWrite {
+            let Val::Image(img) = self.val(self.id(inst, 0)?)? else {
+                return Err(self.err(inst, "image operand is not an image handle"));
+            };
+            let extra = Extra {
+                resource: Some(Resource::Image(img)),
+                ..Extra::none()
+            };
+            return self.opaque(inst, core_name(op), purity, code, &ids[1..], extra);
+        }
+        self.opaque(inst, core_name(op), purity, code, &ids, Extra::none())
+    }
+
+    /// A value instruction varysat has no translation for, carried as an effect when
+    /// every operand is an id of a plain value (never removed, moved or duplicated).
+    pub(crate) fn opaque_fallback(&mut self, inst: &'a Instruction) -> R<Val> {
+        let ids: Vec<usize> = (0..inst.operands.len()).collect();
+        let has_result = inst
+            .result_type
+            .is_some_and(|t| !matches!(self.m.ty(t), Ok(Ty::Void)));
+        if !has_result || ids.iter().any(|i| any_id(inst, *i).is_none()) {
+            return Err(self.unsupported(inst));
+        }
+        let op = inst.class.opcode;
+        let code = OpaqueCode::Core(op as u32);
+        match self.opaque(
+            inst,
+            core_name(op),
+            Purity::Effect,
+            code,
+            &ids,
+            Extra::none(),
+        ) {
+            Ok(Some(v)) => Ok(v),
+            _ => Err(self.unsupported(inst)),
+        }
+    }
+
+    /// A `GLSL.std.450` instruction without a native translation (`None` when the
+    /// code is not one varysat carries).
+    pub(crate) fn opaque_glsl(&mut self, inst: &'a Instruction, code: u32) -> R<Option<Val>> {
+        let Some(name) = glsl_name(code) else {
+            return Err(self.err(
+                inst,
+                format!("GLSL.std.450 instruction {code} is not supported"),
+            ));
+        };
+        let ids: Vec<usize> = (2..inst.operands.len()).collect();
+        let code = OpaqueCode::Ext("GLSL.std.450".into(), code);
+        self.opaque(inst, name.into(), Purity::Pure, code, &ids, Extra::none())
+    }
+}

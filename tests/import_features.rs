@@ -1,0 +1,345 @@
+//! Import of what real modules use beyond plain arithmetic (issue 16): opaque
+//! operations of each purity, spirv-opt's merge-return switch break-outs, runtime
+//! arrays, specialization constants (default, set, folded `OpSpecConstantOp`),
+//! honest linking, and malformed SPIR-V reported without a panic. GLSL sources are
+//! compiled by glslang (skipped outside CI when it is missing).
+
+use std::path::PathBuf;
+
+use varysat::import::{import_files, import_spirv, tool_available, ImportOptions, GLSLANG};
+use varysat::interpreter::{check_equivalent, EquivConfig};
+use varysat::ir::{InstKind, OpaqueCode, Pipeline, Purity, Shader};
+use varysat::{optimize, Options};
+
+fn tools() -> bool {
+    if tool_available(GLSLANG) {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| !v.is_empty()) {
+        panic!("{GLSLANG} is missing in CI: run scripts/setup.sh");
+    }
+    eprintln!("skipping: {GLSLANG} not installed (run scripts/setup.sh)");
+    false
+}
+
+/// Writes the sources into a fresh directory and returns their paths.
+fn files(name: &str, srcs: &[(&str, &str)]) -> Vec<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("varysat-import-features-{name}"));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    srcs.iter()
+        .map(|(file, text)| {
+            let p = dir.join(file);
+            std::fs::write(&p, text).expect("write source");
+            p
+        })
+        .collect()
+}
+
+fn import_with(name: &str, vs: &str, fs: &str, opts: &ImportOptions) -> Result<Pipeline, String> {
+    let p = files(name, &[("a.vert", vs), ("a.frag", fs)]);
+    import_files(&p[0], &p[1], opts).map_err(|e| e.to_string())
+}
+
+fn import(name: &str, vs: &str, fs: &str) -> Pipeline {
+    import_with(name, vs, fs, &ImportOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The opaque ops of a shader: (name, purity, code).
+fn opaque_ops(s: &Shader) -> Vec<(String, Purity, OpaqueCode)> {
+    let mut out = vec![];
+    s.for_each_inst(|i| {
+        if let InstKind::Opaque { op, .. } = &i.kind {
+            out.push((op.name.clone(), op.purity, op.code.clone()));
+        }
+    });
+    out
+}
+
+/// Optimizes `p` and checks the result against it in the interpreter.
+fn optimizes_equivalently(p: &Pipeline) -> Pipeline {
+    let out = optimize(p, &Options::new()).expect("optimize");
+    assert!(out.report.fallback.is_none(), "{:?}", out.report.fallback);
+    let cfg = EquivConfig {
+        runs: 4,
+        ..EquivConfig::default()
+    };
+    check_equivalent(p, &out.pipeline, &cfg).unwrap_or_else(|e| panic!("{e}"));
+    out.pipeline
+}
+
+const VS_PLAIN: &str = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=1) in vec2 uv;
+layout(location=0) out vec2 v_uv;
+void main() { gl_Position = pos; v_uv = uv; }
+";
+
+#[test]
+fn unmodelled_instructions_become_opaque_ops_of_the_right_class() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=1) in vec2 uv;
+layout(location=0) out float v_ang;
+layout(location=1) flat out uint v_bits;
+layout(location=2) out vec2 v_uv;
+layout(binding=1, std430) buffer B { uint counter; float data[]; } buf;
+void main() {
+  gl_Position = pos;
+  v_uv = uv;
+  v_ang = atan(uv.y, uv.x);
+  v_bits = bitfieldExtract(uint(uv.x * 100.0), 2, 5) + atomicAdd(buf.counter, 1u)
+         + uint(buf.data.length()) + uint(buf.data[3]);
+}
+";
+    let fs = "#version 450
+layout(location=0) in float v_ang;
+layout(location=1) flat in uint v_bits;
+layout(location=2) in vec2 v_uv;
+layout(location=0) out vec4 color;
+void main() {
+  float d = dFdx(v_uv.x) + fwidth(v_ang);
+  mat2 m = inverse(mat2(v_uv.x, 1.0, 0.5, v_uv.y + 2.0));
+  color = vec4(d, float(v_bits), m[1][1], acos(clamp(v_ang, -1.0, 1.0)));
+}
+";
+    let p = import("classes", vs, fs);
+    let (vs_ops, fs_ops) = (opaque_ops(&p.producer), opaque_ops(&p.consumer));
+    let has = |ops: &[(String, Purity, OpaqueCode)], name: &str, purity: Purity, code: &str| {
+        ops.iter()
+            .any(|(n, p, c)| n == name && *p == purity && c.to_string() == code)
+    };
+    assert!(
+        has(&vs_ops, "atan2", Purity::Pure, "ext:GLSL.std.450:25"),
+        "{vs_ops:?}"
+    );
+    assert!(
+        has(&vs_ops, "bitfielduextract", Purity::Pure, "op:203"),
+        "{vs_ops:?}"
+    );
+    assert!(
+        has(&vs_ops, "atomiciadd", Purity::Effect, "op:234"),
+        "{vs_ops:?}"
+    );
+    assert!(
+        has(&vs_ops, "arraylength", Purity::Stage, "op:68"),
+        "{vs_ops:?}"
+    );
+    assert!(has(&fs_ops, "dpdx", Purity::Stage, "op:207"), "{fs_ops:?}");
+    assert!(
+        has(&fs_ops, "fwidth", Purity::Stage, "op:209"),
+        "{fs_ops:?}"
+    );
+    assert!(
+        has(
+            &fs_ops,
+            "matrixinverse",
+            Purity::Pure,
+            "ext:GLSL.std.450:34"
+        ),
+        "{fs_ops:?}"
+    );
+    assert!(
+        has(&fs_ops, "acos", Purity::Pure, "ext:GLSL.std.450:17"),
+        "{fs_ops:?}"
+    );
+    let out = optimizes_equivalently(&p);
+    // The atomic stays in the producer, the derivatives in the consumer.
+    let count = |s: &Shader, name: &str| opaque_ops(s).iter().filter(|o| o.0 == name).count();
+    assert_eq!(count(&out.producer, "atomiciadd"), 1);
+    assert_eq!(count(&out.consumer, "atomiciadd"), 0);
+    assert_eq!(count(&out.producer, "dpdx"), 0);
+    assert!(count(&out.consumer, "dpdx") >= 1);
+}
+
+#[test]
+fn merge_return_switch_break_outs_import() {
+    if !tools() {
+        return;
+    }
+    // Early returns from inside a loop and an if: spirv-opt's merge-return turns them
+    // into breaks out of a one-case switch, from inside nested control flow.
+    let fs = "#version 450
+layout(location=0) in vec2 v_uv;
+layout(location=0) out vec4 color;
+float f(float x) {
+  for (int i = 0; i < 4; i++) {
+    if (x > float(i)) { if (x > 2.5) return x * 2.0; x += 0.5; }
+  }
+  if (x < 0.0) return -x;
+  return x + 1.0;
+}
+void main() { color = vec4(f(v_uv.x * 4.0), f(v_uv.y), 0.0, 1.0); }
+";
+    let p = import("merge-return", VS_PLAIN, fs);
+    optimizes_equivalently(&p);
+}
+
+#[test]
+fn switch_with_breaks_and_fallthrough_imports() {
+    if !tools() {
+        return;
+    }
+    let fs = "#version 450
+layout(location=0) in vec2 v_uv;
+layout(location=0) out vec4 color;
+void main() {
+  float r = 0.0;
+  switch (int(v_uv.x * 5.0)) {
+    case 0: r = 1.0; if (v_uv.y > 0.5) break; r += 2.0;
+    case 1: r += 3.0; break;
+    case 3: case 4: r = v_uv.y; break;
+    default: r = -1.0;
+  }
+  color = vec4(r);
+}
+";
+    let vs = VS_PLAIN;
+    for spirv_opt in [true, false] {
+        let opts = ImportOptions {
+            spirv_opt,
+            ..ImportOptions::default()
+        };
+        let p = import_with("switch", vs, fs, &opts).unwrap_or_else(|e| panic!("{e}"));
+        optimizes_equivalently(&p);
+    }
+}
+
+const SPEC_FS: &str = "#version 450
+layout(constant_id = 3) const int N = 4;
+const int M = N * 2 + 1;
+layout(location=0) in vec2 v_uv;
+layout(location=0) out vec4 color;
+void main() { color = vec4(float(M), float(N), v_uv); }
+";
+
+/// Whether the consumer defines the 32-bit integer constant `k`.
+fn has_const(p: &Pipeline, k: u32) -> bool {
+    let mut found = false;
+    p.consumer
+        .for_each_inst(|i| found |= i.kind == InstKind::Const(k));
+    found
+}
+
+#[test]
+fn specialization_constants_take_defaults_or_set_values_and_fold() {
+    if !tools() {
+        return;
+    }
+    // Unoptimized, so that M stays an OpSpecConstantOp (IMul then IAdd) to fold.
+    let opts = |spec: &[(u32, u32)]| ImportOptions {
+        spec: spec.iter().copied().collect(),
+        spirv_opt: false,
+        ..ImportOptions::default()
+    };
+    let p = import_with("spec", VS_PLAIN, SPEC_FS, &opts(&[])).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        has_const(&p, 4) && has_const(&p, 9),
+        "{}",
+        varysat::text::print(&p)
+    );
+    let p = import_with("spec-set", VS_PLAIN, SPEC_FS, &opts(&[(3, 10)]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        has_const(&p, 10) && has_const(&p, 21),
+        "{}",
+        varysat::text::print(&p)
+    );
+    assert!(!has_const(&p, 9));
+}
+
+/// The SPIR-V glslang makes of one source (no spirv-opt).
+fn spirv(name: &str, file: &str, src: &str) -> Vec<u8> {
+    let p = files(name, &[(file, src)]);
+    varysat::import::compile_glsl(&p[0], false).expect("compiles")
+}
+
+#[test]
+fn a_malformed_spec_constant_op_is_an_error_not_a_panic() {
+    if !tools() {
+        return;
+    }
+    let vs = spirv("bad-spec", "a.vert", VS_PLAIN);
+    let mut fs = spirv("bad-spec", "a.frag", SPEC_FS);
+    // Find OpSpecConstantOp (opcode 52) and give it an unknown operation.
+    let words: Vec<u32> = fs
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let mut at = 5;
+    let mut found = false;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        if words[at] & 0xffff == 52 {
+            fs[(at + 3) * 4..(at + 4) * 4].copy_from_slice(&0xffffu32.to_le_bytes());
+            found = true;
+            break;
+        }
+        at += count.max(1);
+    }
+    assert!(found, "glslang wrote no OpSpecConstantOp");
+    let err = import_spirv(&vs, &fs, &ImportOptions::default()).expect_err("malformed");
+    assert!(err.to_string().contains("OpSpecConstantOp"), "{err}");
+}
+
+#[test]
+fn unmatched_inputs_are_link_errors_for_glsl_and_warnings_for_spirv() {
+    if !tools() {
+        return;
+    }
+    let fs = "#version 450
+layout(location=0) in vec2 v_uv;
+layout(location=5) in vec4 v_missing;
+layout(location=0) out vec4 color;
+void main() { color = v_missing + vec4(v_uv, 0.0, 1.0); }
+";
+    let err = import_with("link", VS_PLAIN, fs, &ImportOptions::default())
+        .expect_err("a GLSL link error");
+    assert!(
+        err.contains("v_missing") && err.contains("link error"),
+        "{err}"
+    );
+    let vs_spv = spirv("link-spv", "a.vert", VS_PLAIN);
+    let fs_spv = spirv("link-spv", "a.frag", fs);
+    let dir = std::env::temp_dir().join("varysat-import-features-link-spv");
+    let (a, b) = (dir.join("a.vert.spv"), dir.join("a.frag.spv"));
+    std::fs::write(&a, vs_spv).expect("write");
+    std::fs::write(&b, fs_spv).expect("write");
+    let (p, warnings) =
+        varysat::import::import_files_with_warnings(&a, &b, &ImportOptions::default())
+            .expect("SPIR-V imports");
+    assert!(
+        warnings.iter().any(|w| w.contains("v_missing")),
+        "{warnings:?}"
+    );
+    optimizes_equivalently(&p);
+}
+
+#[test]
+fn import_validates_what_it_writes() {
+    if !tools() {
+        return;
+    }
+    // A lines GS reading vertex 5 of its 2-vertex input: glslang accepts the
+    // constant index, the pair would not validate, so import refuses it.
+    let gs = "#version 450
+layout(lines) in;
+layout(points, max_vertices = 1) out;
+layout(location=0) in vec2 v_uv[];
+layout(location=0) out vec2 g_uv;
+void main() { g_uv = v_uv[1]; gl_Position = gl_in[1].gl_Position; EmitVertex(); }
+";
+    let p = files("gs", &[("a.vert", VS_PLAIN), ("a.geom", gs)]);
+    import_files(&p[0], &p[1], &ImportOptions::default()).expect("a valid GS imports");
+    // A variable index glslang cannot check; spirv-opt folds it to a constant.
+    let bad = gs
+        .replace("void main() {", "void main() { int k = 1048577;")
+        .replace("gl_in[1]", "gl_in[k]");
+    let p = files("gs-bad", &[("a.vert", VS_PLAIN), ("a.geom", &bad)]);
+    match import_files(&p[0], &p[1], &ImportOptions::default()) {
+        Err(e) => assert!(e.to_string().contains("does not validate"), "{e}"),
+        Ok(pipe) => panic!("accepted:\n{}", varysat::text::print(&pipe)),
+    }
+}
