@@ -91,13 +91,17 @@ impl Default for CostModel {
 }
 
 impl CostModel {
-    /// GFX6–10.3: v_interp_p1+p2 per interpolated component, v_interp_mov per flat one.
+    /// GFX10.3 (navi21), calibrated on RADV's ISA (`scripts/radv_calibrate.py`,
+    /// docs/cost-profiles.md): an interpolated component costs two FS `v_interp`
+    /// instructions, a flat one one `v_interp_mov`, a vec4 slot four VS instructions
+    /// (its `exp param` and the moves feeding it); FS instructions are weighted 4,
+    /// producer ones 1, as ALU ops are.
     pub fn amd_gfx10() -> CostModel {
         CostModel {
             name: "amd-gfx10".into(),
-            fs_slot: 8,
-            interp_component: 2,
-            flat_component: 1,
+            fs_slot: 4,
+            interp_component: 8,
+            flat_component: 4,
             extra_barycentric: 2,
             stage_slot_per_vertex: 4,
             weight_producer: 1,
@@ -113,12 +117,16 @@ impl CostModel {
         }
     }
 
-    /// GFX11: lds_param_load plus two interps per interpolated component, two for flat.
+    /// GFX11 (navi31), calibrated likewise: `lds_param_load` plus two `v_interp` per
+    /// interpolated component, `lds_param_load` plus a move per flat one (about 2.1 and
+    /// 1.5 FS ALU ops' worth of instructions, weighted 4), a vec4 slot about five VS
+    /// ALU ops' worth (attribute-ring stores).
     pub fn amd_gfx11() -> CostModel {
         CostModel {
             name: "amd-gfx11".into(),
-            interp_component: 3,
-            flat_component: 2,
+            fs_slot: 5,
+            interp_component: 9,
+            flat_component: 6,
             ..CostModel::amd_gfx10()
         }
     }
@@ -307,14 +315,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn builtin_profiles_follow_the_design_table() {
+    fn builtin_profiles_follow_the_radv_calibration() {
         let g10 = CostModel::named("amd-gfx10").unwrap();
         assert_eq!(
             (g10.fs_slot, g10.interp_component, g10.flat_component),
-            (8, 2, 1)
+            (4, 8, 4)
         );
         let g11 = CostModel::named("amd-gfx11").unwrap();
-        assert_eq!((g11.interp_component, g11.flat_component), (3, 2));
+        assert_eq!(
+            (g11.fs_slot, g11.interp_component, g11.flat_component),
+            (5, 9, 6)
+        );
         assert_eq!(g10.alu(AluOp::FPow, g10.weight_fs), Cost(36));
         assert_eq!(g10.alu(AluOp::FNeg, 4), Cost(0));
         let gs_lines = StageInfo::Geometry {
@@ -339,7 +350,7 @@ mod tests {
         let text = "; mine\n(profile test (base amd-gfx11) (fs-slot 10) (weight fs 3) (limit tcs 7) (limit fs unlimited))";
         let m = CostModel::parse("p.cost", text).unwrap();
         assert_eq!(m.name, "test");
-        assert_eq!((m.fs_slot, m.interp_component, m.weight_fs), (10, 3, 3));
+        assert_eq!((m.fs_slot, m.interp_component, m.weight_fs), (10, 9, 3));
         assert_eq!((m.limit_tcs, m.limit_fs), (Some(7), None));
     }
 
