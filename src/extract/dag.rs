@@ -729,8 +729,9 @@ mod tests {
         let p = Problem::new(&g, roots, &model, &fs);
         let sel = DagExtractor::default().extract(&p);
         let c = dag_cost(&p, &sel);
-        // one interpolated component (2) + one vec4 (8) + fadd and fmul in the FS (2 * 4).
-        assert_eq!(c.total, Cost(2 + 8 + 8));
+        // one interpolated component + one vec4 + fadd and fmul in the FS.
+        let ops = 2 * model.weight_fs;
+        assert_eq!(c.total, Cost(model.interp_component + model.fs_slot + ops));
         assert_eq!(c.varyings.len(), 1);
         assert_eq!(c.slots, 1);
     }
@@ -806,7 +807,8 @@ mod tests {
         let (cost, slots) = varying_cost(&model, &fs, &vars);
         // flat vec4 + fp32 interp vec4 + fp16 interp vec4 (two halves share a component).
         assert_eq!(slots, 3);
-        assert_eq!(cost, Cost(1 + 2 * 3 + 3 * 8));
+        let (flat, interp) = (model.flat_component, model.interp_component);
+        assert_eq!(cost, Cost(flat + interp * 3 + model.fs_slot * 3));
         let gs = StageInfo::default_for(Stage::Geometry);
         let per_vertex = [key(VaryingKind::PerVertex, 0, BitSize::B32)];
         assert_eq!(varying_cost(&model, &gs, &per_vertex), (Cost(4 * 3), 1));
