@@ -7,6 +7,7 @@
 //! files in `tests/regressions/`, which every property replays first.
 
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestError, TestRunner};
+use varysat::extract::CostModel;
 use varysat::gen::{arb_readable, describe, synth_pair, GenConfig, Readable};
 use varysat::interpreter::{check_equivalent, EquivConfig};
 use varysat::ir::{Pipeline, Stage};
@@ -209,9 +210,18 @@ fn an_injected_unsound_law_is_caught_and_shrunk() {
     // Interpolation is linear, not multiplicative: interp(x)*interp(y) != interp(x*y).
     let bad = "(rule bad-interp-mul (fmul (xfer persp.center ?a) (xfer persp.center ?b)) \
                (xfer persp.center (fmul ?a ?b)))";
+    // Extraction takes the law only where it pays. With the RADV-calibrated profiles a
+    // product whose operands other uses keep in varyings costs one more interpolated
+    // component (two FS `v_interp`) to save one FS multiply, so this demonstration
+    // makes FS work dear (weight 16) to have the law chosen wherever it fires.
+    let dear_fs = CostModel {
+        weight_fs: 16,
+        ..CostModel::amd_gfx10()
+    };
     let opts = Options::new()
         .extra_rules("bad.rules", bad)
-        .expect("the bad rule parses");
+        .expect("the bad rule parses")
+        .cost(dear_fs);
     // Only fragment shaders interpolate, so only pairs into one can expose the law.
     let into_fs = GenConfig {
         pairs: vec![

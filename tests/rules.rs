@@ -101,6 +101,16 @@ const CASES: &[(&str, &str, &str)] = &[
         "(ffma in:ATTR0.x in:ATTR1.x in:ATTR2.x)",
         "(fadd (fmul in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
     ),
+    (
+        "fmix-same",
+        "(fadd (fmul in:ATTR0.x in:ATTR1.x) (fmul in:ATTR0.x (fsub 1f32 in:ATTR1.x)))",
+        "in:ATTR0.x",
+    ),
+    (
+        "flrp-same",
+        "(flrp in:ATTR0.x in:ATTR0.x in:ATTR1.x)",
+        "in:ATTR0.x",
+    ),
     ("iadd-zero", "(iadd in:ATTR0.x 0i32)", "in:ATTR0.x"),
     ("imul-one", "(imul in:ATTR0.x 1i32)", "in:ATTR0.x"),
     ("ior-zero", "(ior in:ATTR0.x 0i32)", "in:ATTR0.x"),
@@ -176,6 +186,16 @@ const CASES: &[(&str, &str, &str)] = &[
 /// propagation limit).
 const NON_CASES: &[(&str, &str, &str)] = &[
     ("fadd-zero", "(fadd.exact in:ATTR0.x 0f32)", "in:ATTR0.x"),
+    (
+        "fmix-same",
+        "(fadd (fmul uniform:0 in:ATTR1.x) (fmul uniform:0 (fsub 1f32 in:ATTR1.x)))",
+        "uniform:0",
+    ),
+    (
+        "fmix-same",
+        "(fadd.exact (fmul.exact in:ATTR0.x in:ATTR1.x) (fmul.exact in:ATTR0.x (fsub.exact 1f32 in:ATTR1.x)))",
+        "in:ATTR0.x",
+    ),
     (
         "ffma-unfuse",
         "(ffma.exact in:ATTR0.x in:ATTR1.x in:ATTR2.x)",

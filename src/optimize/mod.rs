@@ -28,6 +28,7 @@ pub mod renumber;
 pub mod report;
 mod saturation;
 mod selection;
+pub(crate) mod simplify;
 mod slots;
 
 use std::time::{Duration, Instant};
@@ -95,7 +96,11 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
         if out.report.fallback.is_some() || !saturated {
             break;
         }
-        let again = run(&out.pipeline, opts, &rewrites, Round::default())?;
+        // The clean-ups may find more on the output (an `if` whose condition became a
+        // propagated constant); their fates show in the composed report as removals.
+        let mut next = out.pipeline.clone();
+        simplify::simplify(&mut next);
+        let again = run(&next, opts, &rewrites, Round::default())?;
         let (a, b) = (out.report.after, again.report.after);
         let better = b.slots <= a.slots && (b.components, b.slots) < (a.components, a.slots);
         if !better || again.report.fallback.is_some() {
@@ -118,8 +123,9 @@ fn grew(r: &Report) -> bool {
     r.after.components > r.before.components || r.after.slots > r.before.slots
 }
 
-/// Reports the pre-pass: counts and cost of the real input, and the merged colours'
-/// fates, pointing at wherever their surviving twin ended up.
+/// Reports the pre-pass: counts and cost of the real input, the merged colours' fates,
+/// pointing at wherever their surviving twin ended up, and the propagated constant
+/// outputs (replacing the "not read" fate the run gave their producer stores).
 fn account_prepass(
     report: &mut Report,
     input: &Pipeline,
@@ -136,7 +142,10 @@ fn account_prepass(
                 _ => {}
             }
         }
-        report.varyings.push(merged);
+        match report.varyings.iter_mut().find(|v| v.slot == merged.slot) {
+            Some(existing) => *existing = merged,
+            None => report.varyings.push(merged),
+        }
     }
     report.varyings.sort_by_key(|v| v.slot);
 }

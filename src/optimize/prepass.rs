@@ -3,10 +3,12 @@
 //! a TCS output read-back of an output that every store fills with the same uniform
 //! expression reads that expression (§3), and colour outputs storing the same SSA value
 //! with the same back colours are one varying (§1, "deduplicated among themselves").
+//! The clean-ups of `simplify` run first.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::report::{Fate, VaryingReport};
+use super::simplify::stored_values;
 use crate::ir::{
     AluOp, Inst, InstKind, InterpMode, IoSlot, Pipeline, Shader, Slot, Stage, Stmt, Value,
 };
@@ -17,17 +19,17 @@ pub(crate) struct Prepared {
     pub fates: Vec<VaryingReport>,
 }
 
-/// Applies both rewrites; returns the input unchanged when neither applies.
+/// Applies the clean-ups of `simplify` and both rewrites; returns the input unchanged
+/// when none applies.
 pub(crate) fn prepare(p: &Pipeline) -> Prepared {
     let mut pipeline = p.clone();
+    let mut fates = super::simplify::simplify(&mut pipeline);
     if pipeline.producer.stage() == Stage::TessCtrl {
         propagate_read_backs(&mut pipeline.producer);
     }
-    let fates = if pipeline.consumer.stage() == Stage::Fragment {
-        merge_colours(&mut pipeline)
-    } else {
-        vec![]
-    };
+    if pipeline.consumer.stage() == Stage::Fragment {
+        fates.extend(merge_colours(&mut pipeline));
+    }
     Prepared { pipeline, fates }
 }
 
@@ -69,34 +71,6 @@ fn uniform_values(s: &Shader) -> BTreeSet<Value> {
             out.insert(*v);
         }
     }
-    out
-}
-
-/// The single value every store of each output slot stores (`None`: stores differ or
-/// are indirect). Keys are the stored addresses.
-fn stored_values(s: &Shader) -> BTreeMap<IoSlot, Option<Value>> {
-    let mut out: BTreeMap<IoSlot, Option<Value>> = BTreeMap::new();
-    s.for_each_inst(|inst| {
-        let (slot, value, indirect) = match &inst.kind {
-            InstKind::StoreOutput {
-                slot,
-                value,
-                indirect,
-                ..
-            }
-            | InstKind::StorePerVertexOutput {
-                slot,
-                value,
-                indirect,
-                ..
-            } => (*slot, *value, indirect.is_some()),
-            _ => return,
-        };
-        let entry = out.entry(slot).or_insert(Some(value));
-        if indirect || *entry != Some(value) {
-            *entry = None;
-        }
-    });
     out
 }
 

@@ -1,0 +1,581 @@
+//! SSA clean-ups run before lowering, facts Mesa's pipeline establishes before its
+//! varying pass and that the e-graph cannot see by itself: products by a constant zero
+//! fold to zero (NIR's default float mode, not for `exact` ops), `if`s on a known constant
+//! condition (specialization constants after import) are replaced by their taken
+//! branch, output stores that a later store of the same block overwrites unobserved
+//! are dropped (only the last store's inputs stay alive), and consumer loads of an
+//! output whose every store stores one constant (wherever the stores are: in loops,
+//! before each GS emit) read that constant.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::report::{Fate, VaryingReport};
+use crate::egraph::VNode;
+use crate::ir::{
+    eval_alu, AluOp, BitSize, Block, Inst, InstKind, IoSlot, Pipeline, Shader, SlotClass, Stmt,
+    Value, Xfb,
+};
+
+/// Folds zero products and constant `if`s and drops overwritten stores in both stages, then propagates
+/// constant outputs; returns the propagated varyings' fates.
+pub(crate) fn simplify(p: &mut Pipeline) -> Vec<VaryingReport> {
+    for s in [&mut p.producer, &mut p.consumer] {
+        fold_zero_products(s);
+        fold_constant_ifs(s);
+        drop_overwritten_stores(s);
+    }
+    propagate_constant_outputs(p)
+}
+
+/// Known constant values: `const` instructions and ALU ops over known constants,
+/// folded with the interpreter's own `eval_alu` (defs precede uses in statement order).
+fn known_constants(s: &Shader) -> BTreeMap<Value, u32> {
+    let mut known = BTreeMap::new();
+    s.for_each_inst(|inst| {
+        let Some(r) = inst.result else { return };
+        match &inst.kind {
+            InstKind::Const(bits) => {
+                known.insert(r, *bits);
+            }
+            InstKind::Alu { op, srcs, .. } => {
+                let vals: Option<Vec<u32>> = srcs.iter().map(|v| known.get(v).copied()).collect();
+                if let Some(vals) = vals {
+                    let sizes: Vec<BitSize> = srcs.iter().map(|v| s.bits(*v)).collect();
+                    known.insert(r, eval_alu(*op, &vals, &sizes));
+                }
+            }
+            _ => {}
+        }
+    });
+    known
+}
+
+/// Whether a constant pattern of size `bits` is a float zero of either sign.
+fn is_zero(value: u32, bits: BitSize) -> bool {
+    match bits {
+        BitSize::B16 => value & 0x7fff == 0,
+        BitSize::B32 => value & 0x7fff_ffff == 0,
+        BitSize::B1 => false,
+    }
+}
+
+/// `x * 0 -> 0` and `ffma(x, 0, c) -> c` (either factor) for ops not marked `exact`,
+/// with zeros known after constant folding (so `(1 - 1) * x` folds too). NIR's default
+/// float mode preserves neither Inf/NaN (`Inf * 0` is NaN) nor the sign of zero
+/// (`-x * 0` is -0), so Mesa folds these too; every finite `x` gives a zero. Done here
+/// rather than as a rewrite law: a consumer product merged with the free constant's
+/// class would hand consumer terms to the reverse motion laws (rules/algebra.rules).
+fn fold_zero_products(s: &mut Shader) {
+    let sizes: Vec<BitSize> = s.values.iter().map(|v| v.bits).collect();
+    let mut known: BTreeMap<Value, u32> = BTreeMap::new();
+    s.for_each_inst_mut(|inst| {
+        let Some(r) = inst.result else { return };
+        let zero = |v: &Value| known.get(v).is_some_and(|&k| is_zero(k, sizes[v.index()]));
+        let folded = match &inst.kind {
+            InstKind::Alu {
+                op: AluOp::FMul,
+                exact: false,
+                srcs,
+            } if srcs.iter().any(zero) => Some(InstKind::Const(0)),
+            InstKind::Alu {
+                op: AluOp::FFma,
+                exact: false,
+                srcs,
+            } if srcs.iter().take(2).any(zero) && srcs.len() == 3 => Some(InstKind::Alu {
+                op: AluOp::Mov,
+                exact: false,
+                srcs: vec![srcs[2]],
+            }),
+            _ => None,
+        };
+        if let Some(kind) = folded {
+            inst.kind = kind;
+        }
+        match &inst.kind {
+            InstKind::Const(bits) => {
+                known.insert(r, *bits);
+            }
+            InstKind::Alu { op, srcs, .. } => {
+                let vals: Option<Vec<u32>> = srcs.iter().map(|v| known.get(v).copied()).collect();
+                if let Some(vals) = vals {
+                    let sizes: Vec<BitSize> = srcs.iter().map(|v| sizes[v.index()]).collect();
+                    known.insert(r, eval_alu(*op, &vals, &sizes));
+                }
+            }
+            _ => {}
+        }
+    });
+}
+
+/// Whether a block ends its enclosing control flow itself (`break` / `continue` at its
+/// top level): inlining it would leave statements after the jump.
+fn jumps(block: &Block) -> bool {
+    block
+        .iter()
+        .any(|s| matches!(s, Stmt::Break { .. } | Stmt::Continue { .. }))
+}
+
+/// Replaces every `if` whose condition is a known constant (a specialization constant
+/// after import, or an expression over constants) by its taken branch, its merge phis
+/// by moves of the taken side's values, before lowering: the branch not taken then
+/// neither keeps inputs alive nor gates stores with a select.
+fn fold_constant_ifs(s: &mut Shader) {
+    let known = known_constants(s);
+    let mut stack: Vec<&mut Block> = vec![&mut s.body];
+    while let Some(block) = stack.pop() {
+        let mut i = 0;
+        while i < block.len() {
+            let taken = match &block[i] {
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    ..
+                } => known
+                    .get(cond)
+                    .map(|&c| c & 1 != 0)
+                    .filter(|&t| !jumps(if t { then_body } else { else_body })),
+                _ => None,
+            };
+            match taken {
+                Some(t) => {
+                    if let Stmt::If {
+                        then_body,
+                        else_body,
+                        phis,
+                        loc,
+                        ..
+                    } = block.remove(i)
+                    {
+                        let mut inline = if t { then_body } else { else_body };
+                        inline.extend(phis.into_iter().map(|phi| {
+                            Stmt::Inst(Inst {
+                                result: Some(phi.dst),
+                                kind: InstKind::Alu {
+                                    op: AluOp::Mov,
+                                    exact: false,
+                                    srcs: vec![if t { phi.then_val } else { phi.else_val }],
+                                },
+                                loc,
+                            })
+                        }));
+                        // The inlined statements are scanned next (they may hold more
+                        // constant `if`s).
+                        block.splice(i..i, inline);
+                    }
+                }
+                None => i += 1,
+            }
+        }
+        for stmt in block {
+            match stmt {
+                Stmt::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    stack.push(then_body);
+                    stack.push(else_body);
+                }
+                Stmt::Loop { body, .. } => stack.push(body),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Where a direct output store writes: the component, and the output vertex of a TCS
+/// per-vertex store.
+type StoreKey = (IoSlot, Option<Value>);
+
+/// A direct (not indirectly indexed) output store's address and its metadata (xfb
+/// capture, `no_varying`), which a store must share with a later one to be replaced by
+/// it.
+fn direct_store(stmt: &Stmt) -> Option<(StoreKey, (Option<Xfb>, bool))> {
+    let Stmt::Inst(inst) = stmt else { return None };
+    match &inst.kind {
+        InstKind::StoreOutput {
+            slot,
+            indirect: None,
+            xfb,
+            no_varying,
+            ..
+        } => Some(((*slot, None), (*xfb, *no_varying))),
+        InstKind::StorePerVertexOutput {
+            slot,
+            vertex,
+            indirect: None,
+            ..
+        } => Some(((*slot, Some(*vertex)), (None, false))),
+        _ => None,
+    }
+}
+
+/// Whether running `stmt` may observe the current output values or leave the block
+/// (a GS emit, a TCS barrier or read-back, `break` / `continue`, anywhere inside it).
+/// Walked with an explicit stack: nesting depth is input-sized.
+fn may_observe_outputs(stmt: &Stmt) -> bool {
+    let mut stack = vec![stmt];
+    while let Some(s) = stack.pop() {
+        match s {
+            Stmt::Inst(inst) => {
+                if matches!(
+                    inst.kind,
+                    InstKind::EmitVertex | InstKind::Barrier | InstKind::LoadOutput { .. }
+                ) {
+                    return true;
+                }
+            }
+            Stmt::Break { .. } | Stmt::Continue { .. } => return true,
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => stack.extend(then_body.iter().chain(else_body.iter())),
+            Stmt::Loop { body, .. } => stack.extend(body.iter()),
+        }
+    }
+    false
+}
+
+/// Indices of the stores of `block` that a later store of the same block overwrites
+/// before anything may observe them. Scanned backwards: `later` holds, per address,
+/// the metadata of the next store to it with no observer in between.
+fn overwritten_stores(block: &Block) -> BTreeSet<usize> {
+    let mut later: BTreeMap<StoreKey, (Option<Xfb>, bool)> = BTreeMap::new();
+    let mut dead = BTreeSet::new();
+    for (i, stmt) in block.iter().enumerate().rev() {
+        if let Some((key, meta)) = direct_store(stmt) {
+            match later.get(&key) {
+                Some(m) if *m == meta => {
+                    dead.insert(i);
+                }
+                Some(_) => {}
+                None => {
+                    later.insert(key, meta);
+                }
+            }
+        } else if may_observe_outputs(stmt) {
+            later.clear();
+        }
+    }
+    dead
+}
+
+/// Removes, in every block of the shader, output stores that a later store of the same
+/// block overwrites before an emit, barrier, read-back or exit of the block can see
+/// them: after `c = f(x); c = c.wwww;` only the last store's inputs stay alive (an FS
+/// that overwrote its result no longer reads the varyings of the first one).
+fn drop_overwritten_stores(s: &mut Shader) {
+    let mut stack: Vec<&mut Block> = vec![&mut s.body];
+    while let Some(block) = stack.pop() {
+        let dead = overwritten_stores(block);
+        if !dead.is_empty() {
+            let mut i = 0;
+            block.retain(|_| {
+                i += 1;
+                !dead.contains(&(i - 1))
+            });
+        }
+        for stmt in block {
+            match stmt {
+                Stmt::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    stack.push(then_body);
+                    stack.push(else_body);
+                }
+                Stmt::Loop { body, .. } => stack.push(body),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The single value every store of each output slot stores (`None`: stores differ or
+/// are indirect). Keys are the stored addresses.
+pub(super) fn stored_values(s: &Shader) -> BTreeMap<IoSlot, Option<Value>> {
+    let mut out: BTreeMap<IoSlot, Option<Value>> = BTreeMap::new();
+    s.for_each_inst(|inst| {
+        let (slot, value, indirect) = match &inst.kind {
+            InstKind::StoreOutput {
+                slot,
+                value,
+                indirect,
+                ..
+            }
+            | InstKind::StorePerVertexOutput {
+                slot,
+                value,
+                indirect,
+                ..
+            } => (*slot, *value, indirect.is_some()),
+            _ => return,
+        };
+        let entry = out.entry(slot).or_insert(Some(value));
+        if indirect || *entry != Some(value) {
+            *entry = None;
+        }
+    });
+    out
+}
+
+/// Whether any producer store is indirectly indexed (it may write any slot of its
+/// array, so no slot's set of stores is known).
+fn has_indirect_store(s: &Shader) -> bool {
+    let mut any = false;
+    s.for_each_inst(|inst| {
+        any |= matches!(
+            &inst.kind,
+            InstKind::StoreOutput {
+                indirect: Some(_),
+                ..
+            } | InstKind::StorePerVertexOutput {
+                indirect: Some(_),
+                ..
+            }
+        );
+    });
+    any
+}
+
+/// Outputs stored exactly once, at the top level: the e-graph sees those stores and
+/// propagates (or moves) their constants itself, reporting them as it does any other.
+fn single_top_level_stores(s: &Shader) -> BTreeSet<IoSlot> {
+    let mut count: BTreeMap<IoSlot, usize> = BTreeMap::new();
+    s.for_each_inst(|inst| {
+        if let InstKind::StoreOutput { slot, .. } | InstKind::StorePerVertexOutput { slot, .. } =
+            &inst.kind
+        {
+            *count.entry(*slot).or_default() += 1;
+        }
+    });
+    s.body
+        .iter()
+        .filter_map(|stmt| direct_store(stmt).map(|((io, _), _)| io))
+        .filter(|io| count.get(io) == Some(&1))
+        .collect()
+}
+
+/// Generic outputs (other than those stored once at the top level) whose every store, wherever it is (in loops, before any GS emit),
+/// stores one constant: address → its bits. An emit before the first store sends an
+/// undefined value, which the constant may stand for.
+fn constant_outputs(s: &Shader) -> BTreeMap<IoSlot, (u32, BitSize)> {
+    if has_indirect_store(s) {
+        return BTreeMap::new();
+    }
+    let known = known_constants(s);
+    let single = single_top_level_stores(s);
+    stored_values(s)
+        .into_iter()
+        .filter(|(io, _)| matches!(io.slot.class(), SlotClass::Generic | SlotClass::Patch))
+        .filter(|(io, _)| !single.contains(io))
+        .filter_map(|(io, v)| {
+            let v = v?;
+            Some((io, (*known.get(&v)?, s.bits(v))))
+        })
+        .collect()
+}
+
+/// The consumer reads a constant output as that constant (what Mesa's constant
+/// propagation across stages does): a GS that stores the same constant before every
+/// emit, even inside a loop, or a VS storing it under a branch, no longer needs a
+/// varying for it. Returns the propagated addresses.
+fn propagate_constant_outputs(p: &mut Pipeline) -> Vec<VaryingReport> {
+    let constants = constant_outputs(&p.producer);
+    if constants.is_empty() {
+        return vec![];
+    }
+    let consumer = &mut p.consumer;
+    let bits: BTreeMap<Value, BitSize> = {
+        let mut b = BTreeMap::new();
+        consumer.for_each_inst(|inst| {
+            if let Some(r) = inst.result {
+                b.insert(r, consumer.bits(r));
+            }
+        });
+        b
+    };
+    let mut used = BTreeSet::new();
+    consumer.for_each_inst_mut(|inst| {
+        let slot = match &inst.kind {
+            InstKind::LoadInput {
+                slot,
+                indirect: None,
+            }
+            | InstKind::LoadInterpolatedInput {
+                slot,
+                indirect: None,
+                ..
+            }
+            | InstKind::LoadPerVertexInput {
+                slot,
+                indirect: None,
+                ..
+            } => *slot,
+            _ => return,
+        };
+        let Some(&(value, size)) = constants.get(&slot) else {
+            return;
+        };
+        if inst.result.and_then(|r| bits.get(&r)) == Some(&size) {
+            inst.kind = InstKind::Const(value);
+            used.insert(slot);
+        }
+    });
+    used.into_iter()
+        .map(|slot| VaryingReport {
+            slot,
+            fate: Fate::Propagated(constant_text(constants[&slot])),
+        })
+        .collect()
+}
+
+/// How a propagated constant reads in the report (the e-graph's constant syntax).
+fn constant_text((value, bits): (u32, BitSize)) -> String {
+    VNode::Const { bits, value }.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(src: &str) -> Pipeline {
+        crate::text::parse(src, None).expect("test pair parses")
+    }
+
+    fn store_count(s: &Shader) -> usize {
+        let mut n = 0;
+        s.for_each_inst(|i| {
+            n += matches!(
+                i.kind,
+                InstKind::StoreOutput { .. } | InstKind::StorePerVertexOutput { .. }
+            ) as usize
+        });
+        n
+    }
+
+    const TES: &str = "(consumer tes (%p = load_input PATCH0.x) (store_output POS.x %p))";
+
+    #[test]
+    fn an_overwritten_store_goes_unless_something_may_observe_it() {
+        let tcs = |between: &str| {
+            parse(&format!(
+                "(pair (producer tcs
+                   (%id = load_system_value invocation_id)
+                   (%a = const 32 1.0) (%b = const 32 2.0)
+                   (store_per_vertex_output VAR0.x %a %id)
+                   {between}
+                   (store_per_vertex_output VAR0.x %b %id)
+                   (store_output PATCH0.x %a)) {TES})"
+            ))
+        };
+        let mut p = tcs("");
+        drop_overwritten_stores(&mut p.producer);
+        assert_eq!(store_count(&p.producer), 2);
+        let mut p = tcs("(barrier)");
+        drop_overwritten_stores(&mut p.producer);
+        assert_eq!(
+            store_count(&p.producer),
+            3,
+            "other invocations read after a barrier"
+        );
+        // A store inside an `if` does not overwrite for certain.
+        let mut p = tcs("(%c = const 1 1) (if %c (then (barrier)) (else))");
+        drop_overwritten_stores(&mut p.producer);
+        assert_eq!(store_count(&p.producer), 3, "a nested barrier observes too");
+    }
+
+    #[test]
+    fn a_gs_emit_between_two_stores_keeps_both() {
+        let mut p = parse(
+            "(pair (producer gs (input points) (output points) (max_vertices 2)
+               (%a = const 32 1.0) (%b = const 32 2.0)
+               (store_output VAR0.x %a) (emit_vertex)
+               (store_output VAR0.x %b) (store_output VAR0.x %a) (emit_vertex))
+             (consumer fs (%x = load_input VAR0.x) (store_output DATA0.x %x)))",
+        );
+        drop_overwritten_stores(&mut p.producer);
+        // Only the store overwritten before the second emit goes.
+        assert_eq!(store_count(&p.producer), 2);
+    }
+
+    #[test]
+    fn products_by_a_known_zero_fold_unless_exact() {
+        let mut p = parse(
+            "(pair (producer vs (%a = load_input ATTR0.x) (store_output VAR0.x %a))
+             (consumer fs
+               (%x = load_input VAR0.x) (%one = const 32 1.0) (%nz = const 32 0x80000000)
+               (%d = fsub %one %one) (%p = fmul %x %d) (%q = fmul %nz %x)
+               (%f = ffma %x %d %one) (%e = fmul exact %x %d)
+               (store_output DATA0.x %p) (store_output DATA0.y %q)
+               (store_output DATA0.z %f) (store_output DATA0.w %e)))",
+        );
+        fold_zero_products(&mut p.consumer);
+        let text = crate::text::print(&p);
+        assert!(text.contains("(%p = const 32 0)"), "{text}");
+        assert!(text.contains("(%q = const 32 0)"), "{text}");
+        assert!(text.contains("(%f = mov %one)"), "{text}");
+        assert!(text.contains("(%e = fmul exact %x %d)"), "{text}");
+    }
+
+    #[test]
+    fn a_constant_if_becomes_its_taken_branch_and_its_phis_moves() {
+        let mut p = parse(
+            "(pair (producer vs
+               (%p = load_input ATTR0.x) (%k = const 1 1)
+               (if %k (then (%t = fneg %p)) (else (%e = fabs %p)) (%r = phi %t %e))
+               (store_output VAR0.x %r))
+             (consumer fs (%x = load_input VAR0.x) (store_output DATA0.x %x)))",
+        );
+        fold_constant_ifs(&mut p.producer);
+        let text = crate::text::print(&p);
+        assert!(!text.contains("(if") && !text.contains("fabs"), "{text}");
+        assert!(text.contains("(%r = mov %t)"), "{text}");
+        crate::validate::validate(&p).expect("the folded pair validates");
+    }
+
+    #[test]
+    fn an_if_whose_taken_branch_breaks_stays() {
+        let mut p = parse(
+            "(pair (producer vs
+               (%p = load_input ATTR0.x) (%k = const 1 1)
+               (loop (if %k (then (break)) (else)))
+               (store_output VAR0.x %p))
+             (consumer fs (%x = load_input VAR0.x) (store_output DATA0.x %x)))",
+        );
+        fold_constant_ifs(&mut p.producer);
+        assert!(crate::text::print(&p).contains("(if"));
+    }
+
+    #[test]
+    fn constant_outputs_need_every_store_alike_and_no_indirect_store() {
+        let vs = |second: &str| {
+            parse(&format!(
+                "(pair (producer vs
+                   (%a = const 32 1.0) (%b = const 32 2.0) (%i = load_input ATTR0.x)
+                   (%c = load_input ATTR1.x) (%d = flt %c %b)
+                   (if %d (then (store_output VAR0.x %a)) (else {second})))
+                 (consumer fs (%x = load_interpolated_input VAR0.x persp center)
+                   (store_output DATA0.x %x)))"
+            ))
+        };
+        let mut p = vs("(store_output VAR0.x %a)");
+        let fates = propagate_constant_outputs(&mut p);
+        assert_eq!(fates.len(), 1);
+        assert_eq!(fates[0].fate, Fate::Propagated("1f32".into()));
+        assert!(crate::text::print(&p).contains("(%x = const 32 1.0)"));
+        let mut p = vs("(store_output VAR0.x %b)");
+        assert!(propagate_constant_outputs(&mut p).is_empty());
+        let mut p = vs("(store_output VAR0.x %a) (store_output VAR1.x %b (indirect %i 2))");
+        assert!(propagate_constant_outputs(&mut p).is_empty());
+        // One top-level store: left to the e-graph, which reports it like any other.
+        let mut p = parse(
+            "(pair (producer vs (%a = const 32 1.0) (store_output VAR0.x %a))
+             (consumer fs (%x = load_input VAR0.x) (store_output DATA0.x %x)))",
+        );
+        assert!(propagate_constant_outputs(&mut p).is_empty());
+    }
+}
