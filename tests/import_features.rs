@@ -343,3 +343,53 @@ void main() { g_uv = v_uv[1]; gl_Position = gl_in[1].gl_Position; EmitVertex(); 
         Ok(pipe) => panic!("accepted:\n{}", varysat::text::print(&pipe)),
     }
 }
+
+#[test]
+fn other_fragment_built_ins_are_stage_bound_opaque_loads() {
+    if !tools() {
+        return;
+    }
+    let fs = "#version 450
+layout(location=0) in vec2 v_uv;
+layout(location=0) out vec4 color;
+void main() {
+  float h = gl_HelperInvocation ? 1.0 : 0.0;
+  color = vec4(gl_PointCoord + v_uv, float(gl_SampleMaskIn[0]), h);
+}
+";
+    let p = import("builtins", VS_PLAIN, fs);
+    let ops = opaque_ops(&p.consumer);
+    for (name, code) in [
+        ("builtin_pointcoord", "builtin:16"),
+        ("builtin_samplemask", "builtin:20"),
+        ("builtin_helperinvocation", "builtin:23"),
+    ] {
+        assert!(
+            ops.iter()
+                .any(|(n, p, c)| n == name && *p == Purity::Stage && c.to_string() == code),
+            "{name}: {ops:?}"
+        );
+    }
+    optimizes_equivalently(&p);
+}
+
+#[test]
+fn stores_to_a_dynamically_indexed_output_array_count_every_slot() {
+    // `out vec4 a[2]; a[i] = v;`: both slots may be written and are read.
+    let text = "(pair
+  (producer vs
+    (%p = load_input ATTR0.x)
+    (%i = load_input ATTR1.x)
+    (%k = f2u32 %i)
+    (store_output POS.x %p)
+    (store_output VAR0.x %p (indirect %k 2))
+    (store_output VAR0.y %p (indirect %k 2)))
+  (consumer fs
+    (%a = load_interpolated_input VAR0.x persp center)
+    (%b = load_interpolated_input VAR1.y persp center)
+    (%s = fadd %a %b)
+    (store_output DATA0.x %s)))";
+    let p = varysat::text::parse(text, None).expect("parses");
+    let s = varysat::import::stats(&p);
+    assert_eq!((s.live_slots, s.live_components), (2, 2), "{s:?}");
+}

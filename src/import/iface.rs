@@ -385,11 +385,56 @@ impl<'a> Translator<'a> {
                 sys(SystemValue::FragCoordZ),
                 sys(SystemValue::FragCoordW),
             ]),
+            other if input => self.opaque_builtin(other, ty)?,
             other => {
                 return Err(self
                     .m
-                    .err_plain(format!("built-in {other:?} is not supported")))
+                    .err_plain(format!("built-in output {other:?} is not supported")))
             }
+        })
+    }
+
+    /// Any other built-in input: each component an opaque, stage-bound load.
+    fn opaque_builtin(&mut self, b: BuiltIn, ty: u32) -> Result<Tree, Error> {
+        // `SampleMask` is an array of one int: its element is the value.
+        let elem = match self.m.ty(ty)? {
+            Ty::Array { elem, len: 1 } => *elem,
+            _ => ty,
+        };
+        let oty = self.opaque_type_of(elem).ok_or_else(|| {
+            self.m
+                .err_plain(format!("built-in {b:?} has a type varysat cannot carry"))
+        })?;
+        let leaf = |comp: u8| {
+            Tree::Leaf(Leaf {
+                addr: Addr::Builtin {
+                    builtin: b as u32,
+                    ty: oty,
+                    comp,
+                },
+                bits: oty.scalar.bits(),
+                dynamic: None,
+            })
+        };
+        let kids: Vec<Tree> = (0..oty.components() as u8).map(leaf).collect();
+        let one = Tree::Node {
+            kids,
+            stride: None,
+            runtime: false,
+        };
+        Ok(match (elem == ty, oty.components()) {
+            (true, 1) => leaf(0),
+            (true, _) => one,
+            (false, 1) => Tree::Node {
+                kids: vec![leaf(0)],
+                stride: None,
+                runtime: false,
+            },
+            (false, _) => Tree::Node {
+                kids: vec![one],
+                stride: None,
+                runtime: false,
+            },
         })
     }
 
@@ -405,6 +450,26 @@ impl<'a> Translator<'a> {
         let indirect = self.indirect(leaf)?;
         let kind = match &leaf.addr {
             Addr::Sys(sv) => InstKind::LoadSystemValue(*sv),
+            Addr::Builtin { builtin, ty, comp } => {
+                let name = format!(
+                    "builtin_{}",
+                    rspirv::spirv::BuiltIn::from_u32(*builtin)
+                        .map(|b| format!("{b:?}").to_lowercase())
+                        .unwrap_or_else(|| builtin.to_string())
+                );
+                let op = crate::ir::OpaqueOp {
+                    name,
+                    purity: crate::ir::Purity::Stage,
+                    code: crate::ir::OpaqueCode::Builtin(*builtin),
+                    result: Some((*ty, *comp)),
+                    args: vec![],
+                    resource: None,
+                };
+                InstKind::Opaque {
+                    op: std::sync::Arc::new(op),
+                    srcs: vec![],
+                }
+            }
             Addr::Io { slot, interp, .. } => match (class, vertex) {
                 (StorageClass::Output, v) => InstKind::LoadOutput {
                     slot: *slot,

@@ -151,8 +151,8 @@ pub(crate) fn glsl_name(code: u32) -> Option<&'static str> {
 }
 
 impl<'a> Translator<'a> {
-    /// The opaque type of a scalar, vector or matrix type.
-    pub(crate) fn opaque_ty(&self, inst: &Instruction, ty: u32) -> R<OpaqueTy> {
+    /// The opaque type of a scalar, vector or matrix type, if it is one.
+    pub(crate) fn opaque_type_of(&self, ty: u32) -> Option<OpaqueTy> {
         let scalar = |t: &Ty| -> Option<ScalarTy> {
             Some(match t {
                 Ty::Bool => ScalarTy::Bool,
@@ -171,31 +171,35 @@ impl<'a> Translator<'a> {
                 _ => return None,
             })
         };
-        let bad = || {
+        let small = |n: u32| u8::try_from(n).ok().filter(|n| (2..=4).contains(n));
+        match self.m.ty(ty).ok()? {
+            Ty::Vector { elem, n } => Some(OpaqueTy {
+                scalar: scalar(self.m.ty(*elem).ok()?)?,
+                rows: small(*n)?,
+                cols: 1,
+            }),
+            Ty::Matrix { col, n } => {
+                let Ty::Vector { elem, n: rows } = self.m.ty(*col).ok()? else {
+                    return None;
+                };
+                Some(OpaqueTy {
+                    scalar: scalar(self.m.ty(*elem).ok()?)?,
+                    rows: small(*rows)?,
+                    cols: small(*n)?,
+                })
+            }
+            t => Some(OpaqueTy::scalar(scalar(t)?)),
+        }
+    }
+
+    /// The opaque type of a scalar, vector or matrix type.
+    pub(crate) fn opaque_ty(&self, inst: &Instruction, ty: u32) -> R<OpaqueTy> {
+        self.opaque_type_of(ty).ok_or_else(|| {
             self.err(
                 inst,
                 format!("type %{ty} cannot be an opaque operand or result"),
             )
-        };
-        let small = |n: u32| u8::try_from(n).ok().filter(|n| (2..=4).contains(n));
-        match self.m.ty(ty)? {
-            Ty::Vector { elem, n } => Ok(OpaqueTy {
-                scalar: scalar(self.m.ty(*elem)?).ok_or_else(bad)?,
-                rows: small(*n).ok_or_else(bad)?,
-                cols: 1,
-            }),
-            Ty::Matrix { col, n } => {
-                let Ty::Vector { elem, n: rows } = self.m.ty(*col)? else {
-                    return Err(bad());
-                };
-                Ok(OpaqueTy {
-                    scalar: scalar(self.m.ty(*elem)?).ok_or_else(bad)?,
-                    rows: small(*rows).ok_or_else(bad)?,
-                    cols: small(*n).ok_or_else(bad)?,
-                })
-            }
-            t => Ok(OpaqueTy::scalar(scalar(t).ok_or_else(bad)?)),
-        }
+        })
     }
 
     /// The type id of a value id (instruction result, parameter or constant).

@@ -21,6 +21,12 @@ pub(crate) enum Addr {
         xfb: Option<(u8, u16)>,
     },
     Sys(SystemValue),
+    /// Component `comp` of a built-in input varysat carries as an opaque load.
+    Builtin {
+        builtin: u32,
+        ty: crate::ir::OpaqueTy,
+        comp: u8,
+    },
     /// Byte offset in a uniform buffer.
     Ubo {
         block: u32,

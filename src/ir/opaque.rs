@@ -132,6 +132,9 @@ pub enum OpaqueCode {
     Core(u32),
     /// An extended instruction: set name and number (`ext:GLSL.std.450:25`).
     Ext(String, u32),
+    /// A load of the built-in input variable with this SPIR-V `BuiltIn` number
+    /// (`builtin:16` is `PointCoord`); the result component says which component.
+    Builtin(u32),
 }
 
 impl fmt::Display for OpaqueCode {
@@ -139,6 +142,7 @@ impl fmt::Display for OpaqueCode {
         match self {
             OpaqueCode::Core(op) => write!(f, "op:{op}"),
             OpaqueCode::Ext(set, n) => write!(f, "ext:{set}:{n}"),
+            OpaqueCode::Builtin(b) => write!(f, "builtin:{b}"),
         }
     }
 }
@@ -146,9 +150,12 @@ impl fmt::Display for OpaqueCode {
 impl FromStr for OpaqueCode {
     type Err = String;
     fn from_str(s: &str) -> Result<OpaqueCode, String> {
-        let bad = || format!("bad SPIR-V code `{s}`, expected `op:N` or `ext:SET:N`");
+        let bad = || format!("bad SPIR-V code `{s}`, expected `op:N`, `ext:SET:N` or `builtin:N`");
         if let Some(n) = s.strip_prefix("op:") {
             return n.parse().map(OpaqueCode::Core).map_err(|_| bad());
+        }
+        if let Some(n) = s.strip_prefix("builtin:") {
+            return n.parse().map(OpaqueCode::Builtin).map_err(|_| bad());
         }
         let rest = s.strip_prefix("ext:").ok_or_else(bad)?;
         let (set, n) = rest.rsplit_once(':').ok_or_else(bad)?;
@@ -216,6 +223,9 @@ impl OpaqueOp {
             // OpDPdx..OpFwidthCoarse, OpIsHelperInvocationEXT.
             OpaqueCode::Core(code) => matches!(code, 207..=215 | 5381),
             OpaqueCode::Ext(set, n) => set == "GLSL.std.450" && matches!(n, 76..=78),
+            // PointCoord, SampleMask, HelperInvocation, BaryCoordKHR,
+            // BaryCoordNoPerspKHR, ShadingRateKHR, FragSizeEXT, FragInvocationCountEXT.
+            OpaqueCode::Builtin(b) => matches!(b, 16 | 20 | 23 | 5286 | 5287 | 4444 | 5292 | 5293),
         }
     }
 
@@ -303,6 +313,7 @@ mod tests {
             "op:207",
             "ext:GLSL.std.450:25",
             "ext:NonSemantic.DebugPrintf:1",
+            "builtin:16",
         ] {
             assert_eq!(c.parse::<OpaqueCode>().unwrap().to_string(), c);
         }

@@ -63,7 +63,8 @@ fn consumer_reads(p: &Pipeline) -> BTreeSet<(Slot, u8)> {
 }
 
 /// The stored producer components that count as varyings: system values and tess
-/// levels only when the consumer reads them.
+/// levels only when the consumer reads them. A dynamically indexed store may write
+/// any slot of its array, so each of them counts.
 fn varying_components(p: &Pipeline, read: &BTreeSet<(Slot, u8)>) -> BTreeSet<(Slot, u8)> {
     let consumer = p.consumer.stage();
     let mut comps = BTreeSet::new();
@@ -71,13 +72,26 @@ fn varying_components(p: &Pipeline, read: &BTreeSet<(Slot, u8)>) -> BTreeSet<(Sl
         let Some((io, no_varying)) = is_store(&i.kind) else {
             return;
         };
-        let counts = match role(io.slot, consumer) {
-            Role::NotVarying => false,
-            Role::SysVal | Role::TessLevel => read.contains(&(io.slot, io.comp)),
-            _ => true,
+        let len = match &i.kind {
+            InstKind::StoreOutput {
+                indirect: Some(ind),
+                ..
+            }
+            | InstKind::StorePerVertexOutput {
+                indirect: Some(ind),
+                ..
+            } => u32::from(ind.len),
+            _ => 1,
         };
-        if counts && !no_varying {
-            comps.insert((io.slot, io.comp));
+        for slot in (0..len).filter_map(|k| io.slot.offset(k)) {
+            let counts = match role(slot, consumer) {
+                Role::NotVarying => false,
+                Role::SysVal | Role::TessLevel => read.contains(&(slot, io.comp)),
+                _ => true,
+            };
+            if counts && !no_varying {
+                comps.insert((slot, io.comp));
+            }
         }
     });
     comps
