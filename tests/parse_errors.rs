@@ -499,6 +499,6 @@ fn opaque_forms() {
         &in_vs(&bad_code),
         4,
         21,
-        "bad SPIR-V code `opx:1`, expected `op:N` or `ext:SET:N`",
+        "bad SPIR-V code `opx:1`, expected `op:N`, `ext:SET:N` or `builtin:N`",
     );
 }
