@@ -26,6 +26,7 @@ pub mod pack;
 // The optimizer's stages live in `optimize/`; these re-exports keep the old root
 // paths working until the public API is curated.
 pub use optimize::{assign, emit, moves, renumber};
+pub mod specialize;
 pub mod text;
 pub mod validate;
 pub use optimize::{optimize, Options, Outcome, Report};

@@ -27,6 +27,7 @@ pub fn small_run() -> RunConfig {
         loop_limit: 16,
         tess_coords_per_patch: 2,
         signed_zeros: false,
+        ..RunConfig::default()
     }
 }
 

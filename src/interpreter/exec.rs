@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use crate::error::{Diagnostic, Error};
 use crate::ir::{
-    eval_alu, AluOp, BitSize, Block, Indirect, Inst, InstKind, InterpMode, IoSlot, Pipeline,
-    Shader, SrcLoc, Stmt, SystemValue, Value, Xfb,
+    eval_alu, AluOp, BitSize, Block, Indirect, Inst, InstKind, InterpMode, IoSlot, KnownUniforms,
+    Pipeline, Shader, SrcLoc, Stmt, SystemValue, UniformWord, Value, Xfb,
 };
 
 use super::{Inputs, Scalar};
@@ -75,12 +75,18 @@ pub(crate) struct World<'p> {
     pub loop_limit: u32,
     /// See `RunConfig::signed_zeros`.
     pub signed_zeros: bool,
+    /// See `RunConfig::known`.
+    pub known: &'p KnownUniforms,
 }
 
 impl World<'_> {
     fn uniform(&self, index: u32) -> Scalar {
         if index < self.pipeline.uniforms {
-            self.inputs.uniform(index)
+            let bound = self.known.get(UniformWord::Uniform(index));
+            bound.map_or_else(
+                || self.inputs.uniform(index),
+                |b| Scalar::new(b, BitSize::B32),
+            )
         } else {
             Scalar::undef(BitSize::B32)
         }
@@ -90,7 +96,15 @@ impl World<'_> {
         let size = self.pipeline.ubo_size(block);
         match size {
             Some(size) if offset.defined && offset.bits.is_multiple_of(4) && offset.bits < size => {
-                self.inputs.ubo(block, offset.bits)
+                let word = UniformWord::Ubo {
+                    block,
+                    offset: offset.bits,
+                };
+                let bound = self.known.get(word);
+                bound.map_or_else(
+                    || self.inputs.ubo(block, offset.bits),
+                    |b| Scalar::new(b, BitSize::B32),
+                )
             }
             _ => Scalar::undef(BitSize::B32),
         }

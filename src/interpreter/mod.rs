@@ -25,7 +25,7 @@ pub use raster::{offset_barycentrics, OFFSET_SCALE, SAMPLE_OFFSETS};
 pub use value::Scalar;
 
 use crate::error::Error;
-use crate::ir::Pipeline;
+use crate::ir::{KnownUniforms, Pipeline};
 
 /// Settings of one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,6 +50,9 @@ pub struct RunConfig {
     /// `-0` stored at every vertex gives `+0`, as on hardware, so promoting it to flat
     /// or propagating it turns `+0` back into `-0`). Equivalence checks run this way.
     pub signed_zeros: bool,
+    /// Uniform words bound to given values instead of seeded ones (a specialized
+    /// pair's inlined uniforms, so that its original can be run on the same values).
+    pub known: KnownUniforms,
 }
 
 impl Default for RunConfig {
@@ -61,6 +64,7 @@ impl Default for RunConfig {
             loop_limit: 1024,
             tess_coords_per_patch: 4,
             signed_zeros: true,
+            known: KnownUniforms::new(),
         }
     }
 }

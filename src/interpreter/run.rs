@@ -32,6 +32,7 @@ pub(crate) fn run_pair(p: &Pipeline, cfg: &RunConfig) -> Result<Observation, Err
         ssbo: BTreeMap::new(),
         loop_limit: cfg.loop_limit,
         signed_zeros: cfg.signed_zeros,
+        known: &cfg.known,
     };
     let mut obs = Observation::new(cfg.seed);
     let groups = produce(p, &mut world, &mut obs, cfg)?;

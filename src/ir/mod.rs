@@ -4,6 +4,7 @@
 mod builder;
 mod eval;
 mod inst;
+mod known;
 mod op;
 mod opaque;
 mod pipeline;
@@ -14,6 +15,7 @@ mod stage;
 pub use builder::ShaderBuilder;
 pub use eval::{eval_alu, from_f32, to_f32, to_i32};
 pub use inst::{Indirect, InstKind, Interp, InterpLoc, InterpMode, SystemValue, Xfb};
+pub use known::{KnownUniforms, UniformWord};
 pub use op::{AluOp, OpClass};
 pub use opaque::{
     parse_result as parse_opaque_result, OpaqueCode, OpaqueOp, OpaqueTy, Purity, Resource, ScalarTy,

@@ -50,7 +50,8 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     crate::validate::validate(p)?;
     let rewrites = opts.rules.rewrites()?;
     let input = p;
-    let prepared = prepass::prepare(input);
+    let specialized = crate::specialize::specialize_for(input, &opts.known)?;
+    let prepared = prepass::prepare(specialized.as_ref().map_or(input, |s| &s.pipeline));
     let p = &prepared.pipeline;
     // A round that replaces an earlier one; the report counts both rounds' time.
     let redo = |earlier: &Outcome, round: Round| -> Result<Outcome, Error> {
@@ -113,6 +114,9 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     }
     if p != input {
         account_prepass(&mut out.report, input, opts, prepared.fates);
+    }
+    if let Some(s) = specialized {
+        crate::specialize::account(&mut out.report, input, s.report);
     }
     out.report.time = start.elapsed();
     Ok(out)
@@ -226,6 +230,7 @@ fn outcome(
         proved_optimal: chosen.proved_optimal,
         fallback: packed.fallback,
         moves: packed.account.moves,
+        specialization: None,
     };
     Outcome {
         pipeline: packed.pipeline,

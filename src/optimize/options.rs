@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::egraph::{Budgets, RuleSet, Scheduler};
 use crate::error::Error;
 use crate::extract::{CostModel, Extraction};
+use crate::ir::KnownUniforms;
 use crate::pack::PackOptions;
 
 /// Options of one optimization run (builder-style).
@@ -21,6 +22,8 @@ pub struct Options {
     pub packing: Option<PackOptions>,
     /// Which extractor picks the terms (fast global search or exact).
     pub extraction: Extraction,
+    /// Uniform words inlined before optimization (see [`crate::specialize`]).
+    pub known: KnownUniforms,
 }
 
 impl Default for Options {
@@ -31,6 +34,7 @@ impl Default for Options {
             budgets: Budgets::default(),
             packing: Some(PackOptions::default()),
             extraction: Extraction::Fast,
+            known: KnownUniforms::new(),
         }
     }
 }
@@ -92,6 +96,12 @@ impl Options {
     /// Sets the time limit.
     pub fn time_limit(mut self, t: Duration) -> Options {
         self.budgets.time = t;
+        self
+    }
+
+    /// Specializes the pair on these known uniform words before optimizing it.
+    pub fn known(mut self, known: KnownUniforms) -> Options {
+        self.known = known;
         self
     }
 

@@ -30,7 +30,8 @@ fn definitions(block: &Block, out: &mut Vec<Value>) {
     }
 }
 
-fn map_kind(kind: &mut InstKind, f: &dyn Fn(&mut Value)) {
+/// Calls `f` on every value operand of an instruction, in place.
+pub(crate) fn map_kind(kind: &mut InstKind, f: &dyn Fn(&mut Value)) {
     let ind = |i: &mut Option<crate::ir::Indirect>| {
         if let Some(i) = i {
             f(&mut i.index);

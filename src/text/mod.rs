@@ -11,7 +11,7 @@
 
 mod cursor;
 mod inst;
-mod literal;
+pub(crate) mod literal;
 mod opaque;
 mod parser;
 mod printer;

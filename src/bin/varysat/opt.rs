@@ -54,6 +54,13 @@ pub struct Args {
     /// Skip the `spirv-opt -O` pass on GLSL inputs.
     #[arg(long)]
     pub no_spirv_opt: bool,
+    /// Inline a word of the default uniform block before optimizing: IDX=VALUE, the
+    /// value a 32-bit `.pair` constant (`2`, `-1`, `1.5`, `0x3fc00000`, `1.5f32`).
+    #[arg(long = "uniform", value_name = "IDX=VALUE")]
+    pub uniforms: Vec<String>,
+    /// Inline a word of a uniform buffer: BLOCK:OFFSET=VALUE, OFFSET in bytes.
+    #[arg(long = "ubo", value_name = "BLOCK:OFFSET=VALUE")]
+    pub ubos: Vec<String>,
     /// Report format, written to standard error.
     #[arg(long = "report", value_enum, default_value = "text")]
     pub report: ReportFormat,
@@ -100,7 +107,8 @@ fn options(args: &Args) -> Result<Options, Error> {
 /// Runs the subcommand.
 pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
     let pipeline = crate::load_input(&args.files, !args.no_spirv_opt)?;
-    let outcome = varysat::optimize(&pipeline, &options(&args)?)?;
+    let known = varysat::specialize::known_from_flags(&pipeline, &args.uniforms, &args.ubos)?;
+    let outcome = varysat::optimize(&pipeline, &options(&args)?.known(known))?;
     let text = varysat::text::print(&outcome.pipeline);
     match &args.output {
         Some(path) => std::fs::write(path, &text).map_err(|source| Error::Io {

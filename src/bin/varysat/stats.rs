@@ -21,6 +21,10 @@ pub struct Args {
     /// Skip the `spirv-opt -O` pass on GLSL inputs.
     #[arg(long)]
     no_spirv_opt: bool,
+    /// List per stage the uniform words and UBO ranges that decide conditions
+    /// (what `opt --uniform/--ubo` would fold) instead of the varying counts.
+    #[arg(long)]
+    inlinable: bool,
 }
 
 #[derive(Default, Serialize)]
@@ -85,7 +89,38 @@ fn row(files: &[PathBuf], spirv_opt: bool) -> Result<Row, Error> {
     })
 }
 
+/// `--inlinable`: the detection listing of every pair.
+fn inlinable(args: &Args) -> Result<ExitCode, Error> {
+    let mut pairs = vec![];
+    for files in group(&args.files)? {
+        let pipeline = crate::load_input(&files, !args.no_spirv_opt)?;
+        varysat::validate::validate(&pipeline)?;
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        pairs.push((
+            names.join(" + "),
+            varysat::specialize::find_inlinable(&pipeline),
+        ));
+    }
+    if args.json {
+        let rows: Vec<_> = pairs
+            .iter()
+            .map(|(pair, found)| serde_json::json!({ "pair": pair, "inlinable": found.to_json() }))
+            .collect();
+        crate::out::stdout(&format!("{}\n", serde_json::json!({ "pairs": rows })))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text: String = pairs
+        .iter()
+        .map(|(pair, found)| format!("{pair}\n{found}"))
+        .collect();
+    crate::out::stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
+    if args.inlinable {
+        return inlinable(&args);
+    }
     let rows = group(&args.files)?
         .iter()
         .map(|files| row(files, !args.no_spirv_opt))

@@ -125,6 +125,8 @@ pub struct Report {
     pub fallback: Option<String>,
     /// Cross-stage code motions the result makes.
     pub moves: Vec<Move>,
+    /// What inlining known uniform words did, when `Options::known` named any.
+    pub specialization: Option<crate::specialize::SpecializeReport>,
 }
 
 /// The optimized pair and its report.

@@ -73,6 +73,7 @@ impl Report {
             "fallback": self.fallback,
             "varyings": varyings,
             "moves": self.moves.iter().map(super::Move::to_json).collect::<Vec<_>>(),
+            "specialization": self.specialization.as_ref().map(|s| s.to_json()),
         })
     }
 }
@@ -114,6 +115,9 @@ impl fmt::Display for Report {
         }
         for m in &self.moves {
             writeln!(f, "  {m}")?;
+        }
+        if let Some(s) = &self.specialization {
+            write!(f, "{s}")?;
         }
         Ok(())
     }
