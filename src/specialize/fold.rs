@@ -25,6 +25,9 @@ pub(crate) fn fold_shader(shader: &mut Shader, known: &KnownUniforms) -> StageFo
     };
     let body = std::mem::take(&mut shader.body);
     shader.body = folder.block(body);
+    // Collapsed selects and folded phis leave values with no definition; the later
+    // stages expect an arena of defined values only (as parsing gives).
+    crate::renumber::renumber(shader);
     folder.folds
 }
 

@@ -88,6 +88,17 @@ fn value_text(bits: u32) -> String {
     crate::text::literal::print_const(bits, BitSize::B32)
 }
 
+/// `1 select`, `2 selects`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else if noun.ends_with("ch") {
+        format!("{n} {noun}es")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn loc_text(loc: Option<SrcLoc>) -> String {
     loc.map_or("-".into(), |l| l.to_string())
 }
@@ -153,10 +164,17 @@ impl fmt::Display for SpecializeReport {
             writeln!(f, "  {w} = {} ({loads})", value_text(*v))?;
         }
         for s in &self.stages {
+            if s.inlined.is_empty() && s.constants == 0 {
+                continue;
+            }
             writeln!(
                 f,
-                "  {}: {} selects collapsed, {} branches folded ({} instructions removed), {} constants folded",
-                s.stage, s.selects, s.branches, s.removed, s.constants
+                "  {}: {} collapsed, {} folded ({} removed), {} folded",
+                s.stage,
+                count(s.selects, "select"),
+                count(s.branches, "branch"),
+                count(s.removed, "instruction"),
+                count(s.constants, "constant")
             )?;
             for c in &s.conditions {
                 let side = match (c.kind, c.taken) {
@@ -283,8 +301,10 @@ impl fmt::Display for Inlinable {
             for w in &s.words {
                 writeln!(
                     f,
-                    "    {}: decides {} conditions, folds {} instructions",
-                    w.word, w.conditions, w.folds
+                    "    {}: decides {}, folds {}",
+                    w.word,
+                    count(w.conditions, "condition"),
+                    count(w.folds, "instruction")
                 )?;
             }
             for (block, start, end) in s.ubo_ranges() {
