@@ -68,6 +68,7 @@ fn fold(egraph: &VGraph, op: AluOp, children: &[Id]) -> Option<u32> {
         sizes.push(data(*c).bits?);
     }
     op.result_bits(&sizes).ok()?;
+    crate::ir::unsign_zero_operands(op, &mut vals, &sizes);
     Some(eval_alu(op, &vals, &sizes))
 }
 

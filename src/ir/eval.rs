@@ -48,6 +48,29 @@ pub fn eval_alu(op: AluOp, srcs: &[u32], sizes: &[BitSize]) -> u32 {
     raw & out.mask()
 }
 
+/// Ops whose result on a zero operand depends on that zero's sign by more than a sign
+/// (`1/±0 = ±inf`, `(±0)^-1 = ±inf`).
+pub fn zero_sign_matters(op: AluOp) -> bool {
+    matches!(op, AluOp::FRcp | AluOp::FRsq | AluOp::FDiv | AluOp::FPow)
+}
+
+/// Reads negative-zero operands of [`zero_sign_matters`] ops as `+0`: NIR's default
+/// float mode does not preserve a zero's sign, and the interpreter's equivalence runs
+/// (`RunConfig::signed_zeros` false) read them so. Constant folding does the same, so
+/// that folding a `-0` that became a constant picks the infinity execution gives.
+pub fn unsign_zero_operands(op: AluOp, vals: &mut [u32], sizes: &[BitSize]) {
+    if !zero_sign_matters(op) {
+        return;
+    }
+    for (v, size) in vals.iter_mut().zip(sizes) {
+        match size {
+            BitSize::B32 if *v == 0x8000_0000 => *v = 0,
+            BitSize::B16 if *v == 0x8000 => *v = 0,
+            _ => {}
+        }
+    }
+}
+
 fn eval_float(op: AluOp, srcs: &[u32], s: BitSize) -> f32 {
     use AluOp::*;
     let a = to_f32(srcs[0], s);

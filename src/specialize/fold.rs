@@ -6,8 +6,8 @@
 //! disagree with execution.
 
 use crate::ir::{
-    eval_alu, AluOp, BitSize, Block, Inst, InstKind, KnownUniforms, Phi, Shader, Stmt, UniformWord,
-    Value,
+    eval_alu, unsign_zero_operands, AluOp, BitSize, Block, Inst, InstKind, KnownUniforms, Phi,
+    Shader, Stmt, UniformWord, Value,
 };
 use crate::renumber::map_kind;
 
@@ -221,29 +221,13 @@ impl Folder<'_> {
     }
 
     fn fold_alu(&self, op: AluOp, srcs: &[Value]) -> Option<u32> {
-        let vals: Vec<u32> = srcs.iter().map(|s| self.konst(*s)).collect::<Option<_>>()?;
+        let mut vals: Vec<u32> = srcs.iter().map(|s| self.konst(*s)).collect::<Option<_>>()?;
         let sizes: Vec<BitSize> = srcs.iter().map(|s| self.bits[s.index()]).collect();
         op.result_bits(&sizes).ok()?;
-        // A zero's sign is not preserved (NIR's default float mode): `1/-0` may run as
-        // `1/+0`, so folding either infinity could contradict execution.
-        if zero_sign_matters(op) && vals.iter().zip(&sizes).any(|(v, s)| is_zero(*v, *s)) {
-            return None;
-        }
+        // An inlined -0 must fold to the infinity execution gives (see the helper).
+        unsign_zero_operands(op, &mut vals, &sizes);
         Some(eval_alu(op, &vals, &sizes))
     }
-}
-
-/// Ops whose result on a zero operand depends on that zero's sign beyond the sign.
-fn zero_sign_matters(op: AluOp) -> bool {
-    matches!(op, AluOp::FRcp | AluOp::FRsq | AluOp::FDiv | AluOp::FPow)
-}
-
-fn is_zero(bits: u32, size: BitSize) -> bool {
-    let magnitude = match size {
-        BitSize::B16 => 0x7fff,
-        _ => 0x7fff_ffff,
-    };
-    bits & magnitude == 0
 }
 
 /// Instructions in a block, control flow included.
