@@ -169,3 +169,50 @@ fn every_specialize_file_test_holds() {
     let errors: Vec<String> = files.iter().flat_map(|f| check_file(f)).collect();
     assert!(errors.is_empty(), "{}", errors.join("\n\n"));
 }
+
+#[test]
+fn detection_lists_loop_bounds_selects_and_branches() {
+    use varysat::ir::UniformWord;
+    use varysat::specialize::{find_inlinable, ConditionKind};
+    let file = |f: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/specialize")
+            .join(f);
+        varysat::text::parse_file(&path).expect("parses")
+    };
+    // The VS loop exits on `ige i n` with i a header phi and n = uniform 0: a loop
+    // bound whose own expression is one load. The FS select on `ieq u1 1`: the load,
+    // the comparison and the select itself fold.
+    let found = find_inlinable(&file("loop_bound.pair"));
+    let vs = &found.stages[0].conditions;
+    assert_eq!(vs.len(), 1, "{found}");
+    assert_eq!(vs[0].kind, ConditionKind::LoopBound);
+    assert_eq!(vs[0].words, [UniformWord::Uniform(0)]);
+    assert_eq!(vs[0].folds, 1);
+    let fs = &found.stages[1].conditions;
+    assert_eq!(
+        (fs[0].kind, fs[0].folds),
+        (ConditionKind::Select, 3),
+        "{found}"
+    );
+    // The FS `if` on `flt 0.0 u0`: load and comparison, plus the smaller branch (the
+    // empty else-branch: nothing is certain to disappear beyond the condition).
+    let found = find_inlinable(&file("branch_kills_varying.pair"));
+    let fs = &found.stages[1].conditions;
+    assert_eq!(fs.len(), 1, "{found}");
+    assert_eq!(
+        (fs[0].kind, fs[0].folds),
+        (ConditionKind::Branch, 2),
+        "{found}"
+    );
+    assert_eq!(found.stages[1].words[0].word, UniformWord::Uniform(0));
+    // Inputs never qualify: the shipped control-flow example branches on an attribute
+    // (VS) and on a varying compared with a uniform (FS), and loops on a constant
+    // bound.
+    let p = varysat::text::parse_file(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pairs/vs_fs_control_flow.pair"),
+    )
+    .expect("parses");
+    let found = find_inlinable(&p);
+    assert!(found.is_empty(), "{found}");
+}
