@@ -34,14 +34,18 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 }
 
 /// Values worth binding: small integers (array indices, counts), both zeros and one,
-/// floats in the interpreter's input range, and arbitrary patterns.
+/// floats in the interpreter's input range, and small bit patterns (denormal floats,
+/// integers up to 2^20). Every value reads as a finite float of modest size, the
+/// interpreter's own input domain: the optimizer's laws of NIR's default float mode
+/// (`x * 0 = 0`, docs/testing.md) assume no Inf or NaN, so binding one (e.g. `-1`,
+/// a NaN pattern) would report a law that is allowed, not a specialization bug.
 fn value() -> impl Strategy<Value = u32> {
     prop_oneof![
         0u32..5,
         Just(0x8000_0000u32),
         Just(1.0f32.to_bits()),
         (-4.0f32..4.0).prop_map(f32::to_bits),
-        any::<u32>(),
+        0u32..(1 << 20),
     ]
 }
 
