@@ -12,7 +12,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestError, TestRunner};
 use varysat::gen::{arb_readable, describe, GenConfig, Readable};
-use varysat::interpreter::{check_equivalent, EquivConfig, RunConfig};
+use varysat::interpreter::{check_equivalent, EquivConfig, Inequivalence, RunConfig};
 use varysat::ir::{
     AluOp, BitSize, Inst, InstKind, KnownUniforms, Phi, Pipeline, Shader, Stmt, UniformWord, Value,
 };
@@ -215,16 +215,20 @@ fn known(p: &Pipeline, mask: u64, values: &[u32]) -> KnownUniforms {
     k
 }
 
-fn equivalent(a: &Pipeline, b: &Pipeline, known: &KnownUniforms) -> Result<(), String> {
-    let cfg = EquivConfig {
+fn equiv_config(known: &KnownUniforms) -> EquivConfig {
+    EquivConfig {
         runs: 2,
         run: RunConfig {
             known: known.clone(),
             ..EquivConfig::default().run
         },
         ..EquivConfig::default()
-    };
-    check_equivalent(a, b, &cfg).map_err(|e| format!("{e}\nresult:\n{}", describe(b)))
+    }
+}
+
+fn equivalent(a: &Pipeline, b: &Pipeline, known: &KnownUniforms) -> Result<(), String> {
+    check_equivalent(a, b, &equiv_config(known))
+        .map_err(|e| format!("{e}\nresult:\n{}", describe(b)))
 }
 
 /// Checks one case; returns how many conditions specialization folded.
@@ -243,7 +247,20 @@ fn property(p: &Pipeline, known: &KnownUniforms, optimizer: bool) -> Result<usiz
     }
     let out = optimize(p, &Options::new().known(known.clone()))
         .map_err(|e| format!("optimize failed: {e}"))?;
-    equivalent(p, &out.pipeline, known).map_err(|e| format!("optimized: {e}"))?;
+    match check_equivalent(p, &out.pipeline, &equiv_config(known)) {
+        Ok(()) => {}
+        // NIR's default float mode preserves neither Inf nor NaN, and the optimizer's
+        // laws use that (docs/testing.md); where the original computes a non-finite
+        // value from finite inputs (`fpow` of a negative base), a difference there is
+        // not the inlining's doing. Specialization alone is checked exactly above.
+        Err(Inequivalence::Mismatch(m)) if m.left.is_some_and(|v| !v.as_f32().is_finite()) => {}
+        Err(e) => {
+            return Err(format!(
+                "optimized: {e}\nresult:\n{}",
+                describe(&out.pipeline)
+            ))
+        }
+    }
     let r = &out.report;
     if r.after.slots > r.before.slots {
         return Err(format!("slots grew: {r}"));
