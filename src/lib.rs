@@ -31,3 +31,4 @@ pub mod text;
 pub mod validate;
 pub use optimize::{optimize, Options, Outcome, Report};
 pub mod experiment;
+pub mod export;

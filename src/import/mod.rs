@@ -14,12 +14,12 @@ mod emit;
 mod framing;
 mod glsl;
 mod iface;
-mod link;
-mod mem;
-mod module;
+pub(crate) mod link;
+pub(crate) mod mem;
+pub(crate) mod module;
 mod opaque;
 mod spec;
-mod spirv;
+pub(crate) mod spirv;
 mod stats;
 mod tree;
 mod val;
@@ -190,6 +190,20 @@ pub fn import_files_with_warnings(
     consumer: &Path,
     opts: &ImportOptions,
 ) -> Result<Imported, Error> {
+    import_files_with_modules(producer, consumer, opts).map(|(i, _)| i)
+}
+
+/// The two SPIR-V modules a pair was imported from (GLSL compiled as for import),
+/// as [`crate::export`] needs them.
+pub type Modules = (Vec<u8>, Vec<u8>);
+
+/// [`import_files_with_warnings`], also returning the SPIR-V modules that were
+/// imported.
+pub fn import_files_with_modules(
+    producer: &Path,
+    consumer: &Path,
+    opts: &ImportOptions,
+) -> Result<(Imported, Modules), Error> {
     let load = |p: &Path| -> Result<(Vec<u8>, bool), Error> {
         let bytes = crate::input::read_bytes(p)?;
         let spv = bytes.len() >= 4
@@ -210,5 +224,6 @@ pub fn import_files_with_warnings(
         producer.display().to_string(),
         consumer.display().to_string(),
     );
-    import_spirv_named(&pb, &pn, &cb, &cn, opts, pg && cg)
+    let imported = import_spirv_named(&pb, &pn, &cb, &cn, opts, pg && cg)?;
+    Ok((imported, (pb, cb)))
 }

@@ -19,6 +19,15 @@ pub enum ReportFormat {
     Json,
 }
 
+/// Output formats of `varysat opt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EmitFormat {
+    /// The optimized pair as `.pair` text.
+    Pair,
+    /// The two optimized stages as SPIR-V modules, written into the `-o` directory.
+    Spirv,
+}
+
 /// Extraction modes.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum ExtractMode {
@@ -35,9 +44,13 @@ pub struct Args {
     /// .geom/.frag` or SPIR-V).
     #[arg(required = true, num_args = 1..=2)]
     pub files: Vec<PathBuf>,
-    /// Write the optimized pair here instead of standard output.
+    /// Write the optimized pair here instead of standard output (with `--emit spirv`:
+    /// the directory that receives `<input file name>.spv` for both stages).
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
+    /// Output format.
+    #[arg(long = "emit", value_enum, default_value = "pair")]
+    pub emit: EmitFormat,
     /// A rule file; the first replaces the default rules, later ones extend them.
     /// Prefix with `+` (e.g. `--rules +mine.rules`) to extend the defaults instead.
     #[arg(long = "rules")]
@@ -106,6 +119,9 @@ fn options(args: &Args) -> Result<Options, Error> {
 
 /// Runs the subcommand.
 pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
+    if args.emit == EmitFormat::Spirv {
+        return run_spirv(&args);
+    }
     let pipeline = crate::load_input(&args.files, !args.no_spirv_opt)?;
     let known = varysat::specialize::known_from_flags(&pipeline, &args.uniforms, &args.ubos)?;
     let outcome = varysat::optimize(&pipeline, &options(&args)?.known(known))?;
@@ -120,6 +136,44 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
     match args.report {
         ReportFormat::Text => crate::out::stderr(&outcome.report.to_string()),
         ReportFormat::Json => crate::out::stderr(&format!("{}\n", outcome.report.to_json())),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--emit spirv`: imports two shaders, optimizes, writes both stages as SPIR-V.
+fn run_spirv(args: &Args) -> Result<ExitCode, Error> {
+    let usage = |msg: &str| Error::Import(varysat::Diagnostic::new(None, None, msg));
+    let [producer, consumer] = args.files.as_slice() else {
+        return Err(usage(
+            "--emit spirv needs a producer and a consumer shader, not a .pair file",
+        ));
+    };
+    let dir = args
+        .output
+        .as_ref()
+        .ok_or_else(|| usage("--emit spirv needs an output directory: -o DIR"))?;
+    let opts = varysat::import::ImportOptions {
+        spirv_opt: !args.no_spirv_opt,
+        ..Default::default()
+    };
+    let (pipeline, (pm, cm)) =
+        varysat::import::import_files_with_modules(producer, consumer, &opts)?;
+    let outcome = varysat::optimize(&pipeline, &options(args)?)?;
+    let (pw, cw) = varysat::export::to_spirv(&outcome, &pm, &cm)?;
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    for (input, words) in [(producer, &pw), (consumer, &cw)] {
+        let path = dir.join(varysat::export::output_name(input));
+        std::fs::write(&path, varysat::export::to_bytes(words)).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+    }
+    match args.report {
+        ReportFormat::Text => eprint!("{}", outcome.report),
+        ReportFormat::Json => eprintln!("{}", outcome.report.to_json()),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,847 @@
+//! The entry function regenerated from the IR: structured statements become
+//! selection and loop constructs, every IR value is carried as `bool`, `uint16_t`
+//! or `uint` (its bit pattern) and bitcast where an operation or a declaration
+//! types it.
+
+use std::collections::BTreeMap;
+
+use rspirv::dr::{self, Instruction, Operand};
+use rspirv::spirv::{Capability, FunctionControl, LoopControl, Op, SelectionControl};
+
+use super::fail;
+use super::globals::Globals;
+use super::iface::{declared_loc, Num, Place, Plan, Scalar, StageIo};
+use super::resources::{BufKind, Handle, Resources, TplOperand};
+use crate::ir::{Block, Inst, InstKind, InterpLoc, Shader, Stmt, SystemValue, Value};
+use crate::Error;
+
+struct LoopCtx {
+    merge: u32,
+    cont: u32,
+    /// Continue edges: source block and the header-phi values it passes.
+    conts: Vec<(u32, Vec<u32>)>,
+}
+
+/// Function body under construction.
+pub(crate) struct Body<'a, 'p> {
+    pub g: &'a mut Globals,
+    pub io: &'a mut StageIo<'p>,
+    pub res: &'a mut Resources,
+    pub plan: &'p Plan,
+    shader: &'a Shader,
+    blocks: Vec<dr::Block>,
+    label: u32,
+    insts: Vec<Instruction>,
+    vals: Vec<Option<u32>>,
+    consts: BTreeMap<Value, u32>,
+    loops: Vec<LoopCtx>,
+    /// Image results of the current block, by sampler and coordinate ids.
+    tex: BTreeMap<(u32, Vec<u32>), u32>,
+}
+
+impl<'a, 'p> Body<'a, 'p> {
+    /// A body for `shader`.
+    pub fn new(
+        g: &'a mut Globals,
+        io: &'a mut StageIo<'p>,
+        res: &'a mut Resources,
+        plan: &'p Plan,
+        shader: &'a Shader,
+    ) -> Body<'a, 'p> {
+        let mut consts = BTreeMap::new();
+        shader.for_each_inst(|i| {
+            if let (Some(r), InstKind::Const(c)) = (i.result, &i.kind) {
+                consts.insert(r, *c);
+            }
+        });
+        let label = g.id();
+        Body {
+            g,
+            io,
+            res,
+            plan,
+            shader,
+            blocks: vec![],
+            label,
+            insts: vec![],
+            vals: vec![None; shader.values.len()],
+            consts,
+            loops: vec![],
+            tex: BTreeMap::new(),
+        }
+    }
+
+    /// Emits the whole function; returns its id.
+    pub fn emit(mut self) -> Result<u32, Error> {
+        let body = &self.shader.body;
+        if self.block(body)? {
+            self.terminate(Op::Return, vec![]);
+        }
+        let void = self.g.void();
+        let fty = self.g.ty(Op::TypeFunction, vec![Operand::IdRef(void)]);
+        let fid = self.g.id();
+        let def = Instruction::new(
+            Op::Function,
+            Some(void),
+            Some(fid),
+            vec![
+                Operand::FunctionControl(FunctionControl::NONE),
+                Operand::IdRef(fty),
+            ],
+        );
+        let f = dr::Function {
+            def: Some(def),
+            end: Some(Instruction::new(Op::FunctionEnd, None, None, vec![])),
+            parameters: vec![],
+            blocks: std::mem::take(&mut self.blocks),
+        };
+        self.g.m.functions.push(f);
+        Ok(fid)
+    }
+
+    /// Emits an instruction with a result of type `ty`.
+    pub fn op(&mut self, op: Op, ty: u32, ops: Vec<Operand>) -> u32 {
+        let id = self.g.id();
+        self.insts
+            .push(Instruction::new(op, Some(ty), Some(id), ops));
+        id
+    }
+
+    /// Emits an instruction without a result.
+    fn effect(&mut self, op: Op, ops: Vec<Operand>) {
+        self.insts.push(Instruction::new(op, None, None, ops));
+    }
+
+    /// Ends the current block with a terminator and starts an unnamed one.
+    fn terminate(&mut self, op: Op, ops: Vec<Operand>) {
+        self.insts.push(Instruction::new(op, None, None, ops));
+        let label = Instruction::new(Op::Label, None, Some(self.label), vec![]);
+        self.blocks.push(dr::Block {
+            label: Some(label),
+            instructions: std::mem::take(&mut self.insts),
+        });
+        self.tex.clear();
+    }
+
+    /// Starts the block `label` (the previous one must be terminated).
+    fn start(&mut self, label: u32) {
+        self.label = label;
+    }
+
+    /// The id of an IR value.
+    pub fn val(&self, v: Value) -> Result<u32, Error> {
+        self.vals.get(v.index()).copied().flatten().ok_or_else(|| {
+            fail(format!(
+                "%{} is used before it is defined",
+                self.shader.value(v).name
+            ))
+        })
+    }
+
+    /// The constant bit pattern of an IR value, when it is a constant.
+    pub fn const_of(&self, v: Value) -> Option<u32> {
+        self.consts.get(&v).copied()
+    }
+
+    /// The SPIR-V carrier type of an IR value.
+    pub fn carrier_of(&mut self, v: Value) -> u32 {
+        let bits = self.shader.bits(v);
+        self.g.carrier(bits)
+    }
+
+    /// The bit size of an IR value.
+    pub fn bits_of(&self, v: Value) -> crate::ir::BitSize {
+        self.shader.bits(v)
+    }
+
+    fn set(&mut self, v: Value, id: u32) {
+        self.vals[v.index()] = Some(id);
+    }
+
+    /// Emits a block; false when it does not fall through.
+    fn block(&mut self, stmts: &Block) -> Result<bool, Error> {
+        for s in stmts {
+            let falls = match s {
+                Stmt::Inst(i) => self.inst(i)?,
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    phis,
+                    ..
+                } => self.if_stmt(*cond, then_body, else_body, phis)?,
+                Stmt::Loop { phis, body, .. } => self.loop_stmt(phis, body)?,
+                Stmt::Break { .. } => {
+                    let l = self
+                        .loops
+                        .last()
+                        .ok_or_else(|| fail("break outside a loop"))?;
+                    let merge = l.merge;
+                    self.terminate(Op::Branch, vec![Operand::IdRef(merge)]);
+                    false
+                }
+                Stmt::Continue { args, .. } => {
+                    let ids = args
+                        .iter()
+                        .map(|a| self.val(*a))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let label = self.label;
+                    let l = self
+                        .loops
+                        .last_mut()
+                        .ok_or_else(|| fail("continue outside a loop"))?;
+                    l.conts.push((label, ids));
+                    let cont = l.cont;
+                    self.terminate(Op::Branch, vec![Operand::IdRef(cont)]);
+                    false
+                }
+            };
+            if !falls {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn if_stmt(
+        &mut self,
+        cond: Value,
+        then_body: &Block,
+        else_body: &Block,
+        phis: &[crate::ir::Phi],
+    ) -> Result<bool, Error> {
+        let c = self.val(cond)?;
+        let (tl, el, ml) = (self.g.id(), self.g.id(), self.g.id());
+        self.effect(
+            Op::SelectionMerge,
+            vec![
+                Operand::IdRef(ml),
+                Operand::SelectionControl(SelectionControl::NONE),
+            ],
+        );
+        self.terminate(
+            Op::BranchConditional,
+            vec![Operand::IdRef(c), Operand::IdRef(tl), Operand::IdRef(el)],
+        );
+        let mut preds: Vec<(bool, u32)> = vec![];
+        for (label, body, is_then) in [(tl, then_body, true), (el, else_body, false)] {
+            self.start(label);
+            if self.block(body)? {
+                preds.push((is_then, self.label));
+                self.terminate(Op::Branch, vec![Operand::IdRef(ml)]);
+            }
+        }
+        self.start(ml);
+        if preds.is_empty() {
+            self.terminate(Op::Unreachable, vec![]);
+            return Ok(false);
+        }
+        for phi in phis {
+            let ty = self.carrier_of(phi.dst);
+            let mut ops = vec![];
+            for (is_then, label) in &preds {
+                let v = if *is_then { phi.then_val } else { phi.else_val };
+                ops.push(Operand::IdRef(self.val(v)?));
+                ops.push(Operand::IdRef(*label));
+            }
+            let id = self.op(Op::Phi, ty, ops);
+            self.set(phi.dst, id);
+        }
+        Ok(true)
+    }
+
+    fn loop_stmt(&mut self, phis: &[crate::ir::LoopPhi], body: &Block) -> Result<bool, Error> {
+        let (hl, bl, cl, ml) = (self.g.id(), self.g.id(), self.g.id(), self.g.id());
+        let pre = self.label;
+        let inits = phis
+            .iter()
+            .map(|p| self.val(p.init))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.terminate(Op::Branch, vec![Operand::IdRef(hl)]);
+        self.start(hl);
+        let back: Vec<u32> = phis.iter().map(|_| self.g.id()).collect();
+        for (i, p) in phis.iter().enumerate() {
+            let ty = self.carrier_of(p.dst);
+            let id = self.op(
+                Op::Phi,
+                ty,
+                vec![
+                    Operand::IdRef(inits[i]),
+                    Operand::IdRef(pre),
+                    Operand::IdRef(back[i]),
+                    Operand::IdRef(cl),
+                ],
+            );
+            self.set(p.dst, id);
+        }
+        self.effect(
+            Op::LoopMerge,
+            vec![
+                Operand::IdRef(ml),
+                Operand::IdRef(cl),
+                Operand::LoopControl(LoopControl::NONE),
+            ],
+        );
+        self.terminate(Op::Branch, vec![Operand::IdRef(bl)]);
+        self.start(bl);
+        self.loops.push(LoopCtx {
+            merge: ml,
+            cont: cl,
+            conts: vec![],
+        });
+        if self.block(body)? {
+            if !phis.is_empty() {
+                return Err(fail(
+                    "a loop with header phis falls off the end of its body",
+                ));
+            }
+            let label = self.label;
+            if let Some(l) = self.loops.last_mut() {
+                l.conts.push((label, vec![]));
+            }
+            self.terminate(Op::Branch, vec![Operand::IdRef(cl)]);
+        }
+        let ctx = self
+            .loops
+            .pop()
+            .ok_or_else(|| fail("loop stack underflow"))?;
+        self.start(cl);
+        for (i, p) in phis.iter().enumerate() {
+            let ty = self.carrier_of(p.dst);
+            let mut ops = vec![];
+            for (label, args) in &ctx.conts {
+                let a = *args
+                    .get(i)
+                    .ok_or_else(|| fail("continue with too few values"))?;
+                ops.push(Operand::IdRef(a));
+                ops.push(Operand::IdRef(*label));
+            }
+            let inst = if ops.is_empty() {
+                Instruction::new(Op::Undef, Some(ty), Some(back[i]), vec![])
+            } else {
+                Instruction::new(Op::Phi, Some(ty), Some(back[i]), ops)
+            };
+            self.insts.push(inst);
+        }
+        self.terminate(Op::Branch, vec![Operand::IdRef(hl)]);
+        self.start(ml);
+        Ok(true)
+    }
+
+    /// Converts a carried value to a declared scalar type.
+    pub fn to_decl(&mut self, id: u32, s: Scalar) -> u32 {
+        match s.num {
+            Num::Bool | Num::Uint => id,
+            _ => {
+                let ty = s.ty(self.g);
+                self.op(Op::Bitcast, ty, vec![Operand::IdRef(id)])
+            }
+        }
+    }
+
+    /// Converts a value of a declared scalar type to its carrier.
+    pub fn from_decl(&mut self, id: u32, s: Scalar) -> u32 {
+        match s.num {
+            Num::Bool | Num::Uint => id,
+            _ => {
+                let ty = self.g.uint(s.bits);
+                self.op(Op::Bitcast, ty, vec![Operand::IdRef(id)])
+            }
+        }
+    }
+
+    /// A pointer to the scalar a place names (the variable itself when no index).
+    fn pointer(&mut self, p: &Place, vertex: Option<Value>) -> Result<u32, Error> {
+        let mut idx = vec![];
+        if p.per_vertex {
+            let v = vertex.ok_or_else(|| fail("per-vertex access without a vertex index"))?;
+            idx.push(self.val(v)?);
+        }
+        for k in &p.path {
+            idx.push(self.g.u32(*k));
+        }
+        if idx.is_empty() {
+            return Ok(p.var);
+        }
+        let elem = p.scalar.ty(self.g);
+        let ptr = self.g.ptr(p.class, elem);
+        let mut ops = vec![Operand::IdRef(p.var)];
+        ops.extend(idx.into_iter().map(Operand::IdRef));
+        Ok(self.op(Op::AccessChain, ptr, ops))
+    }
+
+    fn load_place(&mut self, p: &Place, vertex: Option<Value>) -> Result<u32, Error> {
+        let ptr = self.pointer(p, vertex)?;
+        let ty = p.scalar.ty(self.g);
+        let v = self.op(Op::Load, ty, vec![Operand::IdRef(ptr)]);
+        Ok(self.from_decl(v, p.scalar))
+    }
+
+    fn store_place(&mut self, p: &Place, vertex: Option<Value>, value: Value) -> Result<(), Error> {
+        let ptr = self.pointer(p, vertex)?;
+        let v = self.val(value)?;
+        let v = self.to_decl(v, p.scalar);
+        self.effect(Op::Store, vec![Operand::IdRef(ptr), Operand::IdRef(v)]);
+        Ok(())
+    }
+
+    /// Emits one instruction; false when it ends the block (discard).
+    fn inst(&mut self, i: &Inst) -> Result<bool, Error> {
+        let id = match &i.kind {
+            InstKind::Const(c) => {
+                let ty = self.carrier_of(result(i)?);
+                Some(self.g.constant(ty, *c))
+            }
+            InstKind::Undef => {
+                let ty = self.carrier_of(result(i)?);
+                Some(self.op(Op::Undef, ty, vec![]))
+            }
+            InstKind::Alu { op, exact, srcs } => Some(self.alu(*op, *exact, srcs, result(i)?)?),
+            InstKind::LoadInput { slot, .. } => {
+                let p = self.io.place(self.g, *slot, false)?;
+                Some(self.load_place(&p, None)?)
+            }
+            InstKind::LoadPerVertexInput { slot, vertex, .. } => {
+                let p = self.io.place(self.g, *slot, false)?;
+                Some(self.load_place(&p, Some(*vertex))?)
+            }
+            InstKind::LoadOutput { slot, vertex, .. } => {
+                let p = self.io.place(self.g, *slot, true)?;
+                Some(self.load_place(&p, *vertex)?)
+            }
+            InstKind::LoadInterpolatedInput {
+                slot,
+                mode,
+                operands,
+                ..
+            } => Some(self.interpolated(*slot, mode.loc, operands)?),
+            InstKind::StoreOutput {
+                slot, value, xfb, ..
+            } => {
+                if xfb.is_some() {
+                    return Err(fail("transform feedback outputs are not exported"));
+                }
+                let p = self.io.place(self.g, *slot, true)?;
+                self.store_place(&p, None, *value)?;
+                None
+            }
+            InstKind::StorePerVertexOutput {
+                slot,
+                value,
+                vertex,
+                ..
+            } => {
+                let p = self.io.place(self.g, *slot, true)?;
+                self.store_place(&p, Some(*vertex), *value)?;
+                None
+            }
+            InstKind::LoadUniform { .. } => {
+                return Err(fail(
+                    "default-block uniforms (OpenGL SPIR-V) are not exported",
+                ))
+            }
+            InstKind::LoadUbo { block, offset } => Some(self.ubo_load(*block, *offset)?),
+            InstKind::LoadSystemValue(sv) => Some(self.system_value(*sv)?),
+            InstKind::EmitVertex => {
+                self.effect(Op::EmitVertex, vec![]);
+                None
+            }
+            InstKind::EndPrimitive => {
+                self.effect(Op::EndPrimitive, vec![]);
+                None
+            }
+            InstKind::Barrier => {
+                let (w, inv, none) = (self.g.u32(2), self.g.u32(4), self.g.u32(0));
+                self.effect(
+                    Op::ControlBarrier,
+                    vec![Operand::IdRef(w), Operand::IdRef(inv), Operand::IdRef(none)],
+                );
+                None
+            }
+            InstKind::Discard => {
+                self.terminate(Op::Kill, vec![]);
+                return Ok(false);
+            }
+            InstKind::Texture {
+                sampler,
+                comp,
+                coords,
+            } => Some(self.texture(*sampler, *comp, coords, result(i)?)?),
+            InstKind::SsboLoad { buffer, addr } => {
+                let ptr = self.ssbo_ptr(*buffer, *addr)?;
+                let u = self.g.uint(32);
+                Some(self.op(Op::Load, u, vec![Operand::IdRef(ptr)]))
+            }
+            InstKind::SsboStore {
+                buffer,
+                addr,
+                value,
+            } => {
+                let ptr = self.ssbo_ptr(*buffer, *addr)?;
+                let v = self.val(*value)?;
+                self.effect(Op::Store, vec![Operand::IdRef(ptr), Operand::IdRef(v)]);
+                None
+            }
+        };
+        if let (Some(r), Some(id)) = (i.result, id) {
+            self.set(r, id);
+        }
+        Ok(true)
+    }
+
+    fn interpolated(
+        &mut self,
+        slot: crate::ir::IoSlot,
+        loc: InterpLoc,
+        operands: &[Value],
+    ) -> Result<u32, Error> {
+        let p = self.io.place(self.g, slot, false)?;
+        let declared = declared_loc(self.plan, slot).unwrap_or(InterpLoc::Center);
+        if loc == declared {
+            return self.load_place(&p, None);
+        }
+        let ptr = self.pointer(&p, None)?;
+        let ext = self.g.glsl_std();
+        self.g.capability(Capability::InterpolationFunction);
+        let mut args = vec![Operand::IdRef(ptr)];
+        let code = match loc {
+            InterpLoc::Centroid => 76,
+            InterpLoc::AtSample => {
+                args.push(Operand::IdRef(self.val(operands[0])?));
+                77
+            }
+            InterpLoc::Sample => {
+                let sid = self.system_value(SystemValue::SampleId)?;
+                args.push(Operand::IdRef(sid));
+                77
+            }
+            InterpLoc::AtOffset => {
+                let f = self.g.float(32);
+                let mut comps = vec![];
+                for o in operands.iter().take(2) {
+                    let v = self.val(*o)?;
+                    comps.push(Operand::IdRef(self.op(
+                        Op::Bitcast,
+                        f,
+                        vec![Operand::IdRef(v)],
+                    )));
+                }
+                let v2 = self.g.vec(f, 2);
+                args.push(Operand::IdRef(self.op(Op::CompositeConstruct, v2, comps)));
+                78
+            }
+            InterpLoc::Center => {
+                return Err(fail(format!(
+                    "{slot} is declared {declared:?} but also read at the centre"
+                )))
+            }
+        };
+        let ty = p.scalar.ty(self.g);
+        let mut ops = vec![Operand::IdRef(ext), Operand::LiteralExtInstInteger(code)];
+        ops.extend(args);
+        let v = self.op(Op::ExtInst, ty, ops);
+        Ok(self.from_decl(v, p.scalar))
+    }
+
+    fn system_value(&mut self, sv: SystemValue) -> Result<u32, Error> {
+        let p = self.io.system_value(self.g, sv);
+        self.load_place(&p, None)
+    }
+
+    /// A word index: a constant when `offset` is one, else `(offset - base) >> 2`.
+    fn word_index(&mut self, offset: Value, base: u32) -> Result<u32, Error> {
+        if let Some(k) = self.const_of(offset) {
+            return Ok(self.g.u32(k.wrapping_sub(base) >> 2));
+        }
+        let u = self.g.uint(32);
+        let mut off = self.val(offset)?;
+        if base != 0 {
+            let b = self.g.u32(base);
+            off = self.op(Op::ISub, u, vec![Operand::IdRef(off), Operand::IdRef(b)]);
+        }
+        let two = self.g.u32(2);
+        Ok(self.op(
+            Op::ShiftRightLogical,
+            u,
+            vec![Operand::IdRef(off), Operand::IdRef(two)],
+        ))
+    }
+
+    fn ubo_load(&mut self, block: u32, offset: Value) -> Result<u32, Error> {
+        let view = self.res.view(self.g, BufKind::Ubo, block)?;
+        let u = self.g.uint(32);
+        let zero = self.g.u32(0);
+        let mut ops = vec![Operand::IdRef(view.var), Operand::IdRef(zero)];
+        if view.vec4 {
+            match self.const_of(offset) {
+                Some(k) => {
+                    let w = k.wrapping_sub(view.base) >> 2;
+                    ops.push(Operand::IdRef(self.g.u32(w >> 2)));
+                    ops.push(Operand::IdRef(self.g.u32(w & 3)));
+                }
+                None => {
+                    let w = self.word_index(offset, view.base)?;
+                    let (two, three) = (self.g.u32(2), self.g.u32(3));
+                    let hi = self.op(
+                        Op::ShiftRightLogical,
+                        u,
+                        vec![Operand::IdRef(w), Operand::IdRef(two)],
+                    );
+                    let lo = self.op(
+                        Op::BitwiseAnd,
+                        u,
+                        vec![Operand::IdRef(w), Operand::IdRef(three)],
+                    );
+                    ops.push(Operand::IdRef(hi));
+                    ops.push(Operand::IdRef(lo));
+                }
+            }
+        } else {
+            let w = self.word_index(offset, view.base)?;
+            ops.push(Operand::IdRef(w));
+        }
+        let ptr = self.op(Op::AccessChain, view.word_ptr, ops);
+        Ok(self.op(Op::Load, u, vec![Operand::IdRef(ptr)]))
+    }
+
+    fn ssbo_ptr(&mut self, buffer: u32, addr: Value) -> Result<u32, Error> {
+        let view = self.res.view(self.g, BufKind::Ssbo, buffer)?;
+        let zero = self.g.u32(0);
+        let a = self.val(addr)?;
+        Ok(self.op(
+            Op::AccessChain,
+            view.word_ptr,
+            vec![
+                Operand::IdRef(view.var),
+                Operand::IdRef(zero),
+                Operand::IdRef(a),
+            ],
+        ))
+    }
+
+    fn handle(&mut self, h: &Handle) -> Result<u32, Error> {
+        match h {
+            Handle::Load { var, elems, ty } => {
+                let ptr = if elems.is_empty() {
+                    *var
+                } else {
+                    let class = rspirv::spirv::StorageClass::UniformConstant;
+                    let pt = self.g.ptr(class, *ty);
+                    let mut ops = vec![Operand::IdRef(*var)];
+                    for e in elems {
+                        ops.push(Operand::IdRef(self.g.u32(*e)));
+                    }
+                    self.op(Op::AccessChain, pt, ops)
+                };
+                Ok(self.op(Op::Load, *ty, vec![Operand::IdRef(ptr)]))
+            }
+            Handle::Sampled { ty, img, smp } => {
+                let (i, s) = (self.handle(img)?, self.handle(smp)?);
+                Ok(self.op(
+                    Op::SampledImage,
+                    *ty,
+                    vec![Operand::IdRef(i), Operand::IdRef(s)],
+                ))
+            }
+            Handle::Image { ty, inner } => {
+                let i = self.handle(inner)?;
+                Ok(self.op(Op::Image, *ty, vec![Operand::IdRef(i)]))
+            }
+        }
+    }
+
+    fn texture(
+        &mut self,
+        sampler: u32,
+        comp: u8,
+        coords: &[Value],
+        r: Value,
+    ) -> Result<u32, Error> {
+        let ids = coords
+            .iter()
+            .map(|c| self.val(*c))
+            .collect::<Result<Vec<_>, _>>()?;
+        let whole = match self.tex.get(&(sampler, ids.clone())) {
+            Some(id) => *id,
+            None => {
+                let id = self.image_op(sampler, coords, &ids)?;
+                self.tex.insert((sampler, ids), id);
+                id
+            }
+        };
+        let (rty, vec) = self.res_type(sampler)?;
+        let scalar = rty;
+        let sty = scalar.ty(self.g);
+        let v = if vec {
+            self.op(
+                Op::CompositeExtract,
+                sty,
+                vec![Operand::IdRef(whole), Operand::LiteralBit32(comp as u32)],
+            )
+        } else {
+            whole
+        };
+        let out = self.from_decl(v, scalar);
+        let want = self.bits_of(r);
+        if want.bits() != scalar.bits {
+            return Err(fail(format!(
+                "texture result of sampler {sampler} has the wrong width"
+            )));
+        }
+        Ok(out)
+    }
+
+    /// The scalar type of a template's result and whether it is a vector.
+    fn res_type(&mut self, sampler: u32) -> Result<(Scalar, bool), Error> {
+        let tpl = self.template(sampler)?;
+        let inst = self
+            .g
+            .m
+            .types_global_values
+            .iter()
+            .find(|i| i.result_id == Some(tpl.result_ty))
+            .cloned()
+            .ok_or_else(|| fail("texture result type is missing"))?;
+        let (elem, vec) = match inst.class.opcode {
+            Op::TypeVector => match inst.operands.first() {
+                Some(Operand::IdRef(e)) => (*e, true),
+                _ => return Err(fail("malformed vector type")),
+            },
+            _ => (tpl.result_ty, false),
+        };
+        Ok((self.scalar_of(elem)?, vec))
+    }
+
+    /// The scalar kind of a scalar type id of the module.
+    pub fn scalar_of(&self, ty: u32) -> Result<Scalar, Error> {
+        let inst = self
+            .g
+            .m
+            .types_global_values
+            .iter()
+            .find(|i| i.result_id == Some(ty))
+            .ok_or_else(|| fail(format!("%{ty} is not a type")))?;
+        let lit = |k: usize| match inst.operands.get(k) {
+            Some(Operand::LiteralBit32(v)) => *v,
+            _ => 0,
+        };
+        Ok(match inst.class.opcode {
+            Op::TypeFloat => Scalar {
+                num: Num::Float,
+                bits: lit(0),
+            },
+            Op::TypeInt if lit(1) == 1 => Scalar {
+                num: Num::Sint,
+                bits: lit(0),
+            },
+            Op::TypeInt => Scalar {
+                num: Num::Uint,
+                bits: lit(0),
+            },
+            Op::TypeBool => Scalar {
+                num: Num::Bool,
+                bits: 1,
+            },
+            _ => return Err(fail(format!("%{ty} is not a scalar type"))),
+        })
+    }
+
+    fn template(&self, sampler: u32) -> Result<super::resources::Template, Error> {
+        match self.res.templates.get(&sampler) {
+            Some(Ok(t)) => Ok(t.clone()),
+            Some(Err(e)) => Err(fail(e.clone())),
+            None => Err(fail(format!(
+                "sampler {sampler} is read in a stage whose original module never samples it"
+            ))),
+        }
+    }
+
+    fn image_op(&mut self, sampler: u32, coords: &[Value], ids: &[u32]) -> Result<u32, Error> {
+        let tpl = self.template(sampler)?;
+        let handle = self.handle(&tpl.handle)?;
+        let mut ops = vec![Operand::IdRef(handle)];
+        let mut next = 0usize;
+        for o in &tpl.operands {
+            match o {
+                TplOperand::Lit(l) => ops.push(l.clone()),
+                TplOperand::Id { ty, n, constant } => {
+                    let n = *n as usize;
+                    if next + n > ids.len() {
+                        return Err(fail(format!(
+                            "texture read of sampler {sampler} has too few coordinates"
+                        )));
+                    }
+                    let id = if *constant {
+                        self.const_operand(*ty, &coords[next..next + n])?
+                    } else {
+                        self.composite(*ty, &ids[next..next + n])?
+                    };
+                    ops.push(Operand::IdRef(id));
+                    next += n;
+                }
+            }
+        }
+        if next != ids.len() {
+            return Err(fail(format!(
+                "texture read of sampler {sampler} has extra coordinates"
+            )));
+        }
+        Ok(self.op(tpl.op, tpl.result_ty, ops))
+    }
+
+    /// Builds a value of numeric type `ty` from carried scalars.
+    fn composite(&mut self, ty: u32, ids: &[u32]) -> Result<u32, Error> {
+        let (elem, vec) = self.elem_of(ty)?;
+        let s = self.scalar_of(elem)?;
+        let parts: Vec<u32> = ids.iter().map(|i| self.to_decl(*i, s)).collect();
+        if !vec {
+            return Ok(parts[0]);
+        }
+        Ok(self.op(
+            Op::CompositeConstruct,
+            ty,
+            parts.into_iter().map(Operand::IdRef).collect(),
+        ))
+    }
+
+    fn const_operand(&mut self, ty: u32, vals: &[Value]) -> Result<u32, Error> {
+        let (elem, vec) = self.elem_of(ty)?;
+        let mut parts = vec![];
+        for v in vals {
+            let k = self
+                .const_of(*v)
+                .ok_or_else(|| fail("a constant texel offset became a computed value"))?;
+            parts.push(self.g.constant(elem, k));
+        }
+        if !vec {
+            return Ok(parts[0]);
+        }
+        let id = self.g.id();
+        self.g.m.types_global_values.push(Instruction::new(
+            Op::ConstantComposite,
+            Some(ty),
+            Some(id),
+            parts.into_iter().map(Operand::IdRef).collect(),
+        ));
+        Ok(id)
+    }
+
+    fn elem_of(&self, ty: u32) -> Result<(u32, bool), Error> {
+        let inst = self
+            .g
+            .m
+            .types_global_values
+            .iter()
+            .find(|i| i.result_id == Some(ty))
+            .ok_or_else(|| fail(format!("%{ty} is not a type")))?;
+        Ok(match (inst.class.opcode, inst.operands.first()) {
+            (Op::TypeVector, Some(Operand::IdRef(e))) => (*e, true),
+            _ => (ty, false),
+        })
+    }
+}
+
+fn result(i: &Inst) -> Result<Value, Error> {
+    i.result
+        .ok_or_else(|| fail(format!("`{}` without a result", i.kind.keyword())))
+}

@@ -1,0 +1,778 @@
+//! The varying interface of an exported pair. A pair-level [`Plan`] gives every
+//! user varying component (one `IoSlot`) a location, a component and a type both
+//! stages agree on; [`StageIo`] declares, per stage, the variables the body reads
+//! and writes: one scalar variable per varying component (arrayed per vertex where
+//! the stage is), built-ins for the system slots, and the original vertex
+//! attributes and fragment outputs, which are kept as they were.
+
+use std::collections::BTreeMap;
+
+use rspirv::spirv::{BuiltIn, Capability, Decoration, StorageClass};
+
+use super::fail;
+use super::globals::Globals;
+use crate::import::link::StageLayout;
+use crate::import::module::{Module, Ty};
+use crate::ir::{
+    BitSize, Half, InstKind, Interp, InterpLoc, IoSlot, Pipeline, Shader, Slot, Stage, StageInfo,
+    SystemValue,
+};
+use crate::Error;
+
+/// How a value is typed in SPIR-V where it is declared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Num {
+    /// Floating point.
+    Float,
+    /// Unsigned integer.
+    Uint,
+    /// Signed integer.
+    Sint,
+    /// Boolean.
+    Bool,
+}
+
+/// A declared scalar type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Scalar {
+    /// Numeric kind.
+    pub num: Num,
+    /// Width in bits.
+    pub bits: u32,
+}
+
+impl Scalar {
+    /// The SPIR-V type id.
+    pub fn ty(self, g: &mut Globals) -> u32 {
+        match self.num {
+            Num::Float => g.float(self.bits),
+            Num::Uint => g.uint(self.bits),
+            Num::Sint => g.int_ty(self.bits, true),
+            Num::Bool => g.boolean(),
+        }
+    }
+}
+
+const F32: Scalar = Scalar {
+    num: Num::Float,
+    bits: 32,
+};
+const I32: Scalar = Scalar {
+    num: Num::Sint,
+    bits: 32,
+};
+
+/// What the pair knows about one user varying component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CompInfo {
+    bits: BitSize,
+    /// The consumer interpolates it (declared float with this mode).
+    interp: Option<(Interp, InterpLoc)>,
+    /// The consumer is a fragment shader that reads it flat.
+    flat: bool,
+}
+
+/// The pair's varying layout.
+pub(crate) struct Plan {
+    comps: BTreeMap<IoSlot, CompInfo>,
+    locs: BTreeMap<(Slot, bool), u32>,
+    clip_len: u32,
+    cull_len: u32,
+}
+
+/// Whether a slot is carried by a SPIR-V built-in rather than a located variable.
+fn is_builtin_slot(s: Slot) -> bool {
+    matches!(
+        s,
+        Slot::Pos
+            | Slot::Psiz
+            | Slot::ClipDist(_)
+            | Slot::CullDist(_)
+            | Slot::Layer
+            | Slot::Viewport
+            | Slot::PrimitiveId
+            | Slot::TessLevelOuter
+            | Slot::TessLevelInner
+            | Slot::Depth
+            | Slot::SampleMask
+    )
+}
+
+fn is_user_varying(s: Slot) -> bool {
+    s.is_varying() && !is_builtin_slot(s)
+}
+
+/// One I/O access of a shader: slot, bits, interpolation, indirect.
+struct Access {
+    slot: IoSlot,
+    bits: BitSize,
+    interp: Option<(Interp, InterpLoc)>,
+    flat_load: bool,
+    indirect: bool,
+    output: bool,
+}
+
+fn accesses(s: &Shader) -> Vec<Access> {
+    let mut out = vec![];
+    let fs = s.stage() == Stage::Fragment;
+    s.for_each_inst(|i| {
+        let rbits = i.result.map(|r| s.bits(r));
+        let output = matches!(
+            i.kind,
+            InstKind::StoreOutput { .. }
+                | InstKind::StorePerVertexOutput { .. }
+                | InstKind::LoadOutput { .. }
+        );
+        let (slot, bits, interp, flat_load, indirect) = match &i.kind {
+            InstKind::StoreOutput {
+                slot,
+                value,
+                indirect,
+                ..
+            }
+            | InstKind::StorePerVertexOutput {
+                slot,
+                value,
+                indirect,
+                ..
+            } => (*slot, s.bits(*value), None, false, indirect.is_some()),
+            InstKind::LoadOutput { slot, indirect, .. }
+            | InstKind::LoadPerVertexInput { slot, indirect, .. } => (
+                *slot,
+                rbits.unwrap_or(BitSize::B32),
+                None,
+                false,
+                indirect.is_some(),
+            ),
+            InstKind::LoadInput { slot, indirect } => (
+                *slot,
+                rbits.unwrap_or(BitSize::B32),
+                None,
+                fs,
+                indirect.is_some(),
+            ),
+            InstKind::LoadInterpolatedInput {
+                slot,
+                mode,
+                indirect,
+                ..
+            } => (
+                *slot,
+                rbits.unwrap_or(BitSize::B32),
+                Some((mode.interp, mode.loc)),
+                false,
+                indirect.is_some(),
+            ),
+            _ => return,
+        };
+        out.push(Access {
+            slot,
+            bits,
+            interp,
+            flat_load,
+            indirect,
+            output,
+        });
+    });
+    out
+}
+
+impl Plan {
+    /// Lays out the varyings both stages of `pipe` touch.
+    pub fn new(pipe: &Pipeline) -> Result<Plan, Error> {
+        let mut comps: BTreeMap<IoSlot, CompInfo> = BTreeMap::new();
+        let (mut clip_len, mut cull_len) = (0, 0);
+        for (shader, consumer) in [(&pipe.producer, false), (&pipe.consumer, true)] {
+            for a in accesses(shader) {
+                if a.output == consumer {
+                    continue;
+                }
+                let s = a.slot.slot;
+                if a.indirect {
+                    return Err(fail(format!(
+                        "{}: dynamically indexed {} is not exported",
+                        shader.stage(),
+                        s
+                    )));
+                }
+                let top = a.slot.comp as u32 + 1;
+                match s {
+                    Slot::ClipDist(hi) => clip_len = clip_len.max(top + 4 * hi as u32),
+                    Slot::CullDist(hi) => cull_len = cull_len.max(top + 4 * hi as u32),
+                    _ => {}
+                }
+                if !is_user_varying(s) {
+                    continue;
+                }
+                let e = comps.entry(a.slot).or_insert(CompInfo {
+                    bits: a.bits,
+                    interp: None,
+                    flat: false,
+                });
+                if e.bits != a.bits {
+                    return Err(fail(format!(
+                        "{} is accessed as {}-bit and {}-bit",
+                        a.slot,
+                        e.bits.bits(),
+                        a.bits.bits()
+                    )));
+                }
+                if !consumer || pipe.consumer.stage() != Stage::Fragment {
+                    continue;
+                }
+                merge_interp(e, &a)?;
+            }
+        }
+        Ok(Plan {
+            locs: locations(&comps),
+            comps,
+            clip_len,
+            cull_len,
+        })
+    }
+
+    /// Location and component of a user varying component.
+    fn place(&self, s: IoSlot) -> Option<(u32, u32)> {
+        let loc = self.locs.get(&(s.slot, s.half == Half::Hi))?;
+        Some((*loc, s.comp as u32))
+    }
+}
+
+/// Records how the fragment shader reads a component: the declared mode is the
+/// one of plain (centre, centroid, sample) loads; at-offset/at-sample loads only
+/// fix perspective vs linear.
+fn merge_interp(e: &mut CompInfo, a: &Access) -> Result<(), Error> {
+    if a.flat_load {
+        e.flat = true;
+    }
+    if let Some((interp, loc)) = a.interp {
+        let plain = matches!(
+            loc,
+            InterpLoc::Center | InterpLoc::Centroid | InterpLoc::Sample
+        );
+        match e.interp {
+            None => {
+                let l = if plain { loc } else { InterpLoc::Center };
+                e.interp = Some((interp, l));
+            }
+            Some((i, _)) if i != interp => {
+                return Err(fail(format!(
+                    "{} is read both perspective-correct and linear",
+                    a.slot
+                )))
+            }
+            Some((i, l)) if plain && l != loc && l == InterpLoc::Center => {
+                e.interp = Some((i, l));
+            }
+            Some(_) => {}
+        }
+    }
+    if e.flat && e.interp.is_some() {
+        return Err(fail(format!(
+            "{} is read both flat and interpolated",
+            a.slot
+        )));
+    }
+    Ok(())
+}
+
+/// Locations: `VARn` at n, the legacy slots after the last `VARn`, 16-bit high
+/// halves after those, then the patch slots (per-vertex and per-patch locations
+/// never overlap).
+fn locations(comps: &BTreeMap<IoSlot, CompInfo>) -> BTreeMap<(Slot, bool), u32> {
+    let mut locs = BTreeMap::new();
+    let mut next = 0;
+    for s in comps.keys() {
+        if let Slot::Var(n) = s.slot {
+            locs.insert((s.slot, false), n as u32);
+            next = next.max(n as u32 + 1);
+        }
+    }
+    let legacy = |s: Slot| {
+        matches!(
+            s,
+            Slot::Col(_) | Slot::Bfc(_) | Slot::Fogc | Slot::Tex(_) | Slot::Pntc
+        )
+    };
+    for s in comps.keys() {
+        if legacy(s.slot) && !locs.contains_key(&(s.slot, false)) {
+            locs.insert((s.slot, false), next);
+            next += 1;
+        }
+    }
+    for s in comps.keys() {
+        if s.half == Half::Hi && !s.slot.is_patch() && !locs.contains_key(&(s.slot, true)) {
+            locs.insert((s.slot, true), next);
+            next += 1;
+        }
+    }
+    let patch_base = next;
+    let mut next_patch = patch_base;
+    for s in comps.keys() {
+        if let Slot::Patch(n) = s.slot {
+            let l = patch_base + n as u32;
+            locs.insert((s.slot, false), l);
+            next_patch = next_patch.max(l + 1);
+        }
+    }
+    for s in comps.keys() {
+        if s.half == Half::Hi && s.slot.is_patch() && !locs.contains_key(&(s.slot, true)) {
+            locs.insert((s.slot, true), next_patch);
+            next_patch += 1;
+        }
+    }
+    locs
+}
+
+/// Where a load or store goes: a variable, constant indices into it after the
+/// optional vertex index, and the declared scalar type.
+#[derive(Clone, Debug)]
+pub(crate) struct Place {
+    /// The variable.
+    pub var: u32,
+    /// Storage class (for pointer types).
+    pub class: StorageClass,
+    /// The variable is an array over vertices (the vertex index comes first).
+    pub per_vertex: bool,
+    /// Constant indices after the vertex index.
+    pub path: Vec<u32>,
+    /// Declared scalar type at the end of the path.
+    pub scalar: Scalar,
+}
+
+/// Declared variables of one stage.
+pub(crate) struct StageIo<'a> {
+    plan: &'a Plan,
+    stage: Stage,
+    info: StageInfo,
+    producer: bool,
+    user: BTreeMap<IoSlot, Place>,
+    builtins: BTreeMap<(BuiltIn, bool), u32>,
+    attrs: BTreeMap<(Slot, u8), Place>,
+    vertex_builtins: (BuiltIn, BuiltIn),
+}
+
+impl<'a> StageIo<'a> {
+    /// The I/O of `shader` (the producer when `producer`), kept attributes and
+    /// fragment outputs of its original module `m`.
+    pub fn new(
+        plan: &'a Plan,
+        shader: &Shader,
+        m: &Module,
+        layout: &StageLayout,
+        producer: bool,
+    ) -> Result<StageIo<'a>, Error> {
+        let uses_old = m
+            .decos
+            .values()
+            .any(|d| d.builtin == Some(BuiltIn::VertexId));
+        let vertex_builtins = if uses_old {
+            (BuiltIn::VertexId, BuiltIn::InstanceId)
+        } else {
+            (BuiltIn::VertexIndex, BuiltIn::InstanceIndex)
+        };
+        Ok(StageIo {
+            plan,
+            stage: shader.stage(),
+            info: shader.info.clone(),
+            producer,
+            user: BTreeMap::new(),
+            builtins: BTreeMap::new(),
+            attrs: original_slots(m, layout, producer)?,
+            vertex_builtins,
+        })
+    }
+
+    /// Every variable declared or kept (for the entry point's interface).
+    pub fn vars(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.user.values().map(|p| p.var).collect();
+        v.extend(self.builtins.values());
+        v.extend(self.attrs.values().map(|p| p.var));
+        v
+    }
+
+    /// Declares every user varying of the plan on this side, so both stages
+    /// declare the same interface even where one side never touches a component.
+    pub fn declare_all(&mut self, g: &mut Globals) -> Result<(), Error> {
+        let keys: Vec<IoSlot> = self.plan.comps.keys().copied().collect();
+        for k in keys {
+            self.user_place(g, k)?;
+        }
+        Ok(())
+    }
+
+    fn class(&self) -> StorageClass {
+        if self.producer {
+            StorageClass::Output
+        } else {
+            StorageClass::Input
+        }
+    }
+
+    /// Vertex-array length of per-vertex variables of this class, if arrayed.
+    fn vertex_len(&self, patch: bool, class: StorageClass) -> Option<u32> {
+        if patch {
+            return None;
+        }
+        let input = class == StorageClass::Input;
+        match (&self.info, input) {
+            (
+                StageInfo::TessCtrl {
+                    output_vertices, ..
+                },
+                false,
+            ) => Some(*output_vertices as u32),
+            (StageInfo::TessCtrl { .. } | StageInfo::TessEval { .. }, true) => Some(32),
+            (StageInfo::Geometry { input, .. }, true) => Some(input.vertex_count() as u32),
+            _ => None,
+        }
+    }
+
+    /// The place of an input (`output` false) or output access to `slot`. The
+    /// pair's own varyings follow the plan; the stage's other side (vertex
+    /// attributes, fragment outputs, varyings from or to a stage outside the pair)
+    /// keeps its original variables.
+    pub fn place(&mut self, g: &mut Globals, slot: IoSlot, output: bool) -> Result<Place, Error> {
+        let class = if output {
+            StorageClass::Output
+        } else {
+            StorageClass::Input
+        };
+        if is_builtin_slot(slot.slot) {
+            return self.builtin_place(g, slot, class);
+        }
+        if output == self.producer {
+            return self.user_place(g, slot);
+        }
+        self.attrs
+            .get(&(slot.slot, slot.comp))
+            .cloned()
+            .ok_or_else(|| fail(format!("{slot} has no variable in the original module")))
+    }
+
+    fn user_place(&mut self, g: &mut Globals, slot: IoSlot) -> Result<Place, Error> {
+        if let Some(p) = self.user.get(&slot) {
+            return Ok(p.clone());
+        }
+        let info = *self
+            .plan
+            .comps
+            .get(&slot)
+            .ok_or_else(|| fail(format!("{slot} is not in the pair's interface")))?;
+        let (loc, comp) = self
+            .plan
+            .place(slot)
+            .ok_or_else(|| fail(format!("{slot} has no location")))?;
+        let scalar = Scalar {
+            num: if info.interp.is_some() {
+                Num::Float
+            } else {
+                Num::Uint
+            },
+            bits: info.bits.bits(),
+        };
+        let patch = slot.slot.is_patch();
+        let elem = scalar.ty(g);
+        let class = self.class();
+        let vlen = self.vertex_len(patch, class);
+        let ty = match vlen {
+            Some(n) => g.array(elem, n),
+            None => elem,
+        };
+        let ptr = g.ptr(class, ty);
+        let var = g.variable(ptr, class);
+        g.decorate(var, Decoration::Location, &[loc]);
+        if comp != 0 {
+            g.decorate(var, Decoration::Component, &[comp]);
+        }
+        if patch {
+            g.decorate(var, Decoration::Patch, &[]);
+        }
+        if info.bits == BitSize::B16 {
+            g.capability(Capability::StorageInputOutput16);
+            g.extension("SPV_KHR_16bit_storage");
+        }
+        if !self.producer && self.stage == Stage::Fragment {
+            decorate_interp(g, var, info);
+        }
+        g.name(var, &format!("{}", slot).replace('.', "_"));
+        let p = Place {
+            var,
+            class,
+            per_vertex: vlen.is_some(),
+            path: vec![],
+            scalar,
+        };
+        self.user.insert(slot, p.clone());
+        Ok(p)
+    }
+
+    fn builtin_place(
+        &mut self,
+        g: &mut Globals,
+        slot: IoSlot,
+        class: StorageClass,
+    ) -> Result<Place, Error> {
+        let c = slot.comp as u32;
+        let (b, path, scalar, len) = match slot.slot {
+            Slot::Pos => (BuiltIn::Position, vec![c], F32, Some(4)),
+            Slot::Psiz => (BuiltIn::PointSize, vec![], F32, None),
+            Slot::ClipDist(hi) => (
+                BuiltIn::ClipDistance,
+                vec![c + 4 * hi as u32],
+                F32,
+                Some(-(self.plan.clip_len as i32)),
+            ),
+            Slot::CullDist(hi) => (
+                BuiltIn::CullDistance,
+                vec![c + 4 * hi as u32],
+                F32,
+                Some(-(self.plan.cull_len as i32)),
+            ),
+            Slot::Layer => (BuiltIn::Layer, vec![], I32, None),
+            Slot::Viewport => (BuiltIn::ViewportIndex, vec![], I32, None),
+            Slot::PrimitiveId => (BuiltIn::PrimitiveId, vec![], I32, None),
+            Slot::TessLevelOuter => (BuiltIn::TessLevelOuter, vec![c], F32, Some(-4)),
+            Slot::TessLevelInner => (BuiltIn::TessLevelInner, vec![c], F32, Some(-2)),
+            Slot::Depth => (BuiltIn::FragDepth, vec![], F32, None),
+            Slot::SampleMask => (BuiltIn::SampleMask, vec![0], I32, Some(-1)),
+            other => return Err(fail(format!("{other} is not a built-in slot"))),
+        };
+        let patch = matches!(slot.slot, Slot::TessLevelOuter | Slot::TessLevelInner);
+        let vlen = self.vertex_len(patch, class);
+        let var = self.builtin_var(g, b, class, scalar, len, vlen, patch);
+        Ok(Place {
+            var,
+            class,
+            per_vertex: vlen.is_some(),
+            path,
+            scalar,
+        })
+    }
+
+    /// A built-in variable: `len` > 0 is a vector, < 0 an array of that many.
+    #[allow(clippy::too_many_arguments)]
+    fn builtin_var(
+        &mut self,
+        g: &mut Globals,
+        b: BuiltIn,
+        class: StorageClass,
+        scalar: Scalar,
+        len: Option<i32>,
+        vlen: Option<u32>,
+        patch: bool,
+    ) -> u32 {
+        let input = class == StorageClass::Input;
+        if let Some(v) = self.builtins.get(&(b, input)) {
+            return *v;
+        }
+        let elem = scalar.ty(g);
+        let mut ty = match len {
+            Some(n) if n > 0 => g.vec(elem, n as u32),
+            Some(n) => g.array(elem, (-n).max(1) as u32),
+            None => elem,
+        };
+        if let Some(n) = vlen {
+            ty = g.array(ty, n);
+        }
+        let ptr = g.ptr(class, ty);
+        let var = g.variable(ptr, class);
+        g.builtin(var, b);
+        if patch {
+            g.decorate(var, Decoration::Patch, &[]);
+        }
+        if input
+            && self.stage == Stage::Fragment
+            && scalar.num != Num::Float
+            && b != BuiltIn::FrontFacing
+        {
+            g.decorate(var, Decoration::Flat, &[]);
+        }
+        self.builtins.insert((b, input), var);
+        var
+    }
+
+    /// The place of a system value.
+    pub fn system_value(&mut self, g: &mut Globals, sv: SystemValue) -> Place {
+        use SystemValue as S;
+        let (vi, ii) = self.vertex_builtins;
+        let bool_ty = Scalar {
+            num: Num::Bool,
+            bits: 1,
+        };
+        let (b, path, scalar, len) = match sv {
+            S::VertexId => (vi, vec![], I32, None),
+            S::InstanceId => (ii, vec![], I32, None),
+            S::InvocationId => (BuiltIn::InvocationId, vec![], I32, None),
+            S::PrimitiveId => (BuiltIn::PrimitiveId, vec![], I32, None),
+            S::ViewIndex => (BuiltIn::ViewIndex, vec![], I32, None),
+            S::FrontFace => (BuiltIn::FrontFacing, vec![], bool_ty, None),
+            S::SampleId => (BuiltIn::SampleId, vec![], I32, None),
+            S::TessCoordX => (BuiltIn::TessCoord, vec![0], F32, Some(3)),
+            S::TessCoordY => (BuiltIn::TessCoord, vec![1], F32, Some(3)),
+            S::TessCoordZ => (BuiltIn::TessCoord, vec![2], F32, Some(3)),
+            S::FragCoordX => (BuiltIn::FragCoord, vec![0], F32, Some(4)),
+            S::FragCoordY => (BuiltIn::FragCoord, vec![1], F32, Some(4)),
+            S::FragCoordZ => (BuiltIn::FragCoord, vec![2], F32, Some(4)),
+            S::FragCoordW => (BuiltIn::FragCoord, vec![3], F32, Some(4)),
+            S::PatchVerticesIn => (BuiltIn::PatchVertices, vec![], I32, None),
+        };
+        if sv == S::SampleId {
+            g.capability(Capability::SampleRateShading);
+        }
+        let var = self.builtin_var(g, b, StorageClass::Input, scalar, len, None, false);
+        Place {
+            var,
+            class: StorageClass::Input,
+            per_vertex: false,
+            path,
+            scalar,
+        }
+    }
+}
+
+fn decorate_interp(g: &mut Globals, var: u32, info: CompInfo) {
+    match info.interp {
+        None => g.decorate(var, Decoration::Flat, &[]),
+        Some((interp, loc)) => {
+            if interp == Interp::Linear {
+                g.decorate(var, Decoration::NoPerspective, &[]);
+            }
+            match loc {
+                InterpLoc::Centroid => g.decorate(var, Decoration::Centroid, &[]),
+                InterpLoc::Sample => {
+                    g.capability(Capability::SampleRateShading);
+                    g.decorate(var, Decoration::Sample, &[]);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The declared interpolation location of a component (what a plain load gives).
+pub(crate) fn declared_loc(plan: &Plan, slot: IoSlot) -> Option<InterpLoc> {
+    plan.comps.get(&slot).and_then(|c| c.interp).map(|(_, l)| l)
+}
+
+/// The kept variables of the stage's other side (inputs of the producer: vertex
+/// attributes or varyings from an earlier stage; outputs of the consumer:
+/// fragment outputs or varyings to a later stage), by slot and component: the
+/// variable and the path to each scalar after the vertex index.
+fn original_slots(
+    m: &Module,
+    layout: &StageLayout,
+    producer: bool,
+) -> Result<BTreeMap<(Slot, u8), Place>, Error> {
+    let class = if producer {
+        StorageClass::Input
+    } else {
+        StorageClass::Output
+    };
+    let mut out = BTreeMap::new();
+    for (var, gv) in &m.vars {
+        if gv.class != class || !super::carry::is_user_io(m, *var) {
+            continue;
+        }
+        let d = m.deco(*var);
+        let (family, loc): (fn(u8) -> Slot, u32) = match (m.stage, class) {
+            (Stage::Vertex, StorageClass::Input) => (Slot::Attr, d.location.unwrap_or(0)),
+            (Stage::Fragment, StorageClass::Output) => (Slot::Data, d.location.unwrap_or(0)),
+            _ => {
+                let base = layout.io_base.get(var).copied().unwrap_or(0);
+                (if d.patch { Slot::Patch } else { Slot::Var }, base)
+            }
+        };
+        let mut ty = gv.ty;
+        let per_vertex = crate::import::spirv::per_vertex(m.stage, class, d.patch);
+        if per_vertex {
+            if let Ty::Array { elem, .. } = m.ty(ty)? {
+                ty = *elem;
+            }
+        }
+        let mut leaves = vec![];
+        flatten(m, ty, loc, d.component.unwrap_or(0), vec![], &mut leaves, 0)?;
+        for (l, c, path, scalar) in leaves {
+            let slot = family(u8::try_from(l).map_err(|_| fail("location out of range"))?);
+            out.insert(
+                (slot, c as u8),
+                Place {
+                    var: *var,
+                    class,
+                    per_vertex,
+                    path,
+                    scalar,
+                },
+            );
+        }
+    }
+    Ok(out)
+}
+
+type Leaf = (u32, u32, Vec<u32>, Scalar);
+
+fn flatten(
+    m: &Module,
+    ty: u32,
+    loc: u32,
+    comp: u32,
+    path: Vec<u32>,
+    out: &mut Vec<Leaf>,
+    depth: u32,
+) -> Result<u32, Error> {
+    if depth > 8 {
+        return Err(fail(format!("type %{ty} nests too deeply")));
+    }
+    let scalar = |t: &Ty| -> Option<Scalar> {
+        match t {
+            Ty::Float { width } => Some(Scalar {
+                num: Num::Float,
+                bits: *width,
+            }),
+            Ty::Int { width, signed } => Some(Scalar {
+                num: if *signed { Num::Sint } else { Num::Uint },
+                bits: *width,
+            }),
+            _ => None,
+        }
+    };
+    let t = m.ty(ty)?.clone();
+    if let Some(s) = scalar(&t) {
+        if s.bits > 32 {
+            return Err(fail("64-bit attributes and outputs are not exported"));
+        }
+        out.push((loc, comp, path, s));
+        return Ok(1);
+    }
+    match t {
+        Ty::Vector { elem, n } => {
+            let s = scalar(m.ty(elem)?).ok_or_else(|| fail("vector of a non-numeric type"))?;
+            for i in 0..n {
+                let mut p = path.clone();
+                p.push(i);
+                out.push((loc, comp + i, p, s));
+            }
+            Ok(1)
+        }
+        Ty::Matrix { col, n } => {
+            for i in 0..n {
+                let mut p = path.clone();
+                p.push(i);
+                flatten(m, col, loc + i, comp, p, out, depth + 1)?;
+            }
+            Ok(n)
+        }
+        Ty::Array { elem, len } => {
+            let mut used = 0;
+            for i in 0..len {
+                let mut p = path.clone();
+                p.push(i);
+                used += flatten(m, elem, loc + used, comp, p, out, depth + 1)?;
+            }
+            Ok(used)
+        }
+        _ => Err(fail(format!(
+            "attribute or output type %{ty} is not exported"
+        ))),
+    }
+}

@@ -1,0 +1,415 @@
+//! Resources of an exported stage. Buffers (UBOs, push constants, SSBOs) become
+//! word views (`uvec4[]`, `uint[]`) with the original descriptor set and binding,
+//! because the IR addresses them by byte or word offset; samplers and images keep
+//! their original variables, and each image operation is rebuilt from the one
+//! instruction shape the original module used on that image (its template).
+
+use std::collections::BTreeMap;
+
+use rspirv::dr::{Instruction, Operand};
+use rspirv::spirv::{Decoration, ImageOperands, Op, StorageClass};
+
+use super::globals::Globals;
+use super::{fail, Sides};
+use crate::import::link::StageLayout;
+use crate::import::module::{id_at, Module, Ty};
+use crate::Error;
+
+/// Which kind of buffer an IR index names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum BufKind {
+    /// A uniform or push-constant block (`LoadUbo`).
+    Ubo,
+    /// A storage buffer (`SsboLoad`, `SsboStore`).
+    Ssbo,
+}
+
+/// The original declaration a view copies.
+#[derive(Clone, Debug)]
+struct BufDecl {
+    class: StorageClass,
+    buffer_block: bool,
+    set: Option<u32>,
+    binding: Option<u32>,
+    /// Byte offset of the first member (push constants may start past 0).
+    base: u32,
+    size: u32,
+    name: String,
+}
+
+/// A declared view.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct View {
+    /// The variable.
+    pub var: u32,
+    /// Pointer to one `uint` of it.
+    pub word_ptr: u32,
+    /// Words are grouped in `uvec4`s (std140 array stride 16).
+    pub vec4: bool,
+    /// Byte offset of word 0.
+    pub base: u32,
+}
+
+/// How the original module obtained the image operand.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Handle {
+    /// `OpLoad` of a variable, through constant array indices.
+    Load { var: u32, elems: Vec<u32>, ty: u32 },
+    /// `OpSampledImage` of an image and a sampler.
+    Sampled {
+        ty: u32,
+        img: Box<Handle>,
+        smp: Box<Handle>,
+    },
+    /// `OpImage` of a sampled image.
+    Image { ty: u32, inner: Box<Handle> },
+}
+
+/// One operand of an image instruction after the image.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum TplOperand {
+    /// A value of this type, built from the next IR coordinates; `constant` when
+    /// SPIR-V requires a constant there (`ConstOffset`).
+    Id { ty: u32, n: u32, constant: bool },
+    /// A literal operand (the image-operands mask), copied.
+    Lit(Operand),
+}
+
+/// The shape of the image instruction used on one sampler index.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Template {
+    pub op: Op,
+    pub result_ty: u32,
+    pub handle: Handle,
+    pub operands: Vec<TplOperand>,
+}
+
+/// Resource state of one stage under export.
+pub(crate) struct Resources {
+    bufs: BTreeMap<(BufKind, u32), BufDecl>,
+    views: BTreeMap<(BufKind, u32), View>,
+    /// Sampler index → the template, or why there is none.
+    pub templates: BTreeMap<u32, Result<Template, String>>,
+}
+
+impl Resources {
+    /// Collects the pair's buffers (from both stages: code may have moved) and this
+    /// stage's image templates.
+    pub fn new(sides: &Sides, m: &Module, layout: &StageLayout) -> Result<Resources, Error> {
+        let mut bufs = BTreeMap::new();
+        for (sm, sl) in [(sides.p, sides.lp), (sides.c, sides.lc)] {
+            for (var, idx) in &sl.ubo_block {
+                if !bufs.contains_key(&(BufKind::Ubo, *idx)) {
+                    bufs.insert((BufKind::Ubo, *idx), buf_decl(sm, *var, true)?);
+                }
+            }
+            for (var, idx) in &sl.ssbo {
+                if !bufs.contains_key(&(BufKind::Ssbo, *idx)) {
+                    bufs.insert((BufKind::Ssbo, *idx), buf_decl(sm, *var, false)?);
+                }
+            }
+        }
+        for ((kind, idx), d) in bufs.iter_mut() {
+            if *kind == BufKind::Ubo {
+                if let Some(s) = sides.pipe.ubo_size(*idx) {
+                    d.size = d.size.max(s);
+                }
+            }
+        }
+        Ok(Resources {
+            bufs,
+            views: BTreeMap::new(),
+            templates: templates(m, layout),
+        })
+    }
+
+    /// The view of a buffer, declared on first use.
+    pub fn view(&mut self, g: &mut Globals, kind: BufKind, idx: u32) -> Result<View, Error> {
+        if let Some(v) = self.views.get(&(kind, idx)) {
+            return Ok(*v);
+        }
+        let d = self
+            .bufs
+            .get(&(kind, idx))
+            .cloned()
+            .ok_or_else(|| fail(format!("buffer {idx} has no declaration in either stage")))?;
+        let v = declare_view(g, &d, kind)?;
+        self.views.insert((kind, idx), v);
+        Ok(v)
+    }
+
+    /// Every declared view variable (for the entry point's interface).
+    pub fn view_vars(&self) -> Vec<u32> {
+        self.views.values().map(|v| v.var).collect()
+    }
+}
+
+fn buf_decl(m: &Module, var: u32, sized: bool) -> Result<BufDecl, Error> {
+    let g = m
+        .vars
+        .get(&var)
+        .ok_or_else(|| fail(format!("%{var} is not a variable")))?;
+    let d = m.deco(var);
+    let members = match m.types.get(&g.ty) {
+        Some(Ty::Struct { members }) => members.len() as u32,
+        _ => {
+            return Err(fail(format!(
+                "buffer %{var} `{}` is not a single block (arrays of blocks are not exported)",
+                m.name(var)
+            )))
+        }
+    };
+    let base = (0..members)
+        .filter_map(|i| m.member_deco(g.ty, i).offset)
+        .min()
+        .unwrap_or(0)
+        & !3;
+    let size = if sized {
+        crate::import::mem::buf_size(m, g.ty)?
+    } else {
+        0
+    };
+    Ok(BufDecl {
+        class: g.class,
+        buffer_block: m.deco(g.ty).buffer_block,
+        set: d.set,
+        binding: d.binding,
+        base,
+        size,
+        name: m.name(var).to_owned(),
+    })
+}
+
+fn declare_view(g: &mut Globals, d: &BufDecl, kind: BufKind) -> Result<View, Error> {
+    let u = g.uint(32);
+    let std140 = d.class == StorageClass::Uniform && !d.buffer_block;
+    let (arr, vec4) = if kind == BufKind::Ssbo {
+        let a = g.fresh_ty(Op::TypeRuntimeArray, vec![Operand::IdRef(u)]);
+        g.decorate(a, Decoration::ArrayStride, &[4]);
+        (a, false)
+    } else if std140 {
+        let v4 = g.vec(u, 4);
+        let n = d.size.div_ceil(16).max(1);
+        let a = g.array(v4, n);
+        g.decorate(a, Decoration::ArrayStride, &[16]);
+        (a, true)
+    } else {
+        let n = (d.size.saturating_sub(d.base)).div_ceil(4).max(1);
+        let a = g.array(u, n);
+        g.decorate(a, Decoration::ArrayStride, &[4]);
+        (a, false)
+    };
+    let st = g.fresh_ty(Op::TypeStruct, vec![Operand::IdRef(arr)]);
+    g.member_decorate(st, 0, Decoration::Offset, &[d.base]);
+    let block = if d.buffer_block {
+        Decoration::BufferBlock
+    } else {
+        Decoration::Block
+    };
+    g.decorate(st, block, &[]);
+    let ptr = g.ptr(d.class, st);
+    let var = g.variable(ptr, d.class);
+    if let Some(s) = d.set {
+        g.decorate(var, Decoration::DescriptorSet, &[s]);
+    }
+    if let Some(b) = d.binding {
+        g.decorate(var, Decoration::Binding, &[b]);
+    }
+    if !d.name.is_empty() {
+        g.name(var, &d.name);
+    }
+    let word_ptr = g.ptr(d.class, u);
+    Ok(View {
+        var,
+        word_ptr,
+        vec4,
+        base: d.base,
+    })
+}
+
+/// Opcodes the importer turns into `tex` instructions.
+fn is_image_op(op: Op) -> bool {
+    matches!(
+        op,
+        Op::ImageSampleImplicitLod
+            | Op::ImageSampleExplicitLod
+            | Op::ImageSampleDrefImplicitLod
+            | Op::ImageSampleDrefExplicitLod
+            | Op::ImageSampleProjImplicitLod
+            | Op::ImageSampleProjExplicitLod
+            | Op::ImageSampleProjDrefImplicitLod
+            | Op::ImageSampleProjDrefExplicitLod
+            | Op::ImageFetch
+            | Op::ImageGather
+            | Op::ImageDrefGather
+            | Op::ImageRead
+            | Op::ImageQuerySize
+            | Op::ImageQuerySizeLod
+            | Op::ImageQueryLod
+            | Op::ImageQueryLevels
+            | Op::ImageQuerySamples
+    )
+}
+
+/// The template of every sampler index the module's image instructions use; an
+/// index used with two different shapes gets an error (the IR does not say which).
+fn templates(m: &Module, layout: &StageLayout) -> BTreeMap<u32, Result<Template, String>> {
+    let defs: BTreeMap<u32, &Instruction> = m
+        .raw
+        .all_inst_iter()
+        .filter_map(|i| i.result_id.map(|id| (id, i)))
+        .collect();
+    let mut out: BTreeMap<u32, Result<Template, String>> = BTreeMap::new();
+    for inst in m.raw.all_inst_iter() {
+        if !is_image_op(inst.class.opcode) {
+            continue;
+        }
+        let Some(tpl) = template(m, &defs, inst) else {
+            continue;
+        };
+        let Some(index) = root_index(&tpl.handle, layout) else {
+            continue;
+        };
+        match out.get(&index) {
+            Some(Ok(t)) if *t != tpl => {
+                let msg = format!(
+                    "sampler {index} is used by differently shaped image instructions (Op{:?} and Op{:?}); the IR does not record which one each texture read was",
+                    t.op, tpl.op
+                );
+                out.insert(index, Err(msg));
+            }
+            Some(_) => {}
+            None => {
+                out.insert(index, Ok(tpl));
+            }
+        }
+    }
+    out
+}
+
+fn root_index(h: &Handle, layout: &StageLayout) -> Option<u32> {
+    match h {
+        Handle::Load { var, elems, .. } => {
+            Some(layout.sampler.get(var)? + elems.iter().sum::<u32>())
+        }
+        Handle::Sampled { img, .. } => root_index(img, layout),
+        Handle::Image { inner, .. } => root_index(inner, layout),
+    }
+}
+
+fn const_u32(m: &Module, id: u32) -> Option<u32> {
+    match m.consts.get(&id) {
+        Some((_, crate::import::module::ConstDef::Scalar(v))) => Some(*v),
+        _ => None,
+    }
+}
+
+fn handle(m: &Module, defs: &BTreeMap<u32, &Instruction>, id: u32, depth: u32) -> Option<Handle> {
+    let inst = defs.get(&id)?;
+    if depth > 8 {
+        return None;
+    }
+    let ty = inst.result_type?;
+    match inst.class.opcode {
+        Op::Load => {
+            let ptr = id_at(inst, 0)?;
+            if m.vars.contains_key(&ptr) {
+                return Some(Handle::Load {
+                    var: ptr,
+                    elems: vec![],
+                    ty,
+                });
+            }
+            let chain = defs.get(&ptr)?;
+            if !matches!(
+                chain.class.opcode,
+                Op::AccessChain | Op::InBoundsAccessChain
+            ) {
+                return None;
+            }
+            let var = id_at(chain, 0)?;
+            let elems = (1..chain.operands.len())
+                .map(|i| id_at(chain, i).and_then(|c| const_u32(m, c)))
+                .collect::<Option<Vec<u32>>>()?;
+            m.vars
+                .contains_key(&var)
+                .then_some(Handle::Load { var, elems, ty })
+        }
+        Op::SampledImage => Some(Handle::Sampled {
+            ty,
+            img: Box::new(handle(m, defs, id_at(inst, 0)?, depth + 1)?),
+            smp: Box::new(handle(m, defs, id_at(inst, 1)?, depth + 1)?),
+        }),
+        Op::Image => Some(Handle::Image {
+            ty,
+            inner: Box::new(handle(m, defs, id_at(inst, 0)?, depth + 1)?),
+        }),
+        Op::CopyObject => handle(m, defs, id_at(inst, 0)?, depth + 1),
+        _ => None,
+    }
+}
+
+/// Number of scalar leaves of a numeric type.
+fn leaves(m: &Module, ty: u32) -> Option<u32> {
+    match m.types.get(&ty)? {
+        Ty::Int { .. } | Ty::Float { .. } | Ty::Bool => Some(1),
+        Ty::Vector { n, .. } => Some(*n),
+        _ => None,
+    }
+}
+
+fn template(
+    m: &Module,
+    defs: &BTreeMap<u32, &Instruction>,
+    inst: &Instruction,
+) -> Option<Template> {
+    let handle = handle(m, defs, id_at(inst, 0)?, 0)?;
+    let mut operands = vec![];
+    let mut const_ids: Vec<bool> = vec![];
+    for (i, op) in inst.operands.iter().enumerate().skip(1) {
+        match op {
+            Operand::IdRef(id) => {
+                let ty = defs.get(id).and_then(|d| d.result_type)?;
+                let constant = const_ids.get(operands.len()).copied().unwrap_or(false);
+                let _ = i;
+                operands.push(TplOperand::Id {
+                    ty,
+                    n: leaves(m, ty)?,
+                    constant,
+                });
+            }
+            Operand::ImageOperands(mask) => {
+                const_ids = const_positions(operands.len(), *mask);
+                operands.push(TplOperand::Lit(op.clone()));
+            }
+            other => operands.push(TplOperand::Lit(other.clone())),
+        }
+    }
+    Some(Template {
+        op: inst.class.opcode,
+        result_ty: inst.result_type?,
+        handle,
+        operands,
+    })
+}
+
+/// Which operand positions after an image-operands mask at `at` must be constants.
+fn const_positions(at: usize, mask: ImageOperands) -> Vec<bool> {
+    let mut v = vec![false; at + 1];
+    let order = [
+        (ImageOperands::BIAS, 1, false),
+        (ImageOperands::LOD, 1, false),
+        (ImageOperands::GRAD, 2, false),
+        (ImageOperands::CONST_OFFSET, 1, true),
+        (ImageOperands::OFFSET, 1, false),
+        (ImageOperands::CONST_OFFSETS, 1, true),
+        (ImageOperands::SAMPLE, 1, false),
+        (ImageOperands::MIN_LOD, 1, false),
+    ];
+    for (bit, n, constant) in order {
+        if mask.contains(bit) {
+            v.extend(std::iter::repeat_n(constant, n));
+        }
+    }
+    v
+}
