@@ -1,0 +1,217 @@
+//! Minimal SPIR-V reflection for the render harness: descriptor bindings, push
+//! constant size, vertex inputs and fragment outputs (location, numeric kind).
+
+use std::collections::BTreeMap;
+
+use rspirv::dr::{self, Operand};
+use rspirv::spirv::{Decoration, Dim, Op, StorageClass};
+
+/// Numeric kind of an attribute or colour output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Float,
+    Sint,
+    Uint,
+}
+
+/// A descriptor the pipeline layout must provide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Desc {
+    Uniform { size: u32 },
+    Storage,
+    CombinedImage { dim: Dim, arrayed: bool },
+    SampledImage { dim: Dim, arrayed: bool },
+    Sampler,
+}
+
+/// What one module needs.
+#[derive(Debug, Default)]
+pub struct Reflection {
+    pub bindings: BTreeMap<(u32, u32), (Desc, u32)>,
+    pub push_size: u32,
+    /// Location → (kind, components).
+    pub inputs: BTreeMap<u32, (Kind, u32)>,
+    pub outputs: BTreeMap<u32, (Kind, u32)>,
+}
+
+struct Index<'a> {
+    defs: BTreeMap<u32, &'a dr::Instruction>,
+    decos: BTreeMap<(u32, Decoration), u32>,
+    flags: std::collections::BTreeSet<(u32, Decoration)>,
+    member_offsets: BTreeMap<(u32, u32), u32>,
+}
+
+fn lit(o: Option<&Operand>) -> u32 {
+    match o {
+        Some(Operand::LiteralBit32(v)) => *v,
+        _ => 0,
+    }
+}
+
+fn id(o: Option<&Operand>) -> u32 {
+    match o {
+        Some(Operand::IdRef(v)) => *v,
+        _ => 0,
+    }
+}
+
+impl Index<'_> {
+    fn ty(&self, t: u32) -> Option<&dr::Instruction> {
+        self.defs.get(&t).copied()
+    }
+
+    fn konst(&self, c: u32) -> u32 {
+        self.ty(c).map(|i| lit(i.operands.first())).unwrap_or(1)
+    }
+
+    /// (scalar kind, components) of a numeric type, through arrays/matrices' element.
+    fn numeric(&self, t: u32) -> Option<(Kind, u32)> {
+        let i = self.ty(t)?;
+        match i.class.opcode {
+            Op::TypeFloat => Some((Kind::Float, 1)),
+            Op::TypeInt if lit(i.operands.get(1)) == 1 => Some((Kind::Sint, 1)),
+            Op::TypeInt => Some((Kind::Uint, 1)),
+            Op::TypeVector => {
+                let (k, _) = self.numeric(id(i.operands.first()))?;
+                Some((k, lit(i.operands.get(1))))
+            }
+            _ => None,
+        }
+    }
+
+    /// Bytes a buffer type spans (offsets and strides as decorated).
+    fn size(&self, t: u32) -> u32 {
+        let Some(i) = self.ty(t) else { return 0 };
+        match i.class.opcode {
+            Op::TypeFloat | Op::TypeInt => lit(i.operands.first()) / 8,
+            Op::TypeBool => 4,
+            Op::TypeVector => self.size(id(i.operands.first())) * lit(i.operands.get(1)),
+            Op::TypeMatrix => {
+                let stride = self.decos.get(&(t, Decoration::MatrixStride)).copied().unwrap_or(16);
+                stride * lit(i.operands.get(1))
+            }
+            Op::TypeArray => {
+                let stride = self.decos.get(&(t, Decoration::ArrayStride)).copied();
+                let e = id(i.operands.first());
+                let n = self.konst(id(i.operands.get(1)));
+                stride.unwrap_or_else(|| self.size(e)) * n
+            }
+            Op::TypeStruct => i
+                .operands
+                .iter()
+                .enumerate()
+                .map(|(m, o)| {
+                    let off = self.member_offsets.get(&(t, m as u32)).copied().unwrap_or(0);
+                    off + self.member_size(t, m as u32, id(Some(o)))
+                })
+                .max()
+                .unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    fn member_size(&self, _st: u32, _m: u32, t: u32) -> u32 {
+        self.size(t)
+    }
+}
+
+/// Reflects one module.
+pub fn reflect(words: &[u32]) -> Reflection {
+    let m = dr::load_words(words).expect("valid SPIR-V");
+    let mut ix = Index {
+        defs: BTreeMap::new(),
+        decos: BTreeMap::new(),
+        flags: Default::default(),
+        member_offsets: BTreeMap::new(),
+    };
+    for i in m.types_global_values.iter() {
+        if let Some(r) = i.result_id {
+            ix.defs.insert(r, i);
+        }
+    }
+    for a in &m.annotations {
+        match (a.class.opcode, a.operands.get(1)) {
+            (Op::Decorate, Some(Operand::Decoration(d))) => {
+                ix.decos.insert((id(a.operands.first()), *d), lit(a.operands.get(2)));
+                ix.flags.insert((id(a.operands.first()), *d));
+            }
+            (Op::MemberDecorate, _) => {
+                if a.operands.get(2) == Some(&Operand::Decoration(Decoration::Offset)) {
+                    ix.member_offsets
+                        .insert((id(a.operands.first()), lit(a.operands.get(1))), lit(a.operands.get(3)));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut r = Reflection::default();
+    let model = m.entry_points[0].operands[0].clone();
+    let vs = model == Operand::ExecutionModel(rspirv::spirv::ExecutionModel::Vertex);
+    let fs = model == Operand::ExecutionModel(rspirv::spirv::ExecutionModel::Fragment);
+    for v in m.types_global_values.iter().filter(|i| i.class.opcode == Op::Variable) {
+        let var = v.result_id.unwrap_or(0);
+        let Some(Operand::StorageClass(class)) = v.operands.first() else { continue };
+        let ptr = ix.ty(v.result_type.unwrap_or(0)).expect("pointer type");
+        let mut ty = id(ptr.operands.get(1));
+        let mut count = 1;
+        while let Some(i) = ix.ty(ty).filter(|i| i.class.opcode == Op::TypeArray) {
+            count *= ix.konst(id(i.operands.get(1)));
+            ty = id(i.operands.first());
+        }
+        let set = ix.decos.get(&(var, Decoration::DescriptorSet)).copied().unwrap_or(0);
+        let binding = ix.decos.get(&(var, Decoration::Binding)).copied();
+        let builtin = ix.flags.contains(&(var, Decoration::BuiltIn));
+        let t = ix.ty(ty).map(|i| i.class.opcode);
+        match class {
+            StorageClass::Uniform | StorageClass::StorageBuffer | StorageClass::UniformConstant => {
+                let Some(b) = binding else { continue };
+                let desc = match (class, t) {
+                    (StorageClass::StorageBuffer, _) => Desc::Storage,
+                    (StorageClass::Uniform, _) if ix.flags.contains(&(ty, Decoration::BufferBlock)) => Desc::Storage,
+                    (StorageClass::Uniform, _) => Desc::Uniform { size: ix.size(ty) },
+                    (_, Some(Op::TypeSampler)) => Desc::Sampler,
+                    (_, Some(Op::TypeSampledImage)) => {
+                        let img = ix.ty(id(ix.ty(ty).unwrap().operands.first())).unwrap();
+                        image_desc(img, true)
+                    }
+                    (_, Some(Op::TypeImage)) => image_desc(ix.ty(ty).unwrap(), false),
+                    _ => continue,
+                };
+                let e = r.bindings.entry((set, b)).or_insert((desc, count));
+                if let (Desc::Uniform { size: a }, Desc::Uniform { size: b }) = (&mut e.0, desc) {
+                    *a = (*a).max(b);
+                }
+            }
+            StorageClass::PushConstant => r.push_size = r.push_size.max(ix.size(ty)),
+            StorageClass::Input if vs && !builtin => {
+                if let (Some(loc), Some(n)) = (ix.decos.get(&(var, Decoration::Location)), ix.numeric(ty)) {
+                    for k in 0..count {
+                        r.inputs.insert(loc + k, n);
+                    }
+                }
+            }
+            StorageClass::Output if fs && !builtin => {
+                if let (Some(loc), Some(n)) = (ix.decos.get(&(var, Decoration::Location)), ix.numeric(ty)) {
+                    for k in 0..count {
+                        r.outputs.insert(loc + k, n);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    r
+}
+
+fn image_desc(img: &dr::Instruction, combined: bool) -> Desc {
+    let dim = match img.operands.get(1) {
+        Some(Operand::Dim(d)) => *d,
+        _ => Dim::Dim2D,
+    };
+    let arrayed = lit(img.operands.get(3)) == 1;
+    if combined {
+        Desc::CombinedImage { dim, arrayed }
+    } else {
+        Desc::SampledImage { dim, arrayed }
+    }
+}
