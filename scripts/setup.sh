@@ -10,6 +10,9 @@ command -v glslangValidator >/dev/null 2>&1 || need+=(glslang-tools)
 command -v spirv-opt >/dev/null 2>&1 || need+=(spirv-tools)
 # glmark2's shaders: the fixed third-party sample of tests/third_party_sample.rs.
 [ -d /usr/share/glmark2/shaders ] || need+=(glmark2-data)
+# Mesa's lavapipe (CPU Vulkan driver) and the Vulkan loader: tests/render.rs.
+[ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || need+=(mesa-vulkan-drivers)
+ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1' || need+=(libvulkan1)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 SUDO=""

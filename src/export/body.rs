@@ -329,7 +329,7 @@ impl<'a, 'p> Body<'a, 'p> {
     }
 
     /// Converts a carried value to a declared scalar type.
-    pub fn to_decl(&mut self, id: u32, s: Scalar) -> u32 {
+    pub fn declared_value(&mut self, id: u32, s: Scalar) -> u32 {
         match s.num {
             Num::Bool | Num::Uint => id,
             _ => {
@@ -340,7 +340,7 @@ impl<'a, 'p> Body<'a, 'p> {
     }
 
     /// Converts a value of a declared scalar type to its carrier.
-    pub fn from_decl(&mut self, id: u32, s: Scalar) -> u32 {
+    pub fn carried_value(&mut self, id: u32, s: Scalar) -> u32 {
         match s.num {
             Num::Bool | Num::Uint => id,
             _ => {
@@ -374,13 +374,13 @@ impl<'a, 'p> Body<'a, 'p> {
         let ptr = self.pointer(p, vertex)?;
         let ty = p.scalar.ty(self.g);
         let v = self.op(Op::Load, ty, vec![Operand::IdRef(ptr)]);
-        Ok(self.from_decl(v, p.scalar))
+        Ok(self.carried_value(v, p.scalar))
     }
 
     fn store_place(&mut self, p: &Place, vertex: Option<Value>, value: Value) -> Result<(), Error> {
         let ptr = self.pointer(p, vertex)?;
         let v = self.val(value)?;
-        let v = self.to_decl(v, p.scalar);
+        let v = self.declared_value(v, p.scalar);
         self.effect(Op::Store, vec![Operand::IdRef(ptr), Operand::IdRef(v)]);
         Ok(())
     }
@@ -540,7 +540,7 @@ impl<'a, 'p> Body<'a, 'p> {
         let mut ops = vec![Operand::IdRef(ext), Operand::LiteralExtInstInteger(code)];
         ops.extend(args);
         let v = self.op(Op::ExtInst, ty, ops);
-        Ok(self.from_decl(v, p.scalar))
+        Ok(self.carried_value(v, p.scalar))
     }
 
     fn system_value(&mut self, sv: SystemValue) -> Result<u32, Error> {
@@ -681,7 +681,7 @@ impl<'a, 'p> Body<'a, 'p> {
         } else {
             whole
         };
-        let out = self.from_decl(v, scalar);
+        let out = self.carried_value(v, scalar);
         let want = self.bits_of(r);
         if want.bits() != scalar.bits {
             return Err(fail(format!(
@@ -793,7 +793,7 @@ impl<'a, 'p> Body<'a, 'p> {
     fn composite(&mut self, ty: u32, ids: &[u32]) -> Result<u32, Error> {
         let (elem, vec) = self.elem_of(ty)?;
         let s = self.scalar_of(elem)?;
-        let parts: Vec<u32> = ids.iter().map(|i| self.to_decl(*i, s)).collect();
+        let parts: Vec<u32> = ids.iter().map(|i| self.declared_value(*i, s)).collect();
         if !vec {
             return Ok(parts[0]);
         }

@@ -99,13 +99,17 @@ impl Resources {
         let mut bufs = BTreeMap::new();
         for (sm, sl) in [(sides.p, sides.lp), (sides.c, sides.lc)] {
             for (var, idx) in &sl.ubo_block {
-                if !bufs.contains_key(&(BufKind::Ubo, *idx)) {
-                    bufs.insert((BufKind::Ubo, *idx), buf_decl(sm, *var, true)?);
+                if let std::collections::btree_map::Entry::Vacant(e) =
+                    bufs.entry((BufKind::Ubo, *idx))
+                {
+                    e.insert(buf_decl(sm, *var, true)?);
                 }
             }
             for (var, idx) in &sl.ssbo {
-                if !bufs.contains_key(&(BufKind::Ssbo, *idx)) {
-                    bufs.insert((BufKind::Ssbo, *idx), buf_decl(sm, *var, false)?);
+                if let std::collections::btree_map::Entry::Vacant(e) =
+                    bufs.entry((BufKind::Ssbo, *idx))
+                {
+                    e.insert(buf_decl(sm, *var, false)?);
                 }
             }
         }

@@ -87,7 +87,11 @@ impl Index<'_> {
             Op::TypeBool => 4,
             Op::TypeVector => self.size(id(i.operands.first())) * lit(i.operands.get(1)),
             Op::TypeMatrix => {
-                let stride = self.decos.get(&(t, Decoration::MatrixStride)).copied().unwrap_or(16);
+                let stride = self
+                    .decos
+                    .get(&(t, Decoration::MatrixStride))
+                    .copied()
+                    .unwrap_or(16);
                 stride * lit(i.operands.get(1))
             }
             Op::TypeArray => {
@@ -101,7 +105,11 @@ impl Index<'_> {
                 .iter()
                 .enumerate()
                 .map(|(m, o)| {
-                    let off = self.member_offsets.get(&(t, m as u32)).copied().unwrap_or(0);
+                    let off = self
+                        .member_offsets
+                        .get(&(t, m as u32))
+                        .copied()
+                        .unwrap_or(0);
                     off + self.member_size(t, m as u32, id(Some(o)))
                 })
                 .max()
@@ -132,14 +140,17 @@ pub fn reflect(words: &[u32]) -> Reflection {
     for a in &m.annotations {
         match (a.class.opcode, a.operands.get(1)) {
             (Op::Decorate, Some(Operand::Decoration(d))) => {
-                ix.decos.insert((id(a.operands.first()), *d), lit(a.operands.get(2)));
+                ix.decos
+                    .insert((id(a.operands.first()), *d), lit(a.operands.get(2)));
                 ix.flags.insert((id(a.operands.first()), *d));
             }
-            (Op::MemberDecorate, _) => {
-                if a.operands.get(2) == Some(&Operand::Decoration(Decoration::Offset)) {
-                    ix.member_offsets
-                        .insert((id(a.operands.first()), lit(a.operands.get(1))), lit(a.operands.get(3)));
-                }
+            (Op::MemberDecorate, _)
+                if a.operands.get(2) == Some(&Operand::Decoration(Decoration::Offset)) =>
+            {
+                ix.member_offsets.insert(
+                    (id(a.operands.first()), lit(a.operands.get(1))),
+                    lit(a.operands.get(3)),
+                );
             }
             _ => {}
         }
@@ -148,9 +159,15 @@ pub fn reflect(words: &[u32]) -> Reflection {
     let model = m.entry_points[0].operands[0].clone();
     let vs = model == Operand::ExecutionModel(rspirv::spirv::ExecutionModel::Vertex);
     let fs = model == Operand::ExecutionModel(rspirv::spirv::ExecutionModel::Fragment);
-    for v in m.types_global_values.iter().filter(|i| i.class.opcode == Op::Variable) {
+    for v in m
+        .types_global_values
+        .iter()
+        .filter(|i| i.class.opcode == Op::Variable)
+    {
         let var = v.result_id.unwrap_or(0);
-        let Some(Operand::StorageClass(class)) = v.operands.first() else { continue };
+        let Some(Operand::StorageClass(class)) = v.operands.first() else {
+            continue;
+        };
         let ptr = ix.ty(v.result_type.unwrap_or(0)).expect("pointer type");
         let mut ty = id(ptr.operands.get(1));
         let mut count = 1;
@@ -158,7 +175,11 @@ pub fn reflect(words: &[u32]) -> Reflection {
             count *= ix.konst(id(i.operands.get(1)));
             ty = id(i.operands.first());
         }
-        let set = ix.decos.get(&(var, Decoration::DescriptorSet)).copied().unwrap_or(0);
+        let set = ix
+            .decos
+            .get(&(var, Decoration::DescriptorSet))
+            .copied()
+            .unwrap_or(0);
         let binding = ix.decos.get(&(var, Decoration::Binding)).copied();
         let builtin = ix.flags.contains(&(var, Decoration::BuiltIn));
         let t = ix.ty(ty).map(|i| i.class.opcode);
@@ -167,7 +188,11 @@ pub fn reflect(words: &[u32]) -> Reflection {
                 let Some(b) = binding else { continue };
                 let desc = match (class, t) {
                     (StorageClass::StorageBuffer, _) => Desc::Storage,
-                    (StorageClass::Uniform, _) if ix.flags.contains(&(ty, Decoration::BufferBlock)) => Desc::Storage,
+                    (StorageClass::Uniform, _)
+                        if ix.flags.contains(&(ty, Decoration::BufferBlock)) =>
+                    {
+                        Desc::Storage
+                    }
                     (StorageClass::Uniform, _) => Desc::Uniform { size: ix.size(ty) },
                     (_, Some(Op::TypeSampler)) => Desc::Sampler,
                     (_, Some(Op::TypeSampledImage)) => {
@@ -184,14 +209,18 @@ pub fn reflect(words: &[u32]) -> Reflection {
             }
             StorageClass::PushConstant => r.push_size = r.push_size.max(ix.size(ty)),
             StorageClass::Input if vs && !builtin => {
-                if let (Some(loc), Some(n)) = (ix.decos.get(&(var, Decoration::Location)), ix.numeric(ty)) {
+                if let (Some(loc), Some(n)) =
+                    (ix.decos.get(&(var, Decoration::Location)), ix.numeric(ty))
+                {
                     for k in 0..count {
                         r.inputs.insert(loc + k, n);
                     }
                 }
             }
             StorageClass::Output if fs && !builtin => {
-                if let (Some(loc), Some(n)) = (ix.decos.get(&(var, Decoration::Location)), ix.numeric(ty)) {
+                if let (Some(loc), Some(n)) =
+                    (ix.decos.get(&(var, Decoration::Location)), ix.numeric(ty))
+                {
                     for k in 0..count {
                         r.outputs.insert(loc + k, n);
                     }
