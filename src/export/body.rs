@@ -34,6 +34,8 @@ pub(crate) struct Body<'a, 'p> {
     insts: Vec<Instruction>,
     vals: Vec<Option<u32>>,
     consts: BTreeMap<Value, u32>,
+    /// ALU definitions (op and sources), for recognising aligned buffer offsets.
+    alu_defs: BTreeMap<Value, (crate::ir::AluOp, Vec<Value>)>,
     loops: Vec<LoopCtx>,
     /// Image results of the current block, by sampler and coordinate ids.
     tex: BTreeMap<(u32, Vec<u32>), u32>,
@@ -49,10 +51,15 @@ impl<'a, 'p> Body<'a, 'p> {
         shader: &'a Shader,
     ) -> Body<'a, 'p> {
         let mut consts = BTreeMap::new();
-        shader.for_each_inst(|i| {
-            if let (Some(r), InstKind::Const(c)) = (i.result, &i.kind) {
+        let mut alu_defs = BTreeMap::new();
+        shader.for_each_inst(|i| match (i.result, &i.kind) {
+            (Some(r), InstKind::Const(c)) => {
                 consts.insert(r, *c);
             }
+            (Some(r), InstKind::Alu { op, srcs, .. }) => {
+                alu_defs.insert(r, (*op, srcs.clone()));
+            }
+            _ => {}
         });
         let label = g.id();
         Body {
@@ -66,6 +73,7 @@ impl<'a, 'p> Body<'a, 'p> {
             insts: vec![],
             vals: vec![None; shader.values.len()],
             consts,
+            alu_defs,
             loops: vec![],
             tex: BTreeMap::new(),
         }
@@ -579,6 +587,23 @@ impl<'a, 'p> Body<'a, 'p> {
                     ops.push(Operand::IdRef(self.g.u32(w >> 2)));
                     ops.push(Operand::IdRef(self.g.u32(w & 3)));
                 }
+                None if view.base % 16 == 0 && self.split_aligned(offset).is_some() => {
+                    let (x, k) = self.split_aligned(offset).unwrap_or((offset, 0));
+                    let rel = k.wrapping_sub(view.base);
+                    let xv = self.val(x)?;
+                    let four = self.g.u32(4);
+                    let mut row = self.op(
+                        Op::ShiftRightLogical,
+                        u,
+                        vec![Operand::IdRef(xv), Operand::IdRef(four)],
+                    );
+                    if rel >> 4 != 0 {
+                        let c = self.g.u32(rel >> 4);
+                        row = self.op(Op::IAdd, u, vec![Operand::IdRef(row), Operand::IdRef(c)]);
+                    }
+                    ops.push(Operand::IdRef(row));
+                    ops.push(Operand::IdRef(self.g.u32((rel >> 2) & 3)));
+                }
                 None => {
                     let w = self.word_index(offset, view.base)?;
                     let (two, three) = (self.g.u32(2), self.g.u32(3));
@@ -602,6 +627,47 @@ impl<'a, 'p> Body<'a, 'p> {
         }
         let ptr = self.op(Op::AccessChain, view.word_ptr, ops);
         Ok(self.op(Op::Load, u, vec![Operand::IdRef(ptr)]))
+    }
+
+    /// `offset` as `x + k` with `x` a multiple of 16 and `k` constant, so a
+    /// std140 view is indexed by `x / 16` plus constants: loads of one vec4 then
+    /// share their row index and the driver merges them into one vector load.
+    fn split_aligned(&self, offset: Value) -> Option<(Value, u32)> {
+        let (x, k) = match self.alu_defs.get(&offset) {
+            Some((crate::ir::AluOp::IAdd, s)) => match (self.const_of(s[0]), self.const_of(s[1])) {
+                (None, Some(k)) => (s[0], k),
+                (Some(k), None) => (s[1], k),
+                _ => return None,
+            },
+            _ => (offset, 0),
+        };
+        self.aligned16(x, 0).then_some((x, k))
+    }
+
+    /// Whether a value is provably a multiple of 16 (products and shifts by
+    /// constants, sums of such).
+    fn aligned16(&self, v: Value, depth: u32) -> bool {
+        use crate::ir::AluOp::{IAdd, IMul, IShl};
+        if let Some(k) = self.const_of(v) {
+            return k % 16 == 0;
+        }
+        if depth > 8 {
+            return false;
+        }
+        match self.alu_defs.get(&v) {
+            Some((IMul, s)) => {
+                [s[0], s[1]]
+                    .iter()
+                    .any(|x| self.const_of(*x).is_some_and(|k| k % 16 == 0))
+                    || s.iter().any(|x| self.aligned16(*x, depth + 1))
+            }
+            Some((IShl, s)) => {
+                self.const_of(s[1]).is_some_and(|k| (4..32).contains(&k))
+                    || self.aligned16(s[0], depth + 1)
+            }
+            Some((IAdd, s)) => s.iter().all(|x| self.aligned16(*x, depth + 1)),
+            _ => false,
+        }
     }
 
     fn ssbo_ptr(&mut self, buffer: u32, addr: Value) -> Result<u32, Error> {

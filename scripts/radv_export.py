@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""RADV on varysat's SPIR-V export: every stage set of tests/corpus/glsl (a .vert
+with the .frag of the same stem, plus .tesc/.tese/.geom of that stem) is compiled
+on RADV's null device (navi21) twice -- as the application would hand it over
+(glslang + `spirv-opt -O`, the SPIR-V varysat imports) and with the last
+pre-raster stage and the FS replaced by `varysat opt --emit spirv` -- and the
+figures of both pipelines are compared: exported param slots/components of the
+last pre-raster stage and ISA instruction counts of it and of the FS.
+
+Needs the RADV chroot of ../shared/radv (RADV_ROOT, default /var/tmp/radv-trixie)
+and root (chroot). Prints a markdown table per pair and the totals.
+
+usage: scripts/radv_export.py [--tsv FILE] [--keep]
+"""
+import argparse
+import csv
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RADV_ROOT = os.environ.get("RADV_ROOT", "/var/tmp/radv-trixie")
+STAGES = ["vert", "tesc", "tese", "geom", "frag"]
+FIGS = ["radv_param_slots", "radv_param_comps", "last_instrs", "fs_instrs"]
+
+
+def stage_sets():
+    """(stem, {stage: path}) for each corpus stem with a .vert and a .frag."""
+    glsl = os.path.join(ROOT, "tests", "corpus", "glsl")
+    stems = {}
+    for line in open(os.path.join(glsl, "pairs.txt")):
+        for f in line.split("#")[0].split():
+            stem, ext = os.path.splitext(f)
+            stems.setdefault(stem, {})[ext[1:]] = os.path.join(glsl, f)
+    return [(s, st) for s, st in sorted(stems.items()) if "vert" in st and "frag" in st]
+
+
+def compile_stage(src, dst):
+    """SPIR-V as varysat's import compiles it (glslang for Vulkan, then spirv-opt -O)."""
+    raw = dst + ".raw"
+    r = subprocess.run(["glslangValidator", "-V", "--aml", "--amb", "-o", raw, src],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return False
+    r = subprocess.run(["spirv-opt", "-O", raw, "-o", dst], capture_output=True, text=True)
+    os.remove(raw)
+    return r.returncode == 0
+
+
+def radv(name, files):
+    """One run_pairs.py row for a stage set of .spv files under RADV_ROOT/data."""
+    args = ["chroot", RADV_ROOT, "bash", "-c",
+            ". /radv/env.sh; python3 /radv/run_pairs.py --one %s %s --out /data/varysat-export/%s.tsv"
+            % (name, " ".join("--%s %s" % (s, p) for s, p in files.items()), name)]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    tsv = os.path.join(RADV_ROOT, "data", "varysat-export", name + ".tsv")
+    if r.returncode != 0 or not os.path.exists(tsv):
+        return None
+    rows = list(csv.DictReader(open(tsv), delimiter="\t"))
+    return rows[0] if rows and rows[0].get("status", "") in ("", "ok") else None
+
+
+def num(row, k):
+    try:
+        return int(row.get(k) or 0)
+    except ValueError:
+        return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tsv")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    if not os.path.isdir(RADV_ROOT):
+        sys.exit("no RADV chroot at %s (see ../shared/radv/README.md)" % RADV_ROOT)
+    binary = os.path.join(ROOT, "target", "debug", "varysat")
+    subprocess.run(["cargo", "build", "-q", "--bin", "varysat"], cwd=ROOT, check=True)
+    work = os.path.join(RADV_ROOT, "data", "varysat-export")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    rows, skipped = [], []
+    for stem, files in stage_sets():
+        d = os.path.join(work, stem)
+        os.makedirs(os.path.join(d, "opt"))
+        spv = {}
+        for s, src in files.items():
+            spv[s] = os.path.join(d, os.path.basename(src) + ".spv")
+            if not compile_stage(src, spv[s]):
+                skipped.append((stem, "glslang/spirv-opt failed on " + s))
+                break
+        else:
+            chain = [s for s in STAGES if s in files]
+            last = chain[-2]
+            r = subprocess.run([binary, "opt", spv[last], spv["frag"], "--emit", "spirv",
+                                "-o", os.path.join(d, "opt")], capture_output=True, text=True)
+            if r.returncode != 0:
+                skipped.append((stem, "export: " + (r.stderr.strip().splitlines() or [""])[-1]))
+                continue
+            inside = lambda p: "/data/" + os.path.relpath(p, os.path.join(RADV_ROOT, "data"))
+            orig = {s: inside(p) for s, p in spv.items()}
+            opt = dict(orig)
+            for s in (last, "frag"):
+                opt[s] = inside(os.path.join(d, "opt", os.path.basename(spv[s])))
+            a, b = radv(stem + "_orig", orig), radv(stem + "_opt", opt)
+            if a is None or b is None:
+                skipped.append((stem, "RADV pipeline failed (%s)" % ("original" if a is None else "optimized")))
+                continue
+            rows.append((stem, "+".join(chain), a, b))
+    report(rows, skipped)
+    if args.tsv:
+        with open(args.tsv, "w") as f:
+            f.write("pair\tstages\t" + "\t".join("%s_radv\t%s_varysat" % (k, k) for k in FIGS) + "\n")
+            for stem, chain, a, b in rows:
+                f.write("%s\t%s\t%s\n" % (stem, chain, "\t".join("%d\t%d" % (num(a, k), num(b, k)) for k in FIGS)))
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def report(rows, skipped):
+    print("| pair | stages | param slots RADV / varysat | param comps | last-stage instrs | FS instrs |")
+    print("|---|---|---|---|---|---|")
+    tot = {k: [0, 0] for k in FIGS}
+    worse = []
+    for stem, chain, a, b in rows:
+        cells = []
+        for k in FIGS:
+            x, y = num(a, k), num(b, k)
+            tot[k][0] += x
+            tot[k][1] += y
+            cells.append("%d / %d" % (x, y))
+        print("| %s | %s | %s |" % (stem, chain, " | ".join(cells)))
+        if num(b, "fs_instrs") > num(a, "fs_instrs"):
+            worse.append("%s: FS instructions %d > %d" % (stem, num(b, "fs_instrs"), num(a, "fs_instrs")))
+        if num(b, "radv_param_slots") > num(a, "radv_param_slots"):
+            worse.append("%s: param slots %d > %d" % (stem, num(b, "radv_param_slots"), num(a, "radv_param_slots")))
+    print("| **total** (%d pairs) | | %s |" % (len(rows), " | ".join("%d / %d" % tuple(tot[k]) for k in FIGS)))
+    print()
+    for w in worse:
+        print("- worse than RADV alone: " + w)
+    for stem, why in skipped:
+        print("- not measured: %s: %s" % (stem, why))
+
+
+if __name__ == "__main__":
+    main()
