@@ -71,7 +71,8 @@ const DISCONTINUOUS: &[(&str, &str, usize)] = &[
 /// first disagreement, or the original's covered pixel count.
 fn check_pair(gpu: &Gpu, a: &Path, b: &Path) -> Result<Option<usize>, String> {
     let opts = ImportOptions::default();
-    let (pipe, (pm, cm)) = import_files_with_modules(a, b, &opts).map_err(|e| e.to_string())?;
+    let ((pipe, _), (pm, cm)) =
+        import_files_with_modules(a, b, &opts).map_err(|e| e.to_string())?;
     let original = Stages {
         vert: words(&pm),
         frag: words(&cm),

@@ -134,7 +134,7 @@ fn check_set(gpu: &Gpu, files: &[String]) -> Result<usize, String> {
     let mut variants = vec![];
     for w in files.windows(2) {
         let (a, b) = (&w[0], &w[1]);
-        let (pipe, (pm, cm)) =
+        let ((pipe, _), (pm, cm)) =
             import_files_with_modules(&d.join(a), &d.join(b), &ImportOptions::default())
                 .map_err(|e| format!("{a} + {b}: {e}"))?;
         let outcome =

@@ -12,7 +12,10 @@ use super::fail;
 use super::globals::Globals;
 use super::iface::{declared_loc, Num, Place, Plan, Scalar, StageIo};
 use super::resources::{BufKind, Handle, Resources, TplOperand};
-use crate::ir::{Block, Inst, InstKind, InterpLoc, Shader, Stmt, SystemValue, Value};
+use crate::ir::{
+    Block, Inst, InstKind, InterpLoc, OpaqueCode, OpaqueOp, OpaqueTy, Resource, ScalarTy, Shader,
+    Stmt, SystemValue, Value,
+};
 use crate::Error;
 
 struct LoopCtx {
@@ -39,6 +42,20 @@ pub(crate) struct Body<'a, 'p> {
     loops: Vec<LoopCtx>,
     /// Image results of the current block, by sampler and coordinate ids.
     tex: BTreeMap<(u32, Vec<u32>), u32>,
+    /// Opaque results of the current block, by description and operand ids.
+    opaque_cache: BTreeMap<String, u32>,
+}
+
+/// The declared scalar of an opaque type's components.
+fn opaque_scalar(t: ScalarTy) -> Scalar {
+    let bits = t.bits().bits();
+    let num = match t {
+        ScalarTy::F32 | ScalarTy::F16 => Num::Float,
+        ScalarTy::I32 | ScalarTy::I16 => Num::Sint,
+        ScalarTy::U32 | ScalarTy::U16 => Num::Uint,
+        ScalarTy::Bool => Num::Bool,
+    };
+    Scalar { num, bits }
 }
 
 impl<'a, 'p> Body<'a, 'p> {
@@ -76,6 +93,7 @@ impl<'a, 'p> Body<'a, 'p> {
             alu_defs,
             loops: vec![],
             tex: BTreeMap::new(),
+            opaque_cache: BTreeMap::new(),
         }
     }
 
@@ -129,6 +147,7 @@ impl<'a, 'p> Body<'a, 'p> {
             instructions: std::mem::take(&mut self.insts),
         });
         self.tex.clear();
+        self.opaque_cache.clear();
     }
 
     /// Starts the block `label` (the previous one must be terminated).
@@ -480,6 +499,7 @@ impl<'a, 'p> Body<'a, 'p> {
                 let u = self.g.uint(32);
                 Some(self.op(Op::Load, u, vec![Operand::IdRef(ptr)]))
             }
+            InstKind::Opaque { op, srcs } => self.opaque(op, srcs)?,
             InstKind::SsboStore {
                 buffer,
                 addr,
@@ -853,6 +873,144 @@ impl<'a, 'p> Body<'a, 'p> {
             )));
         }
         Ok(self.op(tpl.op, tpl.result_ty, ops))
+    }
+
+    /// The SPIR-V type of an opaque operand group or result.
+    fn opaque_ty(&mut self, t: OpaqueTy) -> u32 {
+        let s = opaque_scalar(t.scalar);
+        let e = s.ty(self.g);
+        if t.rows == 1 && t.cols == 1 {
+            return e;
+        }
+        let v = self.g.vec(e, t.rows as u32);
+        if t.cols == 1 {
+            return v;
+        }
+        self.g.ty(
+            Op::TypeMatrix,
+            vec![Operand::IdRef(v), Operand::LiteralBit32(t.cols as u32)],
+        )
+    }
+
+    /// An opaque operation: its SPIR-V instruction rebuilt from the operand groups
+    /// (one instruction per block for all components of one result).
+    fn opaque(&mut self, op: &OpaqueOp, srcs: &[Value]) -> Result<Option<u32>, Error> {
+        let ids = srcs
+            .iter()
+            .map(|s| self.val(*s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let key = format!(
+            "{}|{:?}|{:?}|{:?}|{ids:?}",
+            op.code,
+            op.result.map(|r| r.0),
+            op.args,
+            op.resource
+        );
+        let whole = match self.opaque_cache.get(&key) {
+            Some(id) => *id,
+            None => {
+                let id = self.opaque_inst(op, &ids)?;
+                if op.result.is_some() {
+                    self.opaque_cache.insert(key, id);
+                }
+                id
+            }
+        };
+        let Some((rt, comp)) = op.result else {
+            return Ok(None);
+        };
+        let s = opaque_scalar(rt.scalar);
+        let sty = s.ty(self.g);
+        let v = if rt.components() == 1 {
+            whole
+        } else {
+            let mut path = vec![];
+            if rt.cols > 1 {
+                path.push(Operand::LiteralBit32(comp as u32 / rt.rows as u32));
+            }
+            path.push(Operand::LiteralBit32(comp as u32 % rt.rows as u32));
+            let mut ops = vec![Operand::IdRef(whole)];
+            ops.extend(path);
+            self.op(Op::CompositeExtract, sty, ops)
+        };
+        Ok(Some(self.carried_value(v, s)))
+    }
+
+    fn opaque_inst(&mut self, op: &OpaqueOp, ids: &[u32]) -> Result<u32, Error> {
+        let mut operands = vec![];
+        match op.resource {
+            Some(Resource::Image(i)) => {
+                let tpl = self.template(i)?;
+                operands.push(Operand::IdRef(self.handle(&tpl.handle)?));
+            }
+            Some(Resource::Buffer(_)) => {
+                return Err(fail(format!(
+                    "opaque `{}` on a storage buffer is not exported",
+                    op.name
+                )))
+            }
+            None => {}
+        }
+        let mut next = 0;
+        for a in &op.args {
+            let n = a.components();
+            let part = ids
+                .get(next..next + n)
+                .ok_or_else(|| fail(format!("opaque `{}` has too few operands", op.name)))?;
+            operands.push(Operand::IdRef(self.opaque_value(*a, part)));
+            next += n;
+        }
+        let rty = match op.result {
+            Some((t, _)) => self.opaque_ty(t),
+            None => self.g.void(),
+        };
+        let id = self.g.id();
+        let inst = match &op.code {
+            OpaqueCode::Core(code) => {
+                let opc = Op::from_u32(*code)
+                    .ok_or_else(|| fail(format!("unknown SPIR-V opcode {code}")))?;
+                let result = op.result.map(|_| (rty, id));
+                Instruction::new(opc, result.map(|r| r.0), result.map(|r| r.1), operands)
+            }
+            OpaqueCode::Ext(set, n) => {
+                let ext = self.g.ext_import(set);
+                let mut ops = vec![Operand::IdRef(ext), Operand::LiteralExtInstInteger(*n)];
+                ops.extend(operands);
+                Instruction::new(Op::ExtInst, Some(rty), Some(id), ops)
+            }
+        };
+        self.insts.push(inst);
+        Ok(id)
+    }
+
+    /// A value of an opaque operand type built from carried scalars.
+    fn opaque_value(&mut self, t: OpaqueTy, ids: &[u32]) -> u32 {
+        let s = opaque_scalar(t.scalar);
+        let parts: Vec<u32> = ids.iter().map(|i| self.declared_value(*i, s)).collect();
+        if parts.len() == 1 {
+            return parts[0];
+        }
+        let e = s.ty(self.g);
+        let col = self.g.vec(e, t.rows as u32);
+        let cols: Vec<u32> = parts
+            .chunks(t.rows as usize)
+            .map(|c| {
+                self.op(
+                    Op::CompositeConstruct,
+                    col,
+                    c.iter().map(|x| Operand::IdRef(*x)).collect(),
+                )
+            })
+            .collect();
+        if t.cols == 1 {
+            return cols[0];
+        }
+        let ty = self.opaque_ty(t);
+        self.op(
+            Op::CompositeConstruct,
+            ty,
+            cols.into_iter().map(Operand::IdRef).collect(),
+        )
     }
 
     /// Builds a value of numeric type `ty` from carried scalars.

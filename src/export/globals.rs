@@ -255,7 +255,12 @@ impl Globals {
 
     /// The `GLSL.std.450` import, added when missing.
     pub fn glsl_std(&mut self) -> u32 {
-        let name = Operand::LiteralString("GLSL.std.450".to_owned());
+        self.ext_import("GLSL.std.450")
+    }
+
+    /// An extended instruction set import, added when missing.
+    pub fn ext_import(&mut self, set: &str) -> u32 {
+        let name = Operand::LiteralString(set.to_owned());
         let found = self
             .m
             .ext_inst_imports

@@ -156,8 +156,11 @@ fn run_spirv(args: &Args) -> Result<ExitCode, Error> {
         spirv_opt: !args.no_spirv_opt,
         ..Default::default()
     };
-    let (pipeline, (pm, cm)) =
+    let ((pipeline, warnings), (pm, cm)) =
         varysat::import::import_files_with_modules(producer, consumer, &opts)?;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
     let outcome = varysat::optimize(&pipeline, &options(args)?)?;
     let (pw, cw) = varysat::export::to_spirv(&outcome, &pm, &cm)?;
     std::fs::create_dir_all(dir).map_err(|source| Error::Io {
