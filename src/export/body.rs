@@ -972,6 +972,10 @@ impl<'a, 'p> Body<'a, 'p> {
                 let result = op.result.map(|_| (rty, id));
                 Instruction::new(opc, result.map(|r| r.0), result.map(|r| r.1), operands)
             }
+            OpaqueCode::Builtin(b) => {
+                let var = self.io.opaque_builtin(self.g, *b, rty)?;
+                Instruction::new(Op::Load, Some(rty), Some(id), vec![Operand::IdRef(var)])
+            }
             OpaqueCode::Ext(set, n) => {
                 let ext = self.g.ext_import(set);
                 let mut ops = vec![Operand::IdRef(ext), Operand::LiteralExtInstInteger(*n)];

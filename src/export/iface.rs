@@ -592,6 +592,20 @@ impl<'a> StageIo<'a> {
         var
     }
 
+    /// The input variable of a built-in an opaque load reads whole (`PointCoord`,
+    /// `HelperInvocation`, ...), declared with the load's result type `ty`.
+    pub fn opaque_builtin(&mut self, g: &mut Globals, b: u32, ty: u32) -> Result<u32, Error> {
+        let bi = BuiltIn::from_u32(b).ok_or_else(|| fail(format!("unknown built-in {b}")))?;
+        if let Some(v) = self.builtins.get(&(bi, true)) {
+            return Ok(*v);
+        }
+        let ptr = g.ptr(StorageClass::Input, ty);
+        let var = g.variable(ptr, StorageClass::Input);
+        g.builtin(var, bi);
+        self.builtins.insert((bi, true), var);
+        Ok(var)
+    }
+
     /// The place of a system value.
     pub fn system_value(&mut self, g: &mut Globals, sv: SystemValue) -> Place {
         use SystemValue as S;
