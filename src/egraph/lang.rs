@@ -165,15 +165,51 @@ pub enum VNode {
     Xfer([Id; 2]),
 }
 
-/// The operator and arity of a node, used by egg to skip non-matching nodes.
+/// The operator and arity of a node, used by egg to skip non-matching nodes: equal
+/// exactly when [`Language::matches`] holds. egg asks for it on every node it indexes
+/// or scans, so it is built without allocating (leaves carry no heap data).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Shape(String, usize);
+pub enum Shape {
+    /// An ALU op, its exact flag and arity.
+    Alu(AluOp, bool, usize),
+    /// A UBO load of a block.
+    Ubo(u32),
+    /// A transfer mode and its operand count.
+    Mode(XferMode, usize),
+    /// A GS per-emit node.
+    PerEmit,
+    /// A transfer.
+    Xfer,
+    /// A leaf: the whole node.
+    Leaf(VNode),
+}
 
 impl Language for VNode {
     type Discriminant = Shape;
 
     fn discriminant(&self) -> Shape {
-        Shape(self.op_name(), self.children().len())
+        match self {
+            VNode::Alu { op, exact, children } => Shape::Alu(*op, *exact, children.len()),
+            VNode::Ubo { block, .. } => Shape::Ubo(*block),
+            VNode::Mode(m, children) => Shape::Mode(*m, children.len()),
+            VNode::PerEmit(_) => Shape::PerEmit,
+            VNode::Xfer(_) => Shape::Xfer,
+            leaf => Shape::Leaf(leaf.clone()),
+        }
+    }
+
+    /// Maps the children, then puts the two operands of a commutative op in class-id
+    /// order. egg canonicalizes every node through here (when adding, looking up and
+    /// rebuilding), so `(fadd a b)` and `(fadd b a)` are one hash-consed node and the
+    /// e-graph never holds commutative twins; rule left-hand sides are matched in both
+    /// operand orders instead (`comm_match::CommPattern`).
+    fn update_children<F: FnMut(Id) -> Id>(&mut self, mut f: F) {
+        self.for_each_mut(|id| *id = f(*id));
+        if let VNode::Alu { op, children, .. } = self {
+            if children.len() == 2 && op.is_commutative() && children[0] > children[1] {
+                children.swap(0, 1);
+            }
+        }
     }
 
     fn matches(&self, other: &Self) -> bool {

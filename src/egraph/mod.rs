@@ -2,6 +2,7 @@
 //! the rule-file loader and bounded saturation.
 
 pub mod analysis;
+pub mod comm_match;
 pub mod lang;
 pub mod lower;
 pub mod per_emit;

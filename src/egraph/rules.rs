@@ -10,6 +10,7 @@ use std::str::FromStr;
 use egg::{Condition, ConditionalApplier, Id, Pattern, Rewrite, Subst, Var};
 
 use super::analysis::{VAnalysis, VGraph};
+use super::comm_match::CommPattern;
 use super::lang::{VNode, XferMode};
 use super::sexp::{parse_all, Sexp};
 use crate::error::{Diagnostic, Error};
@@ -474,14 +475,18 @@ impl RuleSet {
     fn compile(&self) -> Result<Vec<Rewrite<VNode, VAnalysis>>, Error> {
         let mut out = vec![];
         for r in &self.rules {
+            // A left-hand side naming a commutative op matches it in both operand
+            // orders (the e-graph keeps one): `CommPattern` instead of egg's matcher.
             let mut add = |name: String, l: &Pattern<VNode>, rhs: &Pattern<VNode>| {
                 let applier = ConditionalApplier {
                     condition: Conds(r.conds.clone()),
                     applier: rhs.clone(),
                 };
-                let rw =
-                    Rewrite::new(name, l.clone(), applier).map_err(|m| err(&r.file, r.loc, m))?;
-                out.push(rw);
+                let rw = match CommPattern::new(l) {
+                    Some(comm) => Rewrite::new(name, comm, applier),
+                    None => Rewrite::new(name, l.clone(), applier),
+                };
+                out.push(rw.map_err(|m| err(&r.file, r.loc, m))?);
                 Ok::<(), Error>(())
             };
             add(r.name.clone(), &r.lhs, &r.rhs)?;
