@@ -146,7 +146,10 @@ fn configurations_differ_in_the_expected_direction() {
         2
     );
     // a*b and (b*a)*1 share a varying only with the algebra rules.
-    assert_eq!(components_after(&e, "default/amd-gfx10", "identity.pair"), 1);
+    assert_eq!(
+        components_after(&e, "default/amd-gfx10", "identity.pair"),
+        1
+    );
     assert_eq!(
         components_after(&e, "no-algebra/amd-gfx10", "identity.pair"),
         2
@@ -168,7 +171,10 @@ fn firing_counts_and_ablation_name_the_responsible_rules() {
     let default = &e.summaries[0];
     // Propagation also fires on the identity pair (forward motion transfers the
     // constant 1 there), without changing its result.
-    assert!(default.fired_on.get("propagate-free").is_some_and(|n| *n >= 1));
+    assert!(default
+        .fired_on
+        .get("propagate-free")
+        .is_some_and(|n| *n >= 1));
     assert!(default.fired_on.get("fmul-one").is_some_and(|n| *n >= 1));
     let changed = default.changed_result.as_ref().unwrap();
     assert_eq!(changed.get("propagate-free"), Some(&1));

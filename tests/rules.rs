@@ -224,8 +224,24 @@ fn every_default_rule_is_exercised() {
 #[test]
 fn commutative_twins_are_one_node() {
     for op in [
-        "fadd", "fmul", "fmin", "fmax", "feq", "fneu", "iadd", "imul", "imin", "imax", "umin",
-        "umax", "ieq", "ine", "iand", "ior", "ixor", "fadd.exact",
+        "fadd",
+        "fmul",
+        "fmin",
+        "fmax",
+        "feq",
+        "fneu",
+        "iadd",
+        "imul",
+        "imin",
+        "imax",
+        "umin",
+        "umax",
+        "ieq",
+        "ine",
+        "iand",
+        "ior",
+        "ixor",
+        "fadd.exact",
     ] {
         let mut g = VGraph::new(VAnalysis::default());
         let ab: RecExpr<VNode> = format!("({op} in:ATTR0.x in:ATTR1.x)").parse().unwrap();

@@ -18,6 +18,8 @@ pub struct CommPattern {
     ast: Vec<ENodeOrVar<VNode>>,
     /// The distinct variables, in first-occurrence order; bindings are indexed alike.
     vars: Vec<Var>,
+    /// For each variable node of `ast`, its index in `vars`.
+    slot: Vec<usize>,
 }
 
 /// Whether a node is a two-operand commutative ALU op.
@@ -28,13 +30,6 @@ pub fn is_commutative(node: &VNode) -> bool {
     }
 }
 
-/// A match in progress: pattern nodes still to match against classes, and bindings.
-#[derive(Clone)]
-struct State {
-    goals: Vec<(usize, Id)>,
-    bound: Vec<Option<Id>>,
-}
-
 impl CommPattern {
     /// The searcher for `p`, or `None` when `p` names no commutative op (egg's own
     /// pattern matcher is then exact and faster).
@@ -43,54 +38,81 @@ impl CommPattern {
         let any = ast
             .iter()
             .any(|n| matches!(n, ENodeOrVar::ENode(e) if is_commutative(e)));
-        any.then(|| CommPattern {
-            vars: p.vars(),
-            ast,
-        })
+        let vars = p.vars();
+        let slot = ast
+            .iter()
+            .map(|n| match n {
+                ENodeOrVar::Var(v) => vars.iter().position(|w| w == v).unwrap_or(0),
+                ENodeOrVar::ENode(_) => 0,
+            })
+            .collect();
+        any.then_some(CommPattern { ast, vars, slot })
     }
 
-    fn var_index(&self, v: &Var) -> usize {
-        self.vars.iter().position(|w| w == v).unwrap_or(0)
-    }
-
-    /// Finds every match of the pattern rooted at `class`, calling `found` on each
-    /// binding vector; stops when `found` returns false.
-    fn solve(&self, g: &VGraph, mut st: State, found: &mut dyn FnMut(&[Option<Id>]) -> bool) -> bool {
-        let Some((p, class)) = st.goals.pop() else {
-            return found(&st.bound);
+    /// Matches the pending `goals` (pattern node, class), last first, extending
+    /// `bound`; calls `found` on each complete binding and stops when it returns
+    /// false. Backtracks in place: on return `goals` and `bound` are as on entry.
+    fn solve(
+        &self,
+        g: &VGraph,
+        goals: &mut Vec<(usize, Id)>,
+        bound: &mut [Option<Id>],
+        found: &mut dyn FnMut(&[Option<Id>]) -> bool,
+    ) -> bool {
+        let Some((p, class)) = goals.pop() else {
+            return found(bound);
         };
-        let class = g.find(class);
-        match &self.ast[p] {
-            ENodeOrVar::Var(v) => {
-                let i = self.var_index(v);
-                match st.bound[i] {
-                    Some(b) if g.find(b) != class => true,
-                    Some(_) => self.solve(g, st, found),
+        let canon = g.find(class);
+        let go_on = match &self.ast[p] {
+            ENodeOrVar::Var(_) => {
+                let i = self.slot[p];
+                match bound[i] {
+                    Some(b) if g.find(b) != canon => true,
+                    Some(_) => self.solve(g, goals, bound, found),
                     None => {
-                        st.bound[i] = Some(class);
-                        self.solve(g, st, found)
+                        bound[i] = Some(canon);
+                        let go_on = self.solve(g, goals, bound, found);
+                        bound[i] = None;
+                        go_on
                     }
                 }
             }
-            ENodeOrVar::ENode(pn) => {
-                let kids = pn.children();
-                for n in g[class].nodes.iter().filter(|n| pn.matches(n)) {
-                    let ch = n.children();
-                    let swap_too = is_commutative(pn) && ch[0] != ch[1];
-                    for swapped in [false, true].into_iter().take(1 + swap_too as usize) {
-                        let mut next = st.clone();
-                        for (i, k) in kids.iter().enumerate() {
-                            let c = if swapped { ch[ch.len() - 1 - i] } else { ch[i] };
-                            next.goals.push((usize::from(*k), c));
-                        }
-                        if !self.solve(g, next, found) {
-                            return false;
-                        }
-                    }
+            ENodeOrVar::ENode(pn) => self.solve_node(g, pn, canon, goals, bound, found),
+        };
+        goals.push((p, class));
+        go_on
+    }
+
+    /// Tries every e-node of `class` with `pn`'s operator, commutative ones in both
+    /// operand orders.
+    fn solve_node(
+        &self,
+        g: &VGraph,
+        pn: &VNode,
+        class: Id,
+        goals: &mut Vec<(usize, Id)>,
+        bound: &mut [Option<Id>],
+        found: &mut dyn FnMut(&[Option<Id>]) -> bool,
+    ) -> bool {
+        let kids = pn.children();
+        let commutative = is_commutative(pn);
+        for n in g[class].nodes.iter().filter(|n| pn.matches(n)) {
+            let ch = n.children();
+            let orders = if commutative && ch[0] != ch[1] { 2 } else { 1 };
+            for swapped in 0..orders {
+                let base = goals.len();
+                for (i, k) in kids.iter().enumerate() {
+                    let c = if swapped == 1 { ch[1 - i] } else { ch[i] };
+                    goals.push((usize::from(*k), c));
                 }
-                true
+                let go_on = self.solve(g, goals, bound, found);
+                goals.truncate(base);
+                if !go_on {
+                    return false;
+                }
             }
         }
+        true
     }
 }
 
@@ -124,12 +146,10 @@ impl Searcher<VNode, VAnalysis> for CommPattern {
         limit: usize,
     ) -> Option<SearchMatches<'_, VNode>> {
         let root = self.ast.len().checked_sub(1)?;
-        let start = State {
-            goals: vec![(root, eclass)],
-            bound: vec![None; self.vars.len()],
-        };
+        let mut goals = vec![(root, eclass)];
+        let mut bound = vec![None; self.vars.len()];
         let mut found: Vec<Vec<Option<Id>>> = vec![];
-        self.solve(g, start, &mut |b| {
+        self.solve(g, &mut goals, &mut bound, &mut |b| {
             // Both operand orders of a symmetric sub-pattern can bind alike.
             if !found.iter().any(|f| f == b) {
                 found.push(b.to_vec());

@@ -189,7 +189,11 @@ impl Language for VNode {
 
     fn discriminant(&self) -> Shape {
         match self {
-            VNode::Alu { op, exact, children } => Shape::Alu(*op, *exact, children.len()),
+            VNode::Alu {
+                op,
+                exact,
+                children,
+            } => Shape::Alu(*op, *exact, children.len()),
             VNode::Ubo { block, .. } => Shape::Ubo(*block),
             VNode::Mode(m, children) => Shape::Mode(*m, children.len()),
             VNode::PerEmit(_) => Shape::PerEmit,

@@ -15,9 +15,9 @@ use std::collections::BTreeSet;
 
 use super::cost::Cost;
 use super::dag::{
-    dag_cost, greedy_priced, xfer_estimate, DagExtractor, Extractor, Problem, Selection, VaryingKey,
+    dag_cost, greedy_priced, xfer_estimate, DagExtractor, Extractor, Problem, Selection,
 };
-use super::priced::Table;
+use super::priced::{Dense, Price, Table};
 
 /// Greedy/local search over the set of transferred values, re-extracting each set.
 #[derive(Clone, Copy, Debug)]
@@ -54,11 +54,20 @@ struct Search<'a, 'p> {
     best: Option<(Cost, Selection)>,
 }
 
+/// A set of varyings, as indices into the table's varyings.
+type Set = BTreeSet<u32>;
+
 /// A scored selection and the varyings it uses.
 struct Scored {
     cost: Cost,
-    used: BTreeSet<VaryingKey>,
-    sel: Selection,
+    used: Set,
+    sel: Candidate,
+}
+
+/// A selection as the search holds it: dense from a re-extraction, or a full map.
+enum Candidate {
+    Dense(Dense),
+    Full(Selection),
 }
 
 impl Search<'_, '_> {
@@ -66,33 +75,61 @@ impl Search<'_, '_> {
         self.evaluations >= self.max_evaluations
     }
 
-    /// Scores `sel` and keeps it when it beats the best so far.
+    fn keep_if_best(&mut self, cost: Cost, sel: &Candidate) {
+        if self.best.as_ref().is_none_or(|(b, _)| cost < *b) {
+            let full = match sel {
+                Candidate::Dense(d) => self.table.selection(d),
+                Candidate::Full(s) => s.clone(),
+            };
+            self.best = Some((cost, full));
+        }
+    }
+
+    /// Scores a full selection and keeps it when it beats the best so far.
     fn consider(&mut self, sel: Selection) -> Scored {
         let c = dag_cost(self.p, &sel);
-        if self.best.as_ref().is_none_or(|(b, _)| c.total < *b) {
-            self.best = Some((c.total, sel.clone()));
-        }
+        let sel = Candidate::Full(sel);
+        self.keep_if_best(c.total, &sel);
+        let used = c
+            .varyings
+            .iter()
+            .filter_map(|v| self.table.varying_index(v));
         Scored {
             cost: c.total,
-            used: c.varyings.into_iter().collect(),
+            used: used.collect(),
             sel,
         }
     }
 
-    /// Re-extraction with `free` varyings already paid and `forbidden` ones unusable.
-    fn priced(&mut self, free: &BTreeSet<VaryingKey>, forbidden: &BTreeSet<VaryingKey>) -> Scored {
+    /// Re-extraction with `free` varyings already paid and `forbidden` ones unusable,
+    /// costed on the table's arrays.
+    fn priced(&mut self, free: &Set, forbidden: &Set) -> Scored {
         self.evaluations += 1;
-        let sel = self.table.extract(free, forbidden);
-        self.consider(sel)
+        let mut prices = vec![Price::Priced; self.table.varying_count()];
+        for v in free {
+            prices[*v as usize] = Price::Free;
+        }
+        for v in forbidden {
+            prices[*v as usize] = Price::Forbidden;
+        }
+        let dense = self.table.extract(&prices);
+        let (cost, used) = self.table.cost(self.p, &dense);
+        let sel = Candidate::Dense(dense);
+        self.keep_if_best(cost, &sel);
+        Scored {
+            cost,
+            used: used.into_iter().collect(),
+            sel,
+        }
     }
 
     /// Forbids, step by step, the used varying whose loss costs least, until no root
     /// can be extracted any more; every step's selection is a candidate for the best.
     fn drop_path(&mut self, start: &Scored) {
-        let mut forbidden = BTreeSet::new();
+        let mut forbidden = Set::new();
         let mut used = start.used.clone();
         while !self.out_of_budget() {
-            let mut step: Option<(Cost, VaryingKey, BTreeSet<VaryingKey>)> = None;
+            let mut step: Option<(Cost, u32, Set)> = None;
             for v in &used {
                 if self.out_of_budget() {
                     break;
@@ -115,8 +152,8 @@ impl Search<'_, '_> {
     }
 
     /// First-improvement search that makes one more candidate free at a time.
-    fn add_moves(&mut self, start: Scored, candidates: &BTreeSet<VaryingKey>) -> Scored {
-        let none = BTreeSet::new();
+    fn add_moves(&mut self, start: Scored, candidates: &Set) -> Scored {
+        let none = Set::new();
         let mut cur = start;
         loop {
             let mut improved = false;
@@ -162,7 +199,7 @@ impl Extractor for GlobalExtractor {
             max_evaluations: 0,
             best: None,
         };
-        let all = s.table.candidates();
+        let all: Set = (0..s.table.varying_count() as u32).collect();
         let mut starts = vec![];
         if let Some(seed) = seeded(p) {
             starts.push(s.consider(seed));
@@ -170,7 +207,7 @@ impl Extractor for GlobalExtractor {
         let single_flip = s.consider(self.polish.extract(p));
         let single_flip_cost = single_flip.cost;
         starts.push(single_flip);
-        starts.push(s.priced(&all, &BTreeSet::new()));
+        starts.push(s.priced(&all, &Set::new()));
         // Each drop path gets an equal share; the add moves get what is left.
         let share = budget / (starts.len() + 1);
         for start in &starts {
@@ -183,7 +220,11 @@ impl Extractor for GlobalExtractor {
         let improved = s.add_moves(best, &all);
         // The single-flip start is already a local optimum; only a better set needs it.
         if improved.cost < single_flip_cost {
-            let polished = self.polish.local_search(p, improved.sel);
+            let sel = match improved.sel {
+                Candidate::Dense(d) => s.table.selection(&d),
+                Candidate::Full(sel) => sel,
+            };
+            let polished = self.polish.local_search(p, sel);
             s.consider(polished);
         }
         s.best.map(|(_, sel)| sel).unwrap_or_default()
