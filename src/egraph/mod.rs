@@ -15,5 +15,6 @@ pub use analysis::{VAnalysis, VData, VGraph, OPAQUE_COST};
 pub use lang::{Side, VNode, XferMode};
 pub use rules::{Cond, RuleDef, RuleSet};
 pub use saturate::{
-    Budgets, Scheduler, Stop, DEFAULT_ITER_LIMIT, DEFAULT_NODE_LIMIT, DEFAULT_TIME_LIMIT,
+    Budgets, Scheduler, Stop, DEFAULT_ITER_LIMIT, DEFAULT_NODES_PER_LOWERED, DEFAULT_NODE_LIMIT,
+    DEFAULT_TIME_LIMIT,
 };

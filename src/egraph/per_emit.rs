@@ -123,7 +123,10 @@ impl<G: Terms> Factor<'_, G> {
             return results.push(self.undef);
         };
         let model = self.g.node(last);
-        let nodes: Vec<VNode> = terms.iter().map(|t| self.g.node(*t)).collect();
+        let nodes: Vec<VNode> = terms
+            .iter()
+            .map(|t| aligned(&*self.g, self.g.node(*t), &model))
+            .collect();
         // `matches` compares operator and arity, so every node has `model`'s children.
         if !model.is_leaf() && nodes.iter().all(|n| n.matches(&model)) {
             let columns: Vec<Vec<Id>> = (0..model.children().len())
@@ -137,6 +140,30 @@ impl<G: Terms> Factor<'_, G> {
             results.push(id);
         }
     }
+}
+
+/// `node` with its operands swapped when it is commutative and the swap lines them up
+/// better with `model`'s: the e-graph orders commutative operands by class id, which
+/// differs between emits (`a0 + u` may be stored as `(fadd u a1)` at the next emit), so
+/// columns are matched by equal operands first, then by operand shape.
+fn aligned(g: &impl Terms, mut node: VNode, model: &VNode) -> VNode {
+    if !crate::egraph::comm_match::is_commutative(&node) || !node.matches(model) {
+        return node;
+    }
+    let (n, m) = (node.children(), model.children());
+    let score = |a: Id, b: Id| {
+        if a == b {
+            2
+        } else {
+            u32::from(g.node(a).matches(&g.node(b)))
+        }
+    };
+    let straight = score(n[0], m[0]) + score(n[1], m[1]);
+    let crossed = score(n[1], m[0]) + score(n[0], m[1]);
+    if crossed > straight {
+        node.children_mut().swap(0, 1);
+    }
+    node
 }
 
 /// `(per-emit 0i32 t0 (per-emit 1i32 t1 …))`; a run of equal values at the end stays

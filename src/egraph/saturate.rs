@@ -10,9 +10,15 @@ use egg::{BackoffScheduler, Rewrite, Runner, SimpleScheduler, StopReason};
 use super::analysis::{VAnalysis, VGraph};
 use super::lang::VNode;
 
-/// Default e-node budget: pairs of real shaders lower to a few hundred nodes; ten
-/// thousand leaves room for commutativity and code-motion laws without risking memory.
+/// Default e-node budget floor: pairs of real shaders lower to a few hundred nodes;
+/// ten thousand leaves room for the code-motion laws without risking memory.
 pub const DEFAULT_NODE_LIMIT: usize = 10_000;
+/// Default growth of the node budget with the input: saturation may reach this many
+/// times the nodes lowering produced. Saturated runs end at 1-2x the lowered size
+/// (commutativity is built into the graph, so no law doubles every op), so 8x lets a
+/// pair of any size saturate instead of stopping after one iteration once it lowers
+/// to more than `DEFAULT_NODE_LIMIT` nodes, while still bounding memory linearly.
+pub const DEFAULT_NODES_PER_LOWERED: usize = 8;
 /// Default iteration budget: the shipped laws reach a fixed point in well under ten.
 pub const DEFAULT_ITER_LIMIT: usize = 30;
 /// Default wall-clock budget for saturation.
@@ -31,8 +37,11 @@ pub enum Scheduler {
 /// Saturation budgets.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Budgets {
-    /// E-node limit.
+    /// E-node limit (the floor when `nodes_per_lowered` is set).
     pub nodes: usize,
+    /// The node limit grows to this many times the lowered graph's nodes when that is
+    /// above `nodes` (0: `nodes` is the limit however large the input).
+    pub nodes_per_lowered: usize,
     /// Iteration limit.
     pub iterations: usize,
     /// Time limit.
@@ -45,6 +54,7 @@ impl Default for Budgets {
     fn default() -> Budgets {
         Budgets {
             nodes: DEFAULT_NODE_LIMIT,
+            nodes_per_lowered: DEFAULT_NODES_PER_LOWERED,
             iterations: DEFAULT_ITER_LIMIT,
             time: DEFAULT_TIME_LIMIT,
             scheduler: Scheduler::Backoff,
@@ -95,15 +105,24 @@ pub struct SaturationStats {
     pub applied: BTreeMap<String, usize>,
 }
 
+impl Budgets {
+    /// The node limit for a graph that lowered to `lowered` nodes.
+    pub fn node_limit(&self, lowered: usize) -> usize {
+        self.nodes
+            .max(lowered.saturating_mul(self.nodes_per_lowered))
+    }
+}
+
 /// Runs the rules on `egraph` within `budgets` and returns the saturated graph.
 pub fn saturate(
     egraph: VGraph,
     rules: &[Rewrite<VNode, VAnalysis>],
     budgets: &Budgets,
 ) -> (VGraph, SaturationStats) {
+    let node_limit = budgets.node_limit(egraph.total_number_of_nodes());
     let runner: Runner<VNode, VAnalysis> = Runner::default()
         .with_egraph(egraph)
-        .with_node_limit(budgets.nodes)
+        .with_node_limit(node_limit)
         .with_iter_limit(budgets.iterations)
         .with_time_limit(budgets.time);
     let runner = match budgets.scheduler {
@@ -115,7 +134,7 @@ pub fn saturate(
         Some(StopReason::Saturated) | None => Stop::Saturated,
         // egg reports what it saw; the report names the budget that was exceeded.
         Some(StopReason::IterationLimit(_)) => Stop::IterationLimit(budgets.iterations),
-        Some(StopReason::NodeLimit(_)) => Stop::NodeLimit(budgets.nodes),
+        Some(StopReason::NodeLimit(_)) => Stop::NodeLimit(node_limit),
         Some(StopReason::TimeLimit(_)) => Stop::TimeLimit(budgets.time),
         Some(StopReason::Other(s)) => Stop::Other(s.clone()),
     };

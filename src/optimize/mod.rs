@@ -101,6 +101,11 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
         // propagated constant); their fates show in the composed report as removals.
         let mut next = out.pipeline.clone();
         simplify::simplify(&mut next);
+        // An unchanged pair would only repeat the first (deterministic) run, whose
+        // result was either taken or already beaten by a repair round.
+        if next == *p {
+            break;
+        }
         let again = run(&next, opts, &rewrites, Round::default())?;
         let (a, b) = (out.report.after, again.report.after);
         let better = b.slots <= a.slots && (b.components, b.slots) < (a.components, a.slots);

@@ -81,9 +81,10 @@ impl Options {
         self
     }
 
-    /// Sets the e-node limit.
+    /// Sets the e-node limit: exactly `n`, not grown with the input.
     pub fn node_limit(mut self, n: usize) -> Options {
         self.budgets.nodes = n;
+        self.budgets.nodes_per_lowered = 0;
         self
     }
 
