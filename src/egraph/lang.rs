@@ -176,6 +176,8 @@ pub enum Shape {
     Ubo(u32),
     /// A transfer mode and its operand count.
     Mode(XferMode, usize),
+    /// An opaque operation and its arity.
+    Op(Arc<OpaqueOp>, usize),
     /// A GS per-emit node.
     PerEmit,
     /// A transfer.
@@ -198,7 +200,9 @@ impl Language for VNode {
             VNode::Mode(m, children) => Shape::Mode(*m, children.len()),
             VNode::PerEmit(_) => Shape::PerEmit,
             VNode::Xfer(_) => Shape::Xfer,
-            leaf => Shape::Leaf(leaf.clone()),
+            VNode::Op { op, children } => Shape::Op(op.clone(), children.len()),
+            // Leaves are their own shape; children (none today) must not count.
+            leaf => Shape::Leaf(leaf.clone().map_children(|_| Id::from(0))),
         }
     }
 
