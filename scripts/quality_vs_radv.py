@@ -195,10 +195,15 @@ def match_locations(producer, consumer):
     open(consumer, "wb").write(struct.pack(f"<{len(words)}I", *words))
 
 
-def compile_set(files, out_dir):
-    """SPIR-V per stage with matched locations, or None when a stage fails."""
+def compile_set(files, out_dir, reuse=False):
+    """SPIR-V per stage with matched locations, or None when a stage fails. With
+    `reuse`, the modules an earlier run left in out_dir are taken as they are."""
     os.makedirs(out_dir, exist_ok=True)
     chain = [s for s in STAGES if s in files]
+    if reuse:
+        spv = {s: os.path.join(out_dir, f"{s}.spv") for s in chain}
+        done = all(os.path.exists(p) and not os.path.exists(p + ".opt") for p in spv.values())
+        return spv if done else None
     spv = {}
     for s in chain:
         try:
@@ -277,7 +282,7 @@ def main():
     ap.add_argument("--only-corpus", action="store_true", help="tests/corpus/glsl only")
     ap.add_argument("--tsv")
     ap.add_argument("--reuse-radv", action="store_true",
-                    help="keep RADV's figures from the previous run (same corpus and --max)")
+                    help="keep the SPIR-V and RADV's figures of the previous run (same corpus and --max)")
     ap.add_argument("--varysat", default=os.path.join(ROOT, "target", "release", "varysat"))
     a = ap.parse_args()
 
@@ -314,7 +319,7 @@ def main():
         rows, combos, failures = [], {}, {}
         for i, (source, name, files) in enumerate(sets):
             d = os.path.join(work, f"p{i}")
-            spv = compile_set(files, d)
+            spv = compile_set(files, d, a.reuse_radv)
             if spv is None:
                 failures["glslang (Vulkan)"] = failures.get("glslang (Vulkan)", 0) + 1
                 continue
