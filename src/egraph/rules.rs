@@ -365,6 +365,15 @@ fn parse_rule(file: &str, s: &Sexp) -> Result<RuleDef, Error> {
             "conditions of a bidirectional rule",
         )?;
     }
+    let same_bits: Vec<(Var, Var)> = conds
+        .iter()
+        .filter_map(|c| match c {
+            Cond::SameBits(a, b) => Some((*a, *b)),
+            _ => None,
+        })
+        .collect();
+    super::typecheck::check(&lhs, &rhs, &same_bits, bidirectional)
+        .map_err(|m| err(file, s.loc(), format!("rule `{name}`: {m}")))?;
     let exact_variant = if inexact {
         None
     } else {
