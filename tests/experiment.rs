@@ -92,7 +92,7 @@ fn experiment(tag: &str, ablate: bool) -> Experiment {
         &corpus,
         RunOptions {
             ablate,
-            exact_gap: None,
+            ..RunOptions::default()
         },
         &|| {},
     );
@@ -495,10 +495,7 @@ fn motion_variants_differ_where_only_their_law_helps() {
     sets.extend(names.iter().map(|n| load_rules(&variant(n)).unwrap()));
     let configs = matrix(sets, &[CostModel::amd_gfx10()]);
     let corpus = load_corpus(&[dir]).unwrap();
-    let ro = RunOptions {
-        ablate: false,
-        exact_gap: None,
-    };
+    let ro = RunOptions::default();
     let e = experiment::summarize(
         &configs,
         &corpus,
@@ -600,8 +597,8 @@ fn exact_gap_is_never_negative_and_counts_every_pair() {
     );
     let corpus = load_corpus(&[dir]).unwrap();
     let ro = RunOptions {
-        ablate: false,
         exact_gap: Some(std::time::Duration::from_secs(5)),
+        ..RunOptions::default()
     };
     let e = experiment::summarize(
         &configs,

@@ -224,6 +224,17 @@ fn node_type(n: &VNode, types: &[Ty]) -> Result<Ty, String> {
                 .collect::<Result<Vec<_>, _>>()?;
             Ty::Value(op.result_bits(&bits)?)
         }
+        VNode::Op { op, children } => {
+            let bits = children
+                .iter()
+                .map(|c| value(*c))
+                .collect::<Result<Vec<_>, _>>()?;
+            if bits != op.operand_bits() {
+                return Err(format!("`{}` operands of the wrong bit sizes", op.name));
+            }
+            let result = op.result_bits();
+            Ty::Value(result.ok_or_else(|| format!("`{}` has no result", op.name))?)
+        }
         VNode::Uniform(_) => Ty::Value(BitSize::B32),
         VNode::Ubo { offset, .. } => match value(offset[0])? {
             BitSize::B32 => Ty::Value(BitSize::B32),

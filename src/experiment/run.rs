@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use super::config::Config;
 use super::corpus::CorpusPair;
-use crate::egraph::RuleSet;
+use crate::egraph::{Budgets, RuleSet};
 use crate::extract::Extraction;
 use crate::ir::{InstKind, Pipeline};
 use crate::optimize::{optimize, Counts, Options, Timings};
@@ -46,6 +46,8 @@ pub struct RunOptions {
     /// Also extract in exact mode with this time limit, to measure the fast mode's gap
     /// to the optimum (one extra optimization per run).
     pub exact_gap: Option<Duration>,
+    /// The whole-run budgets of every optimization.
+    pub budgets: Budgets,
 }
 
 /// The exact-mode comparison of one run.
@@ -109,12 +111,21 @@ fn fold_firings(applied: &BTreeMap<String, usize>) -> BTreeMap<String, usize> {
     out
 }
 
-fn options(c: &Config, rules: RuleSet) -> Options {
-    Options::new().rules(rules).cost(c.cost.clone())
+fn options(c: &Config, rules: RuleSet, budgets: Budgets) -> Options {
+    Options::new()
+        .rules(rules)
+        .cost(c.cost.clone())
+        .budgets(budgets)
 }
 
 /// The fired rules whose removal changes the printed output.
-fn ablate(c: &Config, p: &Pipeline, output: &str, fired: &BTreeMap<String, usize>) -> Vec<String> {
+fn ablate(
+    c: &Config,
+    p: &Pipeline,
+    output: &str,
+    fired: &BTreeMap<String, usize>,
+    budgets: Budgets,
+) -> Vec<String> {
     fired
         .keys()
         .filter(|rule| {
@@ -123,7 +134,7 @@ fn ablate(c: &Config, p: &Pipeline, output: &str, fired: &BTreeMap<String, usize
                 // A subset of a valid set cannot gain duplicate names.
                 return false;
             };
-            match optimize(p, &options(c, rules)) {
+            match optimize(p, &options(c, rules, budgets)) {
                 Ok(o) => crate::text::print(&o.pipeline) != output,
                 // Failing without the rule is a change too.
                 Err(_) => true,
@@ -157,7 +168,7 @@ pub fn run_one(c: &Config, ci: usize, pair: &CorpusPair, pi: usize, ro: RunOptio
         failure: None,
         exact: None,
     };
-    let out = match optimize(p, &options(c, c.rules.clone())) {
+    let out = match optimize(p, &options(c, c.rules.clone(), ro.budgets)) {
         Ok(o) => o,
         Err(e) => {
             run.failure = Some(e.to_string());
@@ -176,7 +187,8 @@ pub fn run_one(c: &Config, ci: usize, pair: &CorpusPair, pi: usize, ro: RunOptio
     run.firings = fold_firings(&r.rule_firings);
     run.failure = r.fallback.clone();
     if let Some(limit) = ro.exact_gap {
-        let opts = options(c, c.rules.clone()).extraction(Extraction::Exact { time_limit: limit });
+        let opts = options(c, c.rules.clone(), ro.budgets)
+            .extraction(Extraction::Exact { time_limit: limit });
         run.exact = optimize(p, &opts).ok().map(|o| ExactGap {
             cost: o.report.cost_after.0,
             proved_optimal: o.report.proved_optimal == Some(true),
@@ -184,7 +196,7 @@ pub fn run_one(c: &Config, ci: usize, pair: &CorpusPair, pi: usize, ro: RunOptio
     }
     if ro.ablate {
         let text = crate::text::print(&out.pipeline);
-        run.changed_by = Some(ablate(c, p, &text, &run.firings));
+        run.changed_by = Some(ablate(c, p, &text, &run.firings, ro.budgets));
     }
     run
 }

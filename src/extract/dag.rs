@@ -6,6 +6,7 @@
 //! the input under the model.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
 
 use egg::{Id, Language};
 
@@ -85,6 +86,9 @@ pub struct Problem<'a> {
     /// per emit that reaches it (a `per-emit` node routes each emit to one branch);
     /// work that is the same at every emit runs once (`emit_runs`).
     pub gs_emits: Option<usize>,
+    /// When the whole run's time budget ends: extraction returns the best valid
+    /// selection found by then (`None`: no time budget, only the evaluation counts).
+    pub deadline: Option<Instant>,
 }
 
 impl<'a> Problem<'a> {
@@ -103,7 +107,13 @@ impl<'a> Problem<'a> {
             consumer,
             seed: None,
             gs_emits: None,
+            deadline: None,
         }
+    }
+
+    /// Whether the run's time budget is spent.
+    pub fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// A tree-cost estimate of running `node` in `ctx`: its ALU cost, times the
@@ -645,7 +655,7 @@ impl DagExtractor {
                     .cloned()
                     .collect();
                 for alt in alternatives {
-                    if evals >= self.max_evaluations {
+                    if evals >= self.max_evaluations || p.past_deadline() {
                         return cur;
                     }
                     evals += 1;

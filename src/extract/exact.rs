@@ -269,7 +269,9 @@ impl ExactExtractor {
 
     /// Runs the branch-and-bound and reports whether it proved optimality.
     pub fn solve(&self, p: &Problem<'_>) -> ExactOutcome {
-        let deadline = Instant::now() + self.time_limit;
+        // The whole run's deadline, when earlier, bounds the search too.
+        let own = Instant::now() + self.time_limit;
+        let deadline = p.deadline.map_or(own, |d| d.min(own));
         let incumbent = self.start.extract(p);
         let incumbent_cost = dag_cost(p, &incumbent).total;
         let space = build_space(p, &incumbent);

@@ -72,7 +72,7 @@ enum Candidate {
 
 impl Search<'_, '_> {
     fn out_of_budget(&self) -> bool {
-        self.evaluations >= self.max_evaluations
+        self.evaluations >= self.max_evaluations || self.p.past_deadline()
     }
 
     fn keep_if_best(&mut self, cost: Cost, sel: &Candidate) {
@@ -192,6 +192,13 @@ impl Extractor for GlobalExtractor {
         let budget = self
             .max_evaluations
             .min((self.max_work / classes).max(MIN_EVALUATIONS));
+        // Under a spent time budget the as-written selection (always valid, never
+        // worse than the input) is the answer; no search starts.
+        if p.past_deadline() {
+            if let Some(seed) = seeded(p) {
+                return seed;
+            }
+        }
         let mut s = Search {
             p,
             table: Table::new(p),
@@ -203,6 +210,11 @@ impl Extractor for GlobalExtractor {
         let mut starts = vec![];
         if let Some(seed) = seeded(p) {
             starts.push(s.consider(seed));
+        }
+        if p.past_deadline() {
+            if let Some((_, sel)) = s.best.take() {
+                return sel;
+            }
         }
         let single_flip = s.consider(self.polish.extract(p));
         let single_flip_cost = single_flip.cost;

@@ -27,6 +27,9 @@ pub struct Extracted {
     pub selection: Selection,
     /// For the exact mode: whether the search completed (`None` for the fast mode).
     pub proved_optimal: Option<bool>,
+    /// Whether the run's time budget ended during the search (its best selection so
+    /// far was kept).
+    pub deadline_hit: bool,
 }
 
 impl Extraction {
@@ -50,18 +53,17 @@ impl Extraction {
 
     /// Extracts a selection for `p` with this mode.
     pub fn run(&self, p: &Problem<'_>) -> Extracted {
-        match self {
-            Extraction::Fast => Extracted {
-                selection: GlobalExtractor::default().extract(p),
-                proved_optimal: None,
-            },
+        let (selection, proved_optimal) = match self {
+            Extraction::Fast => (GlobalExtractor::default().extract(p), None),
             Extraction::Exact { time_limit } => {
                 let out = ExactExtractor::with_limit(*time_limit).solve(p);
-                Extracted {
-                    selection: out.selection,
-                    proved_optimal: Some(out.proved_optimal),
-                }
+                (out.selection, Some(out.proved_optimal))
             }
+        };
+        Extracted {
+            selection,
+            proved_optimal,
+            deadline_hit: p.past_deadline(),
         }
     }
 }

@@ -58,6 +58,7 @@ impl Instance {
             consumer: &self.pipeline.consumer.info,
             seed: Some(self.seed.clone()),
             gs_emits: self.gs_emits,
+            deadline: None,
         }
     }
 

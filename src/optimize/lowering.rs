@@ -54,6 +54,7 @@ pub(crate) fn problem<'a>(
         consumer: &p.consumer.info,
         seed,
         gs_emits: l.gs_emits,
+        deadline: None,
     }
 }
 

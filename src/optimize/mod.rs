@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use crate::egraph::analysis::VAnalysis;
 use crate::egraph::saturate::Stop;
-use crate::egraph::VNode;
+use crate::egraph::{Budgets, VNode};
 use crate::error::Error;
 use crate::ir::Pipeline;
 
@@ -53,48 +53,63 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     let specialized = crate::specialize::specialize_for(input, &opts.known)?;
     let prepared = prepass::prepare(specialized.as_ref().map_or(input, |s| &s.pipeline));
     let p = &prepared.pipeline;
+    // One time budget for the whole run: every round, and every stage in it, works
+    // towards the same deadline (a limit too large to add is no limit).
+    let base = Round {
+        deadline: start.checked_add(opts.budgets.time),
+        ..Round::default()
+    };
     // A round that replaces an earlier one; the report counts both rounds' time.
     let redo = |earlier: &Outcome, round: Round| -> Result<Outcome, Error> {
         let mut out = run(p, opts, &rewrites, round)?;
         out.report.timings = out.report.timings + earlier.report.timings;
+        out.report
+            .budget_stops
+            .splice(0..0, earlier.report.budget_stops.iter().cloned());
         Ok(out)
     };
-    let mut out = run(p, opts, &rewrites, Round::default())?;
+    let mut out = run(p, opts, &rewrites, base)?;
     if out.report.after.slots > out.report.before.slots {
         // A read xfb output got a varying of its own next to its kept xfb store;
         // letting one store serve both keeps the slot count.
-        let round = Round {
-            pin_xfb_reads: true,
-            ..Round::default()
+        out = match base.past_deadline() {
+            true => unchanged(out, p, "the time limit ended before the xfb round"),
+            false => redo(
+                &out,
+                Round {
+                    pin_xfb_reads: true,
+                    ..base
+                },
+            )?,
         };
-        out = redo(&out, round)?;
     }
     if grew(&out.report) {
         // Extraction's estimate of how the varyings pack missed (pinned components
         // keep their vec4s): varyings never grow, so keep the selection as written.
-        let round = Round {
-            as_written: true,
-            ..Round::default()
+        out = match base.past_deadline() {
+            true => unchanged(out, p, "the time limit ended before the as-written round"),
+            false => redo(
+                &out,
+                Round {
+                    as_written: true,
+                    ..base
+                },
+            )?,
         };
-        out = redo(&out, round)?;
         if grew(&out.report) {
-            let r = &mut out.report;
-            r.fallback = Some("the optimized varyings would not pack smaller".into());
-            r.after = r.before;
-            r.cost_after = r.cost_before;
-            r.moves.clear();
-            r.varyings.clear();
-            out.pipeline = p.clone();
+            out = unchanged(out, p, "the optimized varyings would not pack smaller");
         }
     }
-    // Equal-cost choices (a move that only saves a component inside a vec4 that stays)
-    // can leave work that a run on the output finds; take it now, so that optimizing
-    // the result again changes nothing more.
     for _ in 0..2 {
         // Under a budget the graph was cut short: a second run meets the same budget,
         // and the report already says why the result may not be a fixed point.
         let saturated = out.report.stop_reason == Stop::Saturated.to_string();
         if out.report.fallback.is_some() || !saturated {
+            break;
+        }
+        if base.past_deadline() {
+            let why = "fixed-point round: time-limit, skipped";
+            out.report.budget_stops.push(why.into());
             break;
         }
         // The clean-ups may find more on the output (an `if` whose condition became a
@@ -106,7 +121,7 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
         if next == *p {
             break;
         }
-        let again = run(&next, opts, &rewrites, Round::default())?;
+        let again = run(&next, opts, &rewrites, base)?;
         let (a, b) = (out.report.after, again.report.after);
         let better = b.slots <= a.slots && (b.components, b.slots) < (a.components, a.slots);
         if !better || again.report.fallback.is_some() {
@@ -166,6 +181,23 @@ struct Round {
     pin_xfb_reads: bool,
     /// Keep the as-written selection instead of the extracted one.
     as_written: bool,
+    /// When the whole run's time budget ends (`None`: no time budget).
+    deadline: Option<Instant>,
+}
+
+impl Round {
+    fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Saturation's budgets: the run's, with the time left until the deadline.
+    fn saturation_budgets(&self, budgets: &Budgets) -> Budgets {
+        let time = match self.deadline {
+            Some(d) => d.saturating_duration_since(Instant::now()),
+            None => budgets.time,
+        };
+        Budgets { time, ..*budgets }
+    }
 }
 
 /// One round: the stages in order, each timed.
@@ -185,9 +217,34 @@ fn run(
     };
     let lowered = lowering::lower_pair(p, opts, round.pin_xfb_reads);
     timings.lower = lap();
-    let saturated = saturation::saturate_pair(&lowered, rewrites, &opts.budgets);
+    if round.past_deadline() {
+        return Ok(out_of_time_in_lowering(p, opts, &lowered, timings));
+    }
+    let budgets = round.saturation_budgets(&opts.budgets);
+    let mut saturated = saturation::saturate_pair(&lowered, rewrites, &budgets);
     timings.saturate = lap();
-    let chosen = selection::select(p, opts, &lowered, &saturated, round.as_written);
+    let mut budget_stops = vec![];
+    if let Stop::TimeLimit(_) = saturated.stats.stop {
+        // Named by the budget the user set, not by what was left of it.
+        saturated.stats.stop = Stop::TimeLimit(opts.budgets.time);
+    }
+    if saturated.stats.stop != Stop::Saturated {
+        budget_stops.push(format!("saturation: {}", saturated.stats.stop));
+    }
+    let chosen = selection::select(
+        p,
+        opts,
+        &lowered,
+        &saturated,
+        round.as_written,
+        round.deadline,
+    );
+    if chosen.deadline_hit {
+        budget_stops.push(format!(
+            "extraction: time-limit ({:.3}s), the best selection found by then was used",
+            opts.budgets.time.as_secs_f64()
+        ));
+    }
     timings.extract = lap();
     let slots = slots::assign(p, &lowered, &saturated, &chosen)?;
     let emitted = emission::emit(p, &lowered, &saturated, &chosen, &slots);
@@ -198,9 +255,9 @@ fn run(
     timings.emit = lap();
     let packed = packing::pack(emitted, account, opts, &saturated, &chosen, &slots)?;
     timings.pack = lap();
-    Ok(outcome(
-        p, opts, lowered, &saturated, chosen, packed, timings,
-    ))
+    let mut out = outcome(p, opts, lowered, &saturated, chosen, packed, timings);
+    out.report.budget_stops = budget_stops;
+    Ok(out)
 }
 
 /// The round's result and report, from every stage's output.
@@ -236,9 +293,62 @@ fn outcome(
         fallback: packed.fallback,
         moves: packed.account.moves,
         specialization: None,
+        budget_stops: vec![],
     };
     Outcome {
         pipeline: packed.pipeline,
+        report,
+    }
+}
+
+/// `out` with the (pre-passed) input `p` instead of its pipeline, saying `why`.
+fn unchanged(mut out: Outcome, p: &Pipeline, why: &str) -> Outcome {
+    let r = &mut out.report;
+    r.fallback = Some(why.into());
+    r.after = r.before;
+    r.cost_after = r.cost_before;
+    r.moves.clear();
+    r.varyings.clear();
+    out.pipeline = p.clone();
+    out
+}
+
+/// The input unchanged when the time budget ended during lowering: nothing after it
+/// (saturation, extraction, emission, packing) runs.
+fn out_of_time_in_lowering(
+    p: &Pipeline,
+    opts: &Options,
+    lowered: &lowering::LoweredPair,
+    timings: Timings,
+) -> Outcome {
+    let counts = count_varyings(p);
+    let limit = Stop::TimeLimit(opts.budgets.time);
+    let g = &lowered.lowered.egraph;
+    let report = Report {
+        varyings: vec![],
+        before: counts,
+        after: counts,
+        cost_before: lowered.cost_before,
+        cost_after: lowered.cost_before,
+        profile: opts.cost.name.clone(),
+        egraph_nodes: g.total_number_of_nodes(),
+        egraph_classes: g.number_of_classes(),
+        iterations: 0,
+        stop_reason: limit.to_string(),
+        time: Duration::ZERO,
+        timings,
+        rule_firings: Default::default(),
+        extraction: opts.extraction.name(),
+        proved_optimal: None,
+        fallback: Some("the time limit ended during lowering".into()),
+        moves: vec![],
+        specialization: None,
+        budget_stops: vec![format!(
+            "lowering: {limit}, the input was returned unchanged"
+        )],
+    };
+    Outcome {
+        pipeline: p.clone(),
         report,
     }
 }

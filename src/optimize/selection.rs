@@ -24,6 +24,8 @@ pub(crate) struct Chosen<'a> {
     pub cost: DagCost,
     /// Exact mode only: whether extraction proved its choice optimal.
     pub proved_optimal: Option<bool>,
+    /// Whether the run's deadline ended the extraction's search.
+    pub deadline_hit: bool,
 }
 
 /// Extracts from the saturated graph and keeps the as-written selection instead when
@@ -34,10 +36,12 @@ pub(crate) fn select<'a>(
     lowered: &LoweredPair,
     saturated: &'a Saturated,
     as_written: bool,
+    deadline: Option<std::time::Instant>,
 ) -> Chosen<'a> {
     let (g, l) = (&saturated.egraph, &lowered.lowered);
     let seed = seed_from(g, &l.original);
-    let prob = problem(g, l, p, opts, Some(seed.clone()));
+    let mut prob = problem(g, l, p, opts, Some(seed.clone()));
+    prob.deadline = deadline;
     let extracted = opts.extraction.run(&prob);
     let limit = count_varyings(p)
         .components
@@ -54,6 +58,7 @@ pub(crate) fn select<'a>(
         selection: sel,
         cost,
         proved_optimal: extracted.proved_optimal,
+        deadline_hit: extracted.deadline_hit,
     }
 }
 

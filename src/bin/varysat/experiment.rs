@@ -41,6 +41,9 @@ pub struct Args {
     /// report the fast mode's cost gap to it.
     #[arg(long = "exact-gap", value_name = "SECONDS")]
     pub exact_gap: Option<f64>,
+    /// Whole-run budgets of each optimization.
+    #[command(flatten)]
+    pub budget: crate::budget::BudgetArgs,
     /// Worker threads (default: one per core).
     #[arg(long = "jobs", short = 'j')]
     pub jobs: Option<usize>,
@@ -101,6 +104,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
     let opts = RunOptions {
         ablate: args.ablate,
         exact_gap,
+        budgets: args.budget.apply(varysat::egraph::Budgets::default()),
     };
     let go = || experiment::run_matrix(&configs, &corpus, opts, &|| bar.inc(1));
     let runs = match args.jobs {

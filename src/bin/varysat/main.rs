@@ -1,6 +1,7 @@
 //! The `varysat` command line: one subcommand per file, each a thin layer over the
 //! library. Errors print as `file:line:col: error: message`; bad input exits 1.
 
+mod budget;
 mod check;
 mod equiv;
 mod experiment;

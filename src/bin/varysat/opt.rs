@@ -74,13 +74,16 @@ pub struct Args {
     /// Inline a word of a uniform buffer: BLOCK:OFFSET=VALUE, OFFSET in bytes.
     #[arg(long = "ubo", value_name = "BLOCK:OFFSET=VALUE")]
     pub ubos: Vec<String>,
+    /// Whole-run budgets.
+    #[command(flatten)]
+    pub budget: crate::budget::BudgetArgs,
     /// Report format, written to standard error.
     #[arg(long = "report", value_enum, default_value = "text")]
     pub report: ReportFormat,
 }
 
 /// A non-negative number of seconds.
-fn seconds(text: &str) -> Result<Duration, String> {
+pub(crate) fn seconds(text: &str) -> Result<Duration, String> {
     text.parse::<f64>()
         .ok()
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
@@ -114,7 +117,8 @@ fn options(args: &Args) -> Result<Options, Error> {
             time_limit: args.exact_time_limit,
         },
     };
-    Ok(opts.cost(cost).extraction(extraction))
+    let budgets = args.budget.apply(opts.budgets);
+    Ok(opts.cost(cost).extraction(extraction).budgets(budgets))
 }
 
 /// Runs the subcommand.

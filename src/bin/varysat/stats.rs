@@ -25,6 +25,9 @@ pub struct Args {
     /// (what `opt --uniform/--ubo` would fold) instead of the varying counts.
     #[arg(long)]
     inlinable: bool,
+    /// Whole-run budgets of each optimization.
+    #[command(flatten)]
+    budget: crate::budget::BudgetArgs,
 }
 
 #[derive(Default, Serialize)]
@@ -73,10 +76,16 @@ fn group(files: &[PathBuf]) -> Result<Vec<Vec<PathBuf>>, Error> {
     Ok(out)
 }
 
-fn row(files: &[PathBuf], spirv_opt: bool) -> Result<Row, Error> {
+fn row(
+    files: &[PathBuf],
+    spirv_opt: bool,
+    budget: &crate::budget::BudgetArgs,
+) -> Result<Row, Error> {
     let pipeline = crate::load_input(files, spirv_opt)?;
     let declared = varysat::import::stats(&pipeline);
-    let optimized = varysat::optimize(&pipeline, &Options::new())?;
+    let opts = Options::new();
+    let budgets = budget.apply(opts.budgets);
+    let optimized = varysat::optimize(&pipeline, &opts.budgets(budgets))?;
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     Ok(Row {
         pair: names.join(" + "),
@@ -123,7 +132,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
     }
     let rows = group(&args.files)?
         .iter()
-        .map(|files| row(files, !args.no_spirv_opt))
+        .map(|files| row(files, !args.no_spirv_opt, &args.budget))
         .collect::<Result<Vec<Row>, Error>>()?;
     let mut total = Row {
         pair: "total".into(),

@@ -66,5 +66,6 @@ pub(crate) fn compose(first: Report, second: Report) -> Report {
     out.after = second.after;
     out.cost_after = second.cost_after;
     out.time = first.time + second.time;
+    out.budget_stops.extend(second.budget_stops);
     out
 }

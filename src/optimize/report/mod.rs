@@ -127,6 +127,9 @@ pub struct Report {
     pub moves: Vec<Move>,
     /// What inlining known uniform words did, when `Options::known` named any.
     pub specialization: Option<crate::specialize::SpecializeReport>,
+    /// Each budget that cut a stage short, as `stage: budget (limit)`; empty when the
+    /// run finished within all of them.
+    pub budget_stops: Vec<String>,
 }
 
 /// The optimized pair and its report.

@@ -70,12 +70,24 @@ impl Report {
             "rules_applied": self.rule_firings,
             "extraction": { "mode": self.extraction, "proved_optimal": self.proved_optimal },
             "time_ms": self.time.as_secs_f64() * 1000.0,
+            "timings_ms": {
+                "lower": ms(self.timings.lower),
+                "saturate": ms(self.timings.saturate),
+                "extract": ms(self.timings.extract),
+                "emit": ms(self.timings.emit),
+                "pack": ms(self.timings.pack),
+            },
             "fallback": self.fallback,
+            "budget_stops": self.budget_stops,
             "varyings": varyings,
             "moves": self.moves.iter().map(super::Move::to_json).collect::<Vec<_>>(),
             "specialization": self.specialization.as_ref().map(|s| s.to_json()),
         })
     }
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
 }
 
 impl fmt::Display for Report {
@@ -109,6 +121,9 @@ impl fmt::Display for Report {
         }
         if let Some(why) = &self.fallback {
             writeln!(f, "input returned unchanged: {why}")?;
+        }
+        for stop in &self.budget_stops {
+            writeln!(f, "budget: {stop}")?;
         }
         for v in &self.varyings {
             writeln!(f, "  {}: {}", v.slot, v.fate)?;
