@@ -111,3 +111,31 @@ fn extra_rules_and_named_profiles_are_accepted() {
         stderr(&out)
     );
 }
+
+#[test]
+fn without_leaves_a_rule_out_of_the_set() {
+    let args = ["opt", EXAMPLE, "--report", "json"];
+    let with = varysat(&args);
+    assert!(with.status.success(), "{}", stderr(&with));
+    assert!(
+        stderr(&with).contains("\"propagate-free\""),
+        "{}",
+        stderr(&with)
+    );
+    let without = varysat(
+        &[
+            &args[..],
+            &["--rules", "default", "--without", "propagate-free"],
+        ]
+        .concat(),
+    );
+    assert!(without.status.success(), "{}", stderr(&without));
+    assert!(
+        !stderr(&without).contains("\"propagate-free\""),
+        "{}",
+        stderr(&without)
+    );
+    let unknown = varysat(&["opt", EXAMPLE, "--without", "no-such-rule"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stderr(&unknown).contains("no rule named `no-such-rule` to leave out"));
+}

@@ -397,6 +397,53 @@ fn motion_variants_are_derived_from_the_default_set() {
         .all(|r| r.1.contains("(xfer flat") && !r.1.contains("?m") && !r.3.contains("Uninterp")));
 }
 
+/// The other variants' headers, checked rule by rule against the default set:
+/// no-propagation and no-algebra remove rules, no-uniform-propagation replaces
+/// `propagate-free` in place.
+#[test]
+fn removal_variants_are_derived_from_the_default_set() {
+    let default = rule_texts("default");
+    let without = |gone: &dyn Fn(&RuleText) -> bool| -> Vec<RuleText> {
+        default.iter().filter(|r| !gone(r)).cloned().collect()
+    };
+    assert_eq!(
+        rule_texts(&variant("no-propagation.rules")),
+        without(&|r| r.0 == "propagate-free")
+    );
+    let algebra: Vec<String> =
+        rule_texts(&root().join("rules/algebra.rules").display().to_string())
+            .into_iter()
+            .map(|r| r.0)
+            .collect();
+    assert!(algebra.len() > 10);
+    assert_eq!(
+        rule_texts(&variant("no-algebra.rules")),
+        without(&|r| algebra.contains(&r.0))
+    );
+    let constants = rule_texts(&variant("no-uniform-propagation.rules"));
+    let names: Vec<&str> = constants.iter().map(|r| r.0.as_str()).collect();
+    let at = default
+        .iter()
+        .position(|r| r.0 == "propagate-free")
+        .unwrap();
+    assert_eq!(
+        names[at..at + 3],
+        ["propagate-const", "propagate-undef32", "propagate-undef16"]
+    );
+    let mut rest = constants.clone();
+    rest.drain(at..at + 3);
+    assert_eq!(rest, without(&|r| r.0 == "propagate-free"));
+}
+
+#[test]
+fn a_minus_part_leaves_a_rule_out() {
+    let (name, set) = load_rules("default,-propagate-free").unwrap();
+    assert_eq!(name, "default+without-propagate-free");
+    let (_, variant_set) = load_rules(&variant("no-propagation.rules")).unwrap();
+    assert_eq!(set.names(), variant_set.names());
+    assert!(load_rules("default,-nope").is_err());
+}
+
 /// FS `in0*u + in1` with a uniform u: only backward motion (computing the sum in the
 /// VS) merges the two interpolated inputs.
 const BACKWARD_PAIR: &str = "(pair

@@ -16,6 +16,8 @@ use super::sexp::{parse_all, Sexp};
 use crate::error::{Diagnostic, Error};
 use crate::ir::{AluOp, SrcLoc};
 
+mod variant;
+
 /// The shipped rule files, in load order: (file name, text).
 pub const DEFAULT_RULE_FILES: &[(&str, &str)] = &[
     (
@@ -454,7 +456,10 @@ impl RuleSet {
             items.extend(super::template::expand(&item).map_err(|(loc, m)| err(file, loc, m))?);
         }
         for item in &items {
-            self.push(parse_rule(file, item)?)?;
+            // `(include ...)`, `(drop ...)` and the other delta forms edit the set.
+            if !variant::apply(self, file, item)? {
+                self.push(parse_rule(file, item)?)?;
+            }
         }
         Ok(())
     }

@@ -37,14 +37,18 @@ fn stem(path: &str) -> String {
 }
 
 /// Loads a rule-set spec: `default` (the compiled-in rules), a rule file, or several of
-/// those joined by commas (combined into one set; a name defined twice is an error).
+/// those joined by commas (combined into one set; a name defined twice is an error);
+/// a part `-NAME` leaves the rule NAME out of what precedes it (`default,-propagate-free`).
 /// Returns the display name and the rules; rewrites are built once here so that a bad
 /// pattern is reported before any pair runs.
 pub fn load_rules(spec: &str) -> Result<(String, RuleSet), Error> {
     let mut set = RuleSet::default();
     let mut names = vec![];
     for part in spec.split(',').filter(|p| !p.is_empty()) {
-        if part == "default" {
+        if let Some(rule) = part.strip_prefix('-') {
+            set.drop_rule(rule)?;
+            names.push(format!("without-{rule}"));
+        } else if part == "default" {
             set.extend(RuleSet::default_set())?;
             names.push("default".to_string());
         } else {

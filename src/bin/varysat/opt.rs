@@ -51,10 +51,14 @@ pub struct Args {
     /// Output format.
     #[arg(long = "emit", value_enum, default_value = "pair")]
     pub emit: EmitFormat,
-    /// A rule file; the first replaces the default rules, later ones extend them.
-    /// Prefix with `+` (e.g. `--rules +mine.rules`) to extend the defaults instead.
+    /// A rule file (or `default`, the shipped rules); the first replaces the default
+    /// rules, later ones extend them. Prefix with `+` (e.g. `--rules +mine.rules`) to
+    /// extend the defaults instead.
     #[arg(long = "rules")]
     pub rules: Vec<String>,
+    /// Leave this rule out of the set (repeatable), e.g. `--without propagate-free`.
+    #[arg(long = "without", value_name = "RULE")]
+    pub without: Vec<String>,
     /// Cost profile: a built-in name (amd-gfx10, amd-gfx11) or a profile file.
     #[arg(long = "cost", default_value = "amd-gfx10")]
     pub cost: String,
@@ -101,11 +105,18 @@ fn options(args: &Args) -> Result<Options, Error> {
         match spec.strip_prefix('+') {
             Some(path) => opts = opts.extra_rules(path, &read(path)?)?,
             None if !replaced => {
-                opts = opts.rules(RuleSet::parse(spec, &read(spec)?)?);
+                let set = match spec.as_str() {
+                    "default" => RuleSet::default_set(),
+                    _ => RuleSet::parse(spec, &read(spec)?)?,
+                };
+                opts = opts.rules(set);
                 replaced = true;
             }
             None => opts = opts.extra_rules(spec, &read(spec)?)?,
         }
+    }
+    for name in &args.without {
+        opts.rules.drop_rule(name)?;
     }
     let cost = match CostModel::named(&args.cost) {
         Some(m) => m,
