@@ -558,7 +558,8 @@ fn motion_variants_differ_where_only_their_law_helps() {
             .components
     };
     assert_eq!(before("backward.pair"), 2);
-    assert_eq!(before("forward.pair"), 5);
+    // Four VARn components and the VS's POS, plain (dead) data before a TES.
+    assert_eq!(before("forward.pair"), 6);
     assert_eq!(before("promote.pair"), 2);
     // (configuration, backward.pair, forward.pair, promote.pair) components after.
     let want = [

@@ -424,6 +424,24 @@ fn check(p: &Pipeline) -> Vec<String> {
     errors
 }
 
+/// Whether fixed function supplies an FS read the producer does not write: the point
+/// coordinate, the primitive id without a GS, a front colour whose back colour is
+/// written (two-sided selection).
+fn supplied(p: &Pipeline, io: IoSlot, written: &BTreeMap<IoSlot, BitSize>) -> bool {
+    if p.consumer.stage() != Stage::Fragment {
+        return false;
+    }
+    match io.slot {
+        Slot::Pntc => true,
+        Slot::PrimitiveId => p.producer.stage() != Stage::Geometry,
+        Slot::Col(n) => written.contains_key(&IoSlot {
+            slot: Slot::Bfc(n),
+            ..io
+        }),
+        _ => false,
+    }
+}
+
 /// Cross-stage rules: every varying read is written with the same size; one qualifier
 /// per FS input slot; GS input matches what the producer hands on; FS results depend on
 /// inputs.
@@ -436,7 +454,8 @@ fn link_errors(p: &Pipeline) -> Vec<String> {
     let arrays = indirect_ranges(&p.producer);
     let mut quals: BTreeMap<Slot, BTreeSet<String>> = BTreeMap::new();
     for (io, mode, _) in input_loads(&p.consumer) {
-        let covered = written.contains_key(&io) || arrays.contains(&io.slot);
+        let covered =
+            written.contains_key(&io) || arrays.contains(&io.slot) || supplied(p, io, &written);
         if !covered {
             errors.push(format!(
                 "consumer reads {io}, which the producer never writes"
@@ -633,7 +652,31 @@ fn features(p: &Pipeline) -> BTreeSet<String> {
         shader_features(s, side, &mut f);
     }
     varying_features(p, &mut f);
+    slot_features(p, &mut f);
     f
+}
+
+/// Slot families whose meaning depends on the stage pair (docs/design.md).
+fn slot_features(p: &Pipeline, f: &mut BTreeSet<String>) {
+    let fs = p.consumer.stage() == Stage::Fragment;
+    let written: BTreeSet<Slot> = stores(&p.producer)
+        .into_iter()
+        .map(|(io, _)| io.slot)
+        .collect();
+    for (io, _, _) in input_loads(&p.consumer) {
+        match io.slot {
+            Slot::Col(n) if fs && written.contains(&Slot::Bfc(n)) => {
+                f.insert("back colour read as COLn".into());
+            }
+            Slot::Pntc | Slot::PrimitiveId if fs => {
+                f.insert("fixed-function FS input".into());
+            }
+            s if !fs && s.class() == varysat::ir::SlotClass::SysVal => {
+                f.insert("system-value slot into a non-FS consumer".into());
+            }
+            _ => {}
+        }
+    }
 }
 
 fn shader_features(s: &Shader, side: &str, f: &mut BTreeSet<String>) {
@@ -900,6 +943,9 @@ fn every_feature_is_generated() {
             "derived varying",
             "movable in*u+in",
             "movable a+b*k",
+            "back colour read as COLn",
+            "fixed-function FS input",
+            "system-value slot into a non-FS consumer",
         ]
         .map(String::from),
     );

@@ -465,7 +465,8 @@ fn running_out_of_var_slots_is_a_limit_error() {
         .map(|i| V::interp(var((i / 4) as u8, (i % 4) as u8), PC))
         .collect();
     vs[124] = V::interp(IoSlot::new(Slot::Fogc, 0), PC);
-    vs.push(V::flat(IoSlot::new(Slot::Pntc, 0)));
+    // (Not PNTC: into an FS the rasterizer supplies it, so it never packs.)
+    vs.push(V::flat(var(31, 0)));
     let err = pack(&fs_pair(&vs), &PackOptions::default()).unwrap_err();
     assert!(
         matches!(&err, Error::Limit(m) if m.contains("VARn")),
@@ -515,9 +516,12 @@ fn non_fs_varyings_never_go_to_pos() {
         &Pipeline::new(vs.finish(), tcs.finish()),
         &PackOptions::default(),
     );
-    assert_eq!(l.map[&IoSlot::new(Slot::Pos, 1)], IoSlot::new(Slot::Pos, 1));
-    assert_eq!(l.map[&var(3, 3)], var(0, 0));
+    // Before a TCS, POS is plain data: it packs into VARn like VAR3.w, and no
+    // varying lands in POS.
+    assert_eq!(l.map[&IoSlot::new(Slot::Pos, 1)], var(0, 0));
+    assert_eq!(l.map[&var(3, 3)], var(0, 1));
     assert_eq!(loads_of(&out, var(0, 0)), vec![Read::Flat]);
+    assert_eq!(loads_of(&out, var(0, 1)), vec![Read::Flat]);
 }
 
 #[test]

@@ -182,6 +182,7 @@ fn joins(rule: &str, a: &str, b: &str) -> bool {
     let analysis = VAnalysis {
         propagation_limit: Some(12),
         producer_is_gs: false,
+        visibility: Default::default(),
     };
     let mut g = VGraph::new(analysis);
     let ea: RecExpr<VNode> = a.parse().expect("left side parses");
@@ -335,6 +336,7 @@ fn joins_with(text: &str, a: &str, b: &str) -> bool {
     let mut g = VGraph::new(VAnalysis {
         propagation_limit: Some(12),
         producer_is_gs: false,
+        visibility: Default::default(),
     });
     let ea: RecExpr<VNode> = a.parse().expect("left side parses");
     let eb: RecExpr<VNode> = b.parse().expect("right side parses");

@@ -6,6 +6,7 @@
 use egg::{Analysis, DidMerge, EGraph, Id};
 
 use super::lang::{Side, VNode, XferMode};
+use crate::ir::Reader;
 use crate::ir::{eval_alu, AluOp, BitSize};
 
 /// The e-graph type varysat saturates.
@@ -18,6 +19,10 @@ pub struct VAnalysis {
     pub propagation_limit: Option<u32>,
     /// The producer is a GS: interpolating its convergent values is not convergent.
     pub producer_is_gs: bool,
+    /// Which stage may load each uniform and UBO: a load is computable only where its
+    /// resource is visible, so it never propagates or moves into a stage that cannot
+    /// read it.
+    pub visibility: crate::ir::Visibility,
 }
 
 /// What the analysis knows about one e-class.
@@ -156,12 +161,24 @@ impl Analysis<VNode> for VAnalysis {
         match enode {
             VNode::Const { bits, value } => leaf(Some(*bits), true, true, Some(*value)),
             VNode::Undef(b) => leaf(Some(*b), true, true, None),
-            VNode::Uniform(_) => leaf(Some(BitSize::B32), true, true, None),
-            VNode::Ubo { offset, .. } => {
+            VNode::Uniform(_) => {
+                let vis = &egraph.analysis.visibility;
+                let p = vis.uniforms_visible_to(Reader::Producer);
+                let c = vis.uniforms_visible_to(Reader::Consumer);
+                let mut d = leaf(Some(BitSize::B32), p, c, None);
+                // The same value everywhere, wherever it can be loaded.
+                (d.convergent_p, d.convergent_c) = (p, c);
+                d
+            }
+            VNode::Ubo { offset, block } => {
+                let vis = &egraph.analysis.visibility;
+                let p = vis.ubo_visible_to(*block, Reader::Producer);
+                let c = vis.ubo_visible_to(*block, Reader::Consumer);
                 let o = &egraph[offset[0]].data;
-                let mut d = leaf(Some(BitSize::B32), o.in_producer, o.in_consumer, None);
-                d.convergent_p = o.convergent_p;
-                d.convergent_c = o.convergent_c;
+                let (p, c) = (p && o.in_producer, c && o.in_consumer);
+                let mut d = leaf(Some(BitSize::B32), p, c, None);
+                d.convergent_p = p && o.convergent_p;
+                d.convergent_c = c && o.convergent_c;
                 d.free_cost = o.free_cost.map(|c| c.saturating_add(1));
                 d
             }
@@ -301,6 +318,7 @@ mod tests {
         let mut g = VGraph::new(VAnalysis {
             propagation_limit: Some(12),
             producer_is_gs: true,
+            visibility: Default::default(),
         });
         let same = class_of(&mut g, "(xfer persp.center (i2f32 psv:primitive_id))");
         assert!(g[same].data.convergent_c);

@@ -31,19 +31,39 @@ pub enum Role {
     SysVal,
     /// TESS_LEVEL_*: always stored for the tessellator.
     TessLevel,
+    /// An FS input the rasterizer supplies whatever the producer stores: PNTC (the
+    /// point coordinate) and PRIMITIVE_ID when no GS precedes the FS. Its loads stay;
+    /// producer stores to it are dead.
+    FixedFunction,
     /// Not a varying (attributes, fragment results).
     NotVarying,
 }
 
-/// The role of `slot` when the consumer is `consumer`.
-pub fn role(slot: Slot, _consumer: Stage) -> Role {
+/// The role of `slot` between `producer` and `consumer` (reference/000 §1, Mesa's
+/// per-slot rules): into a TCS, TES or GS every slot but the tessellation levels is a
+/// plain varying (POS in a TCS is just data); the legacy and system-value roles only
+/// exist where fixed function sits between the stages, before an FS.
+pub fn role(slot: Slot, producer: Stage, consumer: Stage) -> Role {
+    if consumer != Stage::Fragment {
+        return match slot.class() {
+            SlotClass::Patch => Role::Patch,
+            SlotClass::TessLevel => Role::TessLevel,
+            SlotClass::Attribute | SlotClass::FragResult => Role::NotVarying,
+            _ => Role::Generic,
+        };
+    }
+    match slot {
+        Slot::Pntc => return Role::FixedFunction,
+        Slot::PrimitiveId if producer != Stage::Geometry => return Role::FixedFunction,
+        _ => {}
+    }
     match slot.class() {
         SlotClass::Generic => Role::Generic,
         SlotClass::Patch => Role::Patch,
         SlotClass::Tex => Role::Tex,
         SlotClass::Color => Role::Color,
-        // Kept in every producer: fixed function (and the reference interpreter) may
-        // observe them even when a TCS/GS follows, so they are never renumbered.
+        // The rasterizer reads them: their stores stay (as no_varying when the FS no
+        // longer reads them).
         SlotClass::SysVal => Role::SysVal,
         SlotClass::TessLevel => Role::TessLevel,
         SlotClass::Attribute | SlotClass::FragResult => Role::NotVarying,
@@ -558,17 +578,23 @@ fn consumer_pins(
             pins.pin(*io, "read with different qualifiers");
         }
         let written = prod.stored.contains(io);
-        match role(io.slot, consumer) {
-            Role::SysVal if written => {
+        match role(io.slot, p.producer.stage(), consumer) {
+            Role::FixedFunction => {
+                pins.pin(*io, "supplied by the rasterizer");
+            }
+            Role::SysVal if written && !fs_readable_sysval(io.slot) => {
                 pins.pin(*io, "system-value output read by the consumer");
             }
-            Role::TessLevel if written || p.producer.stage() != Stage::TessCtrl => {
+            Role::TessLevel
+                if p.producer.stage() != Stage::TessCtrl
+                    || (written && !propagatable(prod, g, *io)) =>
+            {
                 pins.pin(*io, "tessellation level read by the consumer");
             }
-            Role::Tex if written || io.comp < 2 => {
+            Role::Tex if io.comp < 2 || (written && !tex_coord_default(prod, g, *io)) => {
                 pins.pin(*io, "TEXn input (coord replace)");
             }
-            Role::Color if !color_is_unit_constant(prod, g, *io) => {
+            Role::Color if colour_constant(prod, g, *io).is_none() && colour_written(prod, *io) => {
                 let partner = match io.slot {
                     Slot::Col(n) => Slot::Bfc(n),
                     Slot::Bfc(n) => Slot::Col(n),
@@ -589,36 +615,95 @@ fn consumer_pins(
     read
 }
 
-/// A colour read may become its constant when the front colour is a constant in
-/// [0,1] and the back colour is unwritten or the same class (two-side selection).
-fn color_is_unit_constant(prod: &ProducerModel, g: &Graph, io: IoSlot) -> bool {
-    let (col, bfc) = match io.slot {
-        Slot::Col(n) => (Slot::Col(n), Slot::Bfc(n)),
+/// FS-readable system values (reference/000 §3): the FS read may be propagated,
+/// deduplicated or moved to a VARn like any varying, while the store stays for the
+/// rasterizer (as no_varying once the FS no longer reads it).
+fn fs_readable_sysval(slot: Slot) -> bool {
+    matches!(
+        slot,
+        Slot::ClipDist(_) | Slot::CullDist(_) | Slot::Layer | Slot::Viewport
+    )
+}
+
+/// The class every store of `io` stores, when it is one unpinned class.
+fn stored_class(prod: &ProducerModel, io: IoSlot) -> Option<Id> {
+    prod.outputs.get(&io).copied().flatten()
+}
+
+/// A tessellation level read may leave the graph's pins only to be propagated (Mesa
+/// and AMD never move it to a PATCHn): its stored value is a uniform expression
+/// within the consumer's propagation budget.
+fn propagatable(prod: &ProducerModel, g: &Graph, io: IoSlot) -> bool {
+    let Some(id) = stored_class(prod, io) else {
+        return false;
+    };
+    let data = &g.egraph[id].data;
+    let limit = g.egraph.analysis.propagation_limit.unwrap_or(u32::MAX);
+    data.konst.is_some() || (data.is_free() && data.free_cost.is_some_and(|c| c <= limit))
+}
+
+/// TEXn.z/.w written with the values coord replace supplies (0 and 1): the read
+/// may take the constant (reference/000 §3). Anything else stays as written.
+fn tex_coord_default(prod: &ProducerModel, g: &Graph, io: IoSlot) -> bool {
+    let want = match io.comp {
+        2 => 0.0,
+        3 => 1.0,
         _ => return false,
     };
-    let front = prod
-        .outputs
-        .get(&IoSlot { slot: col, ..io })
-        .copied()
-        .flatten();
-    let back = prod.outputs.get(&IoSlot { slot: bfc, ..io }).copied();
-    let Some(front) = front else {
-        return !prod.stored.contains(&IoSlot { slot: bfc, ..io });
+    let Some(id) = stored_class(prod, io) else {
+        return false;
     };
-    let data = &g.egraph[front].data;
-    let unit = match (data.konst, data.bits) {
-        (Some(k), Some(b @ (BitSize::B32 | BitSize::B16))) => {
-            let f = crate::ir::to_f32(k, b);
-            (0.0..=1.0).contains(&f)
-        }
+    let data = &g.egraph[id].data;
+    match (data.konst, data.bits) {
+        (Some(k), Some(bits @ (BitSize::B32 | BitSize::B16))) => crate::ir::to_f32(k, bits) == want,
         _ => false,
+    }
+}
+
+/// The front and back colour addresses two-sided selection pairs for a colour read.
+fn colour_pair(io: IoSlot) -> Option<(IoSlot, IoSlot)> {
+    match io.slot {
+        Slot::Col(n) => Some((
+            io,
+            IoSlot {
+                slot: Slot::Bfc(n),
+                ..io
+            },
+        )),
+        _ => None,
+    }
+}
+
+/// Whether the producer stores the front or the back colour a read may return.
+fn colour_written(prod: &ProducerModel, io: IoSlot) -> bool {
+    let (front, back) = colour_pair(io).unwrap_or((io, io));
+    prod.stored.contains(&front) || prod.stored.contains(&back)
+}
+
+/// The constant a colour read may become (reference/000 §3): the stored colours are
+/// constants in [0,1] (clamping leaves them alone), and when both the front and the
+/// back colour are written they are the same class (two-sided selection may return
+/// either). An unwritten one is undefined, so the written one stands for both.
+fn colour_constant(prod: &ProducerModel, g: &Graph, io: IoSlot) -> Option<Id> {
+    let (front, back) = colour_pair(io)?;
+    let value = |at: IoSlot| -> Option<Option<Id>> {
+        prod.stored
+            .contains(&at)
+            .then(|| prod.outputs.get(&at).copied().flatten())
     };
-    let same_back = match back {
-        None => true,
-        Some(Some(b)) => g.egraph.find(b) == g.egraph.find(front),
-        Some(None) => false,
+    let (f, b) = (value(front), value(back));
+    let id = match (f, b) {
+        (Some(Some(f)), Some(Some(b))) if g.egraph.find(f) == g.egraph.find(b) => f,
+        (Some(Some(x)), None) | (None, Some(Some(x))) => x,
+        _ => return None,
     };
-    unit && same_back
+    let data = &g.egraph[id].data;
+    match (data.konst, data.bits) {
+        (Some(k), Some(bits @ (BitSize::B32 | BitSize::B16))) => (0.0..=1.0)
+            .contains(&crate::ir::to_f32(k, bits))
+            .then_some(id),
+        _ => None,
+    }
 }
 
 struct ConsumerWalk<'a> {
@@ -644,7 +729,8 @@ impl ConsumerWalk<'_> {
         let consumer = self.p.consumer.stage();
         let bits = io_bits(io);
         let written = self.prod.stored.contains(&io);
-        let unwritten_value = match (role(io.slot, consumer), io.comp) {
+        let role = role(io.slot, self.p.producer.stage(), consumer);
+        let unwritten_value = match (role, io.comp) {
             (Role::SysVal, _) if matches!(io.slot, Slot::Layer | Slot::Viewport) => {
                 Some(VNode::Const { bits, value: 0 })
             }
@@ -658,9 +744,8 @@ impl ConsumerWalk<'_> {
             }),
             _ => Some(VNode::Undef(bits)),
         };
-        if role(io.slot, consumer) == Role::Color && written {
-            let front = self.prod.outputs.get(&io).copied().flatten()?;
-            return Some(front);
+        if role == Role::Color && colour_written(self.prod, io) {
+            return colour_constant(self.prod, self.g, io);
         }
         if !written {
             return unwritten_value.map(|n| self.g.add(n));
@@ -903,7 +988,7 @@ fn lower_once(p: &Pipeline, analysis: VAnalysis, mut pins: Pins) -> (Lowered, Ve
     p.consumer.for_each_inst(|i| {
         let outside = i.result.is_some_and(|r| !region.contains(&r));
         if let (true, Some((io, _, _))) = (outside, qualifier(&i.kind)) {
-            if pins.reason(io).is_none() && prod.stored.contains(&io) {
+            if pins.reason(io).is_none() && colour_written(&prod, io) {
                 missing.push(io);
             }
         }
@@ -930,8 +1015,9 @@ fn lower_once(p: &Pipeline, analysis: VAnalysis, mut pins: Pins) -> (Lowered, Ve
                 Slot::Col(n) => Some(Slot::Bfc(n)),
                 _ => None,
             };
-            read_as(*s)
-                || partner.is_some_and(read_as)
+            // The FS never sees a store to a slot the rasterizer supplies.
+            let supplied = role(*s, p.producer.stage(), p.consumer.stage()) == Role::FixedFunction;
+            !supplied && (read_as(*s) || partner.is_some_and(read_as))
                 || prod.read_back.contains(&IoSlot { slot: *s, ..*io })
         };
         if slots.iter().any(used) {

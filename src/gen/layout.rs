@@ -45,6 +45,16 @@ impl Layout {
     ) -> Option<IoSlot> {
         let mut skip = skip;
         for slot in candidates(family, patch, ty) {
+            // COLn and BFCn are one FS input: one family per n, so that the FS reads
+            // each COLn component one way.
+            let partner = match slot {
+                Slot::Col(n) => Some(Slot::Bfc(n)),
+                Slot::Bfc(n) => Some(Slot::Col(n)),
+                _ => None,
+            };
+            if partner.is_some_and(|s| self.used.contains_key(&s)) {
+                continue;
+            }
             let taken = match self.used.get(&slot) {
                 Some(u) if u.class != (ty, qual) => continue,
                 Some(u) => u.halves,
@@ -89,6 +99,14 @@ fn candidates(family: Family, patch: bool, ty: Ty) -> Vec<Slot> {
     let mut out: Vec<Slot> = match (family, ty) {
         (Family::Tex, Ty::F32) => (0..8).map(Slot::Tex).collect(),
         (Family::Col, Ty::F32) => (0..2).map(Slot::Col).collect(),
+        (Family::Bfc, Ty::F32) => (0..2).map(Slot::Bfc).collect(),
+        (Family::SysVal, _) => vec![
+            Slot::ClipDist(false),
+            Slot::CullDist(true),
+            Slot::Psiz,
+            Slot::Layer,
+            Slot::Viewport,
+        ],
         (Family::Fogc, Ty::F32) => vec![Slot::Fogc],
         _ => vec![],
     };

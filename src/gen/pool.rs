@@ -116,6 +116,9 @@ const TABLE: &[(Node, PTy)] = &[
     (Node::Alu(AluOp::IOr, &[B1, B1]), B1),
     (Node::Alu(AluOp::INot, &[B1]), B1),
     (Node::Leaf(Leaf::SysBool), B1),
+    (Node::Alu(AluOp::FMod, &[F32, F32]), F32),
+    (Node::Alu(AluOp::FMulz, &[F32, F32]), F32),
+    (Node::Alu(AluOp::Sge, &[F32, F32]), F32),
 ];
 
 /// Which texture leaves become opaque operations instead, by their second operand

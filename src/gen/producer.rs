@@ -88,6 +88,12 @@ pub(crate) fn build(r: &Recipe, info: StageInfo, consumer: Stage) -> Produced {
             reads.push(tess_level_read());
         }
     }
+    if consumer == Stage::Fragment && r.consumer_info & 0x20 != 0 {
+        // After a GS the primitive id is a varying the GS would have to write.
+        let gs = g.stage == Stage::Geometry;
+        let supplied = fixed_function_reads().into_iter();
+        reads.extend(supplied.filter(|r| !gs || r.io.slot != Slot::PrimitiveId));
+    }
     Produced {
         shader: g.b.finish(),
         reads,
@@ -383,6 +389,24 @@ fn tess_levels(g: &mut Gen) {
         let v = g.f32c(2.0);
         g.b.store(IoSlot::new(Slot::TessLevelInner, c), v);
     }
+}
+
+/// FS inputs the rasterizer supplies: the point coordinate and the primitive id (a
+/// GS producer writes the latter, or leaves it undefined).
+fn fixed_function_reads() -> [Read; 2] {
+    let read = |slot, ty, qual| Read {
+        io: IoSlot::new(slot, 0),
+        ty,
+        qual,
+        vertex: 0,
+        patch: false,
+        at: AtRead::None,
+        array: None,
+    };
+    [
+        read(Slot::Pntc, Ty::F32, Qual::SMOOTH),
+        read(Slot::PrimitiveId, Ty::I32, Qual::Flat),
+    ]
 }
 
 fn tess_level_read() -> Read {

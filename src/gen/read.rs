@@ -3,7 +3,7 @@
 
 use super::pool::{Gen, PTy, Pv};
 use super::recipe::{AtRead, Qual, Ty};
-use crate::ir::{BitSize, Indirect, InstKind, InterpLoc, InterpMode, IoSlot, Stage, Value};
+use crate::ir::{BitSize, Indirect, InstKind, InterpLoc, InterpMode, IoSlot, Slot, Stage, Value};
 
 /// One varying as the consumer sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +53,14 @@ impl Read {
         });
         let slot = self.io;
         let fixed = |v: Value| Pv { v, inv: false };
+        // Two-sided colour: the FS reads a back colour through its front colour.
+        let slot = match slot.slot {
+            Slot::Bfc(n) if g.stage == Stage::Fragment => IoSlot {
+                slot: Slot::Col(n),
+                ..slot
+            },
+            _ => slot,
+        };
         match g.stage {
             Stage::Fragment => match self.qual {
                 Qual::Flat => {

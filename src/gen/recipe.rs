@@ -151,8 +151,13 @@ pub enum Family {
     Tex,
     /// `COLn`.
     Col,
+    /// `BFCn`, stored by the producer; an FS reads it as `COLn` (two-sided colour).
+    Bfc,
     /// `FOGC`.
     Fogc,
+    /// System-value slots (CLIP/CULL_DIST, PSIZ, LAYER, VIEWPORT): plain data into a
+    /// TCS/TES/GS, rasterizer inputs an FS may also read.
+    SysVal,
 }
 
 /// One producer output.

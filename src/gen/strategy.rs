@@ -170,7 +170,9 @@ fn arb_output() -> impl Strategy<Value = OutputSpec> {
         6 => Just(Family::Var),
         1 => Just(Family::Tex),
         1 => Just(Family::Col),
-        1 => Just(Family::Fogc)
+        1 => Just(Family::Bfc),
+        1 => Just(Family::Fogc),
+        1 => Just(Family::SysVal)
     ];
     let what = (
         arb_kind(),

@@ -3,9 +3,14 @@
 //! interpolation laws are inexact), and the first difference reported readably.
 //!
 //! Comparison rules, per key:
-//! - undefined on either side is equal to anything; a key present on one side only
-//!   is equal when the present value is undefined (an SSBO word written on one side
-//!   only is compared with the word's initial content);
+//! - the check is a refinement: the first pipeline is the reference and the second
+//!   may be more defined, never less. Undefined in the first matches anything;
+//!   undefined in the second matches only undefined in the first (an optimizer that
+//!   turns a read the pipeline state defines into undef is wrong code, and a
+//!   symmetric rule would hide it). `EquivConfig::refinement` off restores the
+//!   symmetric rule. A key observed on one side only compares with "undefined" on
+//!   the other (an SSBO word written on one side only is compared with the word's
+//!   initial content);
 //! - a value is read as a float only when both patterns are zero, normal, infinite
 //!   or the canonical NaN that arithmetic produces (quiet, empty payload, either
 //!   sign); then `|a-b| <= tol · max(1, |a|, |b|)`, NaN equals NaN and infinities
@@ -42,6 +47,9 @@ pub struct EquivConfig {
     /// turns Inf into NaN, and the inexact laws may keep the Inf; see
     /// `scalars_match`).
     pub nan_matches_inf: bool,
+    /// Whether the second pipeline must refine the first (undefined only where the
+    /// first is); when false, undefined on either side matches anything.
+    pub refinement: bool,
     /// Everything else about a run (its `seed` is replaced per run).
     pub run: RunConfig,
 }
@@ -54,6 +62,7 @@ impl Default for EquivConfig {
             rel_tol: 1e-3,
             rel_tol_f16: 1e-2,
             nan_matches_inf: true,
+            refinement: true,
             run: RunConfig {
                 signed_zeros: false,
                 ..RunConfig::default()
@@ -171,10 +180,13 @@ pub fn compare(a: &Observation, b: &Observation, cfg: &EquivConfig) -> Option<Mi
         let left = a.values.get(key).copied();
         let right = b.values.get(key).copied();
         let (l, r) = (left.or(initial), right.or(initial));
+        let undef = |s: Option<Scalar>| s.unwrap_or(Scalar::undef(BitSize::B32));
+        let (x, y) = (undef(l), undef(r));
         let same = match (l, r) {
-            (Some(x), Some(y)) => scalars_match(x, y, cfg),
-            (Some(x), None) | (None, Some(x)) => !x.defined,
             (None, None) => true,
+            _ if cfg.refinement && x.defined && !y.defined => false,
+            (Some(_), Some(_)) => scalars_match(x, y, cfg),
+            _ => !x.defined || !y.defined,
         };
         if !same {
             let context = a
@@ -193,7 +205,8 @@ pub fn compare(a: &Observation, b: &Observation, cfg: &EquivConfig) -> Option<Mi
     None
 }
 
-/// Whether two observed scalars are equal under the rules of this module.
+/// Whether two observed scalars are equal under the rules of this module, undefined
+/// matching anything (the refinement direction is checked by [`compare`]).
 pub fn scalars_match(a: Scalar, b: Scalar, cfg: &EquivConfig) -> bool {
     if !a.defined || !b.defined {
         return true;
@@ -288,6 +301,33 @@ mod tests {
         let h = |v: f32| Scalar::float(v, BitSize::B16);
         assert!(scalars_match(h(100.0), h(100.5), &cfg()));
         assert!(!scalars_match(h(100.0), h(102.0), &cfg()));
+    }
+
+    fn observation(value: Scalar) -> Observation {
+        let mut o = Observation::new(0);
+        o.insert(None, &[], Item::Output("DATA0.x".parse().unwrap()), value);
+        o
+    }
+
+    #[test]
+    fn the_second_pipeline_may_not_be_less_defined() {
+        let (def, undef) = (
+            observation(f(3.0)),
+            observation(Scalar::undef(BitSize::B32)),
+        );
+        assert!(
+            compare(&undef, &def, &cfg()).is_none(),
+            "more defined is fine"
+        );
+        assert!(
+            compare(&def, &undef, &cfg()).is_some(),
+            "less defined is wrong code"
+        );
+        let symmetric = EquivConfig {
+            refinement: false,
+            ..cfg()
+        };
+        assert!(compare(&def, &undef, &symmetric).is_none());
     }
 
     #[test]

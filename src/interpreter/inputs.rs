@@ -29,6 +29,7 @@ enum Tag {
     Barycentric,
     ClipW,
     FragCoord,
+    PointCoord,
 }
 
 /// The seeded input source of one run. All methods are pure functions of the seed
@@ -161,9 +162,36 @@ impl Inputs {
         (self.hash(Tag::ViewIndex, &[]) % 4) as u32
     }
 
-    /// `front_face` of rasterized primitive `prim`.
+    /// `front_face` of rasterized primitive `prim`. Consecutive primitives alternate
+    /// (which one comes first is seeded), so every run with two or more primitives
+    /// shades both faces: two-sided colour selection is always exercised.
     pub fn front_face(&self, prim: u32) -> bool {
-        self.hash(Tag::FrontFace, &[prim as u64]) & 1 != 0
+        let first_front = self.hash(Tag::FrontFace, &[]) & 1 != 0;
+        first_front ^ (prim & 1 != 0)
+    }
+
+    /// Whether two-sided colour selection is enabled (GL `VERTEX_PROGRAM_TWO_SIDE` /
+    /// two-sided lighting): then a back-facing primitive's FS reads `BFCn` where it
+    /// reads `COLn`. The optimizer cannot know this state, so runs cover both: it is
+    /// bit 0 of the seed, and any two consecutive seeds see it on and off.
+    pub fn two_sided_colour(&self) -> bool {
+        self.seed & 1 != 0
+    }
+
+    /// Whether the clamp-vertex-colour state is enabled: colours reach the FS clamped
+    /// to `[0, 1]` per vertex. Bit 1 of the seed, so any four consecutive seeds see
+    /// every combination with [`Inputs::two_sided_colour`].
+    pub fn clamp_vertex_colour(&self) -> bool {
+        self.seed & 2 != 0
+    }
+
+    /// The point coordinate (`PNTC`, and `TEXn.xy` under coord replace) the rasterizer
+    /// supplies to fragment `frag` of primitive `prim`, each in `[0, 1)`. Only points
+    /// define it; for other primitives any value is allowed, so a seeded one is a
+    /// valid (and stricter) model than undefined.
+    pub fn point_coord(&self, prim: u32, frag: u32) -> [f32; 2] {
+        let k = |c: u64| self.unit(Tag::PointCoord, &[prim as u64, frag as u64, c]);
+        [k(0), k(1)]
     }
 
     /// `sample_id` of a fragment, in `0..4`.

@@ -8,7 +8,13 @@
 //!   [`offset_barycentrics`]; `at_sample i` uses the offset `SAMPLE_OFFSETS[i]`
 //!   (undefined for an index outside the table).
 //! - 16-bit values are interpolated in f32 and rounded to f16.
-//! - Unwritten inputs are undefined, except TEXn.z = 0, TEXn.w = 1, LAYER = VIEWPORT = 0.
+//! - Unwritten inputs are undefined, except TEXn.xy = the point coordinate (coord
+//!   replace), TEXn.z = 0, TEXn.w = 1, LAYER = VIEWPORT = 0.
+//! - Fixed function: `PNTC` is always the rasterizer's point coordinate, and
+//!   `PRIMITIVE_ID` its primitive number unless a GS (which writes it) feeds the FS.
+//!   Two-sided colour selection (a seeded state, see `Inputs::two_sided_colour`) makes
+//!   a back-facing primitive read `BFCn` for `COLn`; with clamping on (also seeded)
+//!   colours are clamped to `[0, 1]` per vertex before interpolation.
 
 use crate::error::Error;
 use crate::ir::{
@@ -69,21 +75,60 @@ fn interpolate(values: &[f32], weights: &[f32], clip_w: Option<&[f32]>) -> f32 {
     first + deltas.map(|(f, l)| l * (f - first)).sum::<f32>()
 }
 
-/// What an FS reads at `slot` of one vertex, with the fixed-function defaults.
-fn vertex_input(v: &Outputs, slot: IoSlot, size: BitSize) -> Scalar {
-    if let Some(s) = v.varying(slot, size) {
+/// Pipeline state outside both shaders that decides what an FS input reads.
+#[derive(Clone, Copy, Debug)]
+struct FixedFunction {
+    /// Two-sided colour selection picks the back colours for this primitive.
+    back_colours: bool,
+    /// Vertex colours are clamped to `[0, 1]`.
+    clamp_colours: bool,
+    /// A GS feeds the FS: `PRIMITIVE_ID` is then the varying it writes, otherwise
+    /// the rasterizer's primitive number.
+    producer_is_gs: bool,
+}
+
+/// What an FS reads at `slot` of one vertex, or `None` when the producer did not
+/// write it. A colour read takes the back colour on a back face under two-sided
+/// selection, and is clamped when vertex colours are.
+fn vertex_input(v: &Outputs, slot: IoSlot, size: BitSize, ff: FixedFunction) -> Option<Scalar> {
+    let (read, colour) = match slot.slot {
+        Slot::Col(n) if ff.back_colours => (
+            IoSlot {
+                slot: Slot::Bfc(n),
+                ..slot
+            },
+            true,
+        ),
+        Slot::Col(_) => (slot, true),
+        _ => (slot, false),
+    };
+    let s = v.varying(read, size)?;
+    Some(if colour && ff.clamp_colours {
+        clamp_unit(s)
+    } else {
+        s
+    })
+}
+
+/// A float clamped to `[0, 1]` (NaN gives 0, as the hardware clamp does).
+fn clamp_unit(s: Scalar) -> Scalar {
+    if !s.defined || s.size == BitSize::B1 {
         return s;
     }
-    match (slot.slot, slot.comp) {
-        (Slot::Tex(_), 2) => Scalar::float(0.0, size),
-        (Slot::Tex(_), 3) => Scalar::float(1.0, size),
-        (Slot::Layer | Slot::Viewport, _) => Scalar::new(0, size),
-        _ => Scalar::undef(size),
-    }
+    let f = s.as_f32();
+    let c = if f > 1.0 {
+        1.0
+    } else if f > 0.0 {
+        f
+    } else {
+        0.0
+    };
+    Scalar::float(c, s.size)
 }
 
 struct FsIo<'a> {
     inputs: Inputs,
+    ff: FixedFunction,
     vertices: &'a [&'a Outputs],
     provoking: usize,
     info: &'a FragmentInfo,
@@ -94,6 +139,49 @@ struct FsIo<'a> {
 }
 
 impl FsIo<'_> {
+    /// Inputs the rasterizer supplies whatever the producer stores: the point
+    /// coordinate, and the primitive id when no GS precedes the FS.
+    fn fixed_function_input(&self, slot: IoSlot, size: BitSize) -> Option<Scalar> {
+        match slot.slot {
+            Slot::Pntc => Some(self.point_coord(slot.comp, size)),
+            Slot::PrimitiveId if !self.ff.producer_is_gs => Some(Scalar::new(self.prim, size)),
+            _ => None,
+        }
+    }
+
+    fn point_coord(&self, comp: u8, size: BitSize) -> Scalar {
+        match self
+            .inputs
+            .point_coord(self.prim, self.frag)
+            .get(comp as usize)
+        {
+            Some(c) => Scalar::float(*c, size),
+            None => Scalar::undef(size),
+        }
+    }
+
+    /// What an unwritten input reads: TEXn.xy the point coordinate (coord replace),
+    /// TEXn.zw (0, 1), LAYER and VIEWPORT 0, anything else undefined.
+    fn unwritten(&self, slot: IoSlot, size: BitSize) -> Scalar {
+        match (slot.slot, slot.comp) {
+            (Slot::Tex(_), 0 | 1) => self.point_coord(slot.comp, size),
+            (Slot::Tex(_), 2) => Scalar::float(0.0, size),
+            (Slot::Tex(_), 3) => Scalar::float(1.0, size),
+            (Slot::Layer | Slot::Viewport, _) => Scalar::new(0, size),
+            _ => Scalar::undef(size),
+        }
+    }
+
+    /// Input `slot` at vertex `k` of the primitive, with the fixed-function defaults.
+    fn at_vertex(&self, k: usize, slot: IoSlot, size: BitSize) -> Scalar {
+        match self.vertices.get(k) {
+            Some(v) => {
+                vertex_input(v, slot, size, self.ff).unwrap_or_else(|| self.unwritten(slot, size))
+            }
+            None => Scalar::undef(size),
+        }
+    }
+
     /// The barycentrics a mode evaluates at, or `None` when its operands are undefined.
     fn weights(&self, loc: InterpLoc, ops: &[Scalar]) -> Option<Vec<f32>> {
         match (loc, ops) {
@@ -136,10 +224,10 @@ impl StageIo for FsIo<'_> {
     }
 
     fn load_input(&mut self, slot: IoSlot, size: BitSize) -> Scalar {
-        match self.vertices.get(self.provoking) {
-            Some(v) => vertex_input(v, slot, size),
-            None => Scalar::undef(size),
+        if let Some(s) = self.fixed_function_input(slot, size) {
+            return s;
         }
+        self.at_vertex(self.provoking, slot, size)
     }
 
     fn load_interpolated(
@@ -149,10 +237,11 @@ impl StageIo for FsIo<'_> {
         ops: &[Scalar],
         size: BitSize,
     ) -> Scalar {
-        let vals: Vec<Scalar> = self
-            .vertices
-            .iter()
-            .map(|v| vertex_input(v, slot, size))
+        if let Some(s) = self.fixed_function_input(slot, size) {
+            return s;
+        }
+        let vals: Vec<Scalar> = (0..self.vertices.len())
+            .map(|k| self.at_vertex(k, slot, size))
             .collect();
         let Some(weights) = self.weights(mode.loc, ops) else {
             return Scalar::undef(size);
@@ -199,6 +288,7 @@ pub(crate) fn rasterize(
         StageInfo::Fragment { provoking } => provoking,
         _ => ProvokingVertex::First,
     };
+    let producer_is_gs = world.pipeline.producer.stage() == Stage::Geometry;
     for (p, verts) in prims.iter().take(cfg.max_primitives).enumerate() {
         let p = p as u32;
         let n = verts.len();
@@ -211,8 +301,14 @@ pub(crate) fn rasterize(
                 sample: inputs.barycentrics(n, p, f, 2),
                 clip_w: clip_w.clone(),
             };
+            let ff = FixedFunction {
+                back_colours: inputs.two_sided_colour() && !inputs.front_face(p),
+                clamp_colours: inputs.clamp_vertex_colour(),
+                producer_is_gs,
+            };
             let mut io = FsIo {
                 inputs,
+                ff,
                 vertices: verts,
                 provoking: match provoking {
                     ProvokingVertex::First => 0,

@@ -47,6 +47,12 @@ pub(crate) fn run_pair(p: &Pipeline, cfg: &RunConfig) -> Result<Observation, Err
     Ok(obs)
 }
 
+/// Whether the rasterizer reads the producer's system-value outputs: only when the
+/// consumer is an FS (a TCS, TES or GS consumer takes them as plain data).
+fn rasterized(world: &World) -> bool {
+    world.pipeline.consumer.stage() == Stage::Fragment
+}
+
 /// Vertices per group the consumer takes from a VS or TES producer.
 fn vertices_per_group(producer: &Shader, consumer: &Shader) -> usize {
     match consumer.info {
@@ -130,7 +136,8 @@ fn produce_vs(
     for k in 0..n {
         let v = g.wrapping_mul(n).wrapping_add(k);
         let o = run_vs(vs, world, v)?;
-        o.observe_fixed_function(obs, Stage::Vertex, &[Unit::Vertex(v)]);
+        let r = rasterized(world);
+        o.observe_fixed_function(obs, Stage::Vertex, &[Unit::Vertex(v)], r);
         group.vertices.push(o);
     }
     Ok(group)
@@ -146,11 +153,11 @@ fn produce_tcs(
     let group = run_tcs(tcs, world, &src, g)?;
     for (k, o) in group.vertices.iter().enumerate() {
         let path = [Unit::Patch(g), Unit::Vertex(k as u32)];
-        o.observe_fixed_function(obs, Stage::TessCtrl, &path);
+        o.observe_fixed_function(obs, Stage::TessCtrl, &path, false);
     }
     group
         .patch
-        .observe_fixed_function(obs, Stage::TessCtrl, &[Unit::Patch(g)]);
+        .observe_fixed_function(obs, Stage::TessCtrl, &[Unit::Patch(g)], false);
     Ok(group)
 }
 
@@ -168,7 +175,8 @@ fn produce_tes(
     for k in 0..n {
         let coord = inputs.tess_coord(domain == Primitive::Triangles, g, k);
         let o = run_tes(tes, world, &src, g, coord)?;
-        o.observe_fixed_function(obs, Stage::TessEval, &[Unit::Patch(g), Unit::Vertex(k)]);
+        let path = [Unit::Patch(g), Unit::Vertex(k)];
+        o.observe_fixed_function(obs, Stage::TessEval, &path, rasterized(world));
         group.vertices.push(o);
     }
     Ok(group)
@@ -192,7 +200,7 @@ fn produce_gs(
             Unit::Emit(e as u32),
         ];
         v.outputs
-            .observe_fixed_function(obs, Stage::Geometry, &path);
+            .observe_fixed_function(obs, Stage::Geometry, &path, rasterized(world));
     }
     let prims = assemble_strips(&emitted, output.vertex_count());
     Ok(prims

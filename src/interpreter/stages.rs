@@ -76,11 +76,24 @@ impl Outputs {
             .map_or(Scalar::undef(size), |v| v.resized(size))
     }
 
-    /// Records what fixed function sees of a producer's outputs: system-value and
-    /// tessellation-level slots (also `no_varying` ones) and transform feedback.
-    pub fn observe_fixed_function(&self, obs: &mut Observation, stage: Stage, path: &[Unit]) {
+    /// Records what fixed function sees of a producer's outputs (also `no_varying`
+    /// ones): system-value slots when the rasterizer follows (`rasterized`: the
+    /// consumer is an FS; before a TCS, TES or GS, POS and the like are plain data),
+    /// tessellation levels of a TCS (the tessellator), and transform feedback.
+    pub fn observe_fixed_function(
+        &self,
+        obs: &mut Observation,
+        stage: Stage,
+        path: &[Unit],
+        rasterized: bool,
+    ) {
         for (slot, s) in &self.0 {
-            if matches!(slot.slot.class(), SlotClass::SysVal | SlotClass::TessLevel) {
+            let seen = match slot.slot.class() {
+                SlotClass::SysVal => rasterized,
+                SlotClass::TessLevel => stage == Stage::TessCtrl,
+                _ => false,
+            };
+            if seen {
                 obs.insert(Some(stage), path, Item::Output(*slot), s.value);
             }
             if let Some(x) = s.how.xfb {

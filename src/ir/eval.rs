@@ -112,6 +112,24 @@ fn eval_float(op: AluOp, srcs: &[u32], s: BitSize) -> f32 {
         FMin => a.min(b()),
         FMax => a.max(b()),
         FPow => a.powf(b()),
+        // NIR's fmod: the result takes the divisor's sign (GLSL `mod`).
+        FMod => a - b() * (a / b()).floor(),
+        // NIR's fmulz (D3D9 semantics): zero times anything, Inf and NaN included, is +0.
+        FMulz => {
+            if a == 0.0 || b() == 0.0 {
+                0.0
+            } else {
+                a * b()
+            }
+        }
+        // NIR's sge: a float 1.0 or 0.0 (false also for NaN operands).
+        Sge => {
+            if a >= b() {
+                1.0
+            } else {
+                0.0
+            }
+        }
         FFma => a.mul_add(b(), c()),
         FLrp => a * (1.0 - c()) + b() * c(),
         _ => f32::NAN,
@@ -216,6 +234,22 @@ mod tests {
         );
         assert_eq!(eval_alu(AluOp::FSat, &[f(f32::NAN)], &[B32]), f(0.0));
         assert_eq!(eval_alu(AluOp::FLt, &[f(1.0), f(2.0)], &[B32, B32]), 1);
+    }
+
+    #[test]
+    fn legacy_float_ops() {
+        let e = |op, a: f32, b: f32| f32::from_bits(eval_alu(op, &[f(a), f(b)], &[B32, B32]));
+        assert_eq!(e(AluOp::FMod, 7.5, 2.0), 1.5);
+        assert_eq!(e(AluOp::FMod, -1.0, 3.0), 2.0, "sign of the divisor");
+        assert_eq!(e(AluOp::FMulz, 0.0, f32::INFINITY), 0.0);
+        assert_eq!(e(AluOp::FMulz, f32::NAN, -0.0).to_bits(), 0, "+0");
+        assert_eq!(e(AluOp::FMulz, 3.0, -2.0), -6.0);
+        assert_eq!(e(AluOp::Sge, 2.0, 2.0), 1.0);
+        assert_eq!(e(AluOp::Sge, 1.0, 2.0), 0.0);
+        assert_eq!(e(AluOp::Sge, f32::NAN, 2.0), 0.0);
+        let h = |v: f32| from_f32(v, B16);
+        let r = eval_alu(AluOp::FMulz, &[h(0.0), h(f32::INFINITY)], &[B16, B16]);
+        assert_eq!(r, 0);
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub use op::{AluOp, OpClass};
 pub use opaque::{
     parse_result as parse_opaque_result, OpaqueCode, OpaqueOp, OpaqueTy, Purity, Resource, ScalarTy,
 };
-pub use pipeline::{Pipeline, UboDecl};
+pub use pipeline::{Pipeline, Reader, UboDecl, Visibility};
 pub use shader::{Block, Inst, LoopPhi, Phi, Shader, SrcLoc, Stmt, Value, ValueInfo};
 pub use slot::{Half, IoSlot, Slot, SlotClass};
 pub use stage::{Primitive, ProvokingVertex, Stage, StageInfo};

@@ -101,6 +101,9 @@ alu_ops! {
     FMin "fmin" 2 OpClass::Float;
     FMax "fmax" 2 OpClass::Float;
     FPow "fpow" 2 OpClass::Float;
+    FMod "fmod" 2 OpClass::Float;
+    FMulz "fmulz" 2 OpClass::Float;
+    Sge "sge" 2 OpClass::Float;
     FFma "ffma" 3 OpClass::Float;
     FLrp "flrp" 3 OpClass::Float;
     FLt "flt" 2 OpClass::FloatCmp;

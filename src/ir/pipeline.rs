@@ -1,6 +1,64 @@
-//! A pipeline pair: producer and consumer shader plus the uniform storage both read.
+//! A pipeline pair: producer and consumer shader plus the uniform storage they read,
+//! with which of the two stages may read each resource.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
 
 use super::{Shader, SrcLoc};
+
+/// One stage of the pair, as a reader of a resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Reader {
+    /// The producer stage.
+    Producer,
+    /// The consumer stage.
+    Consumer,
+}
+
+impl fmt::Display for Reader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Reader::Producer => "producer",
+            Reader::Consumer => "consumer",
+        })
+    }
+}
+
+impl FromStr for Reader {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Reader, String> {
+        match s {
+            "producer" => Ok(Reader::Producer),
+            "consumer" => Ok(Reader::Consumer),
+            _ => Err(format!("expected `producer` or `consumer`, found `{s}`")),
+        }
+    }
+}
+
+/// Which stages may read each resource: Vulkan's descriptor and push-constant stage
+/// flags, or the stages that declare it. A resource not listed is visible to both.
+/// Moving a load of a resource into a stage that cannot see it would be wrong code,
+/// so the optimizer treats such a load as computable only where it is visible.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Visibility {
+    /// The default uniform block (push constants), when only one stage may read it.
+    pub uniforms: Option<Reader>,
+    /// UBO blocks only one stage may read.
+    pub ubos: BTreeMap<u32, Reader>,
+}
+
+impl Visibility {
+    /// Whether `reader` may load uniform words.
+    pub fn uniforms_visible_to(&self, reader: Reader) -> bool {
+        self.uniforms.is_none_or(|r| r == reader)
+    }
+
+    /// Whether `reader` may load from UBO `block`.
+    pub fn ubo_visible_to(&self, block: u32, reader: Reader) -> bool {
+        self.ubos.get(&block).is_none_or(|r| *r == reader)
+    }
+}
 
 /// A uniform buffer both stages may read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,6 +82,8 @@ pub struct Pipeline {
     pub uniforms: u32,
     /// Uniform buffers.
     pub ubos: Vec<UboDecl>,
+    /// Which stages may read the uniforms and each UBO.
+    pub visibility: Visibility,
     /// Name of the file the pair came from, for diagnostics.
     pub source: Option<String>,
 }
@@ -36,6 +96,7 @@ impl Pipeline {
             consumer,
             uniforms: 0,
             ubos: vec![],
+            visibility: Visibility::default(),
             source: None,
         }
     }
@@ -54,6 +115,15 @@ impl Pipeline {
             loc: None,
         });
         self
+    }
+
+    /// The stage of the pair a shader of stage `stage` is.
+    pub fn reader(&self, stage: super::Stage) -> Reader {
+        if stage == self.producer.stage() {
+            Reader::Producer
+        } else {
+            Reader::Consumer
+        }
     }
 
     /// Size in bytes of a declared UBO.

@@ -84,8 +84,8 @@ fn varying_components(p: &Pipeline, read: &BTreeSet<(Slot, u8)>) -> BTreeSet<(Sl
             _ => 1,
         };
         for slot in (0..len).filter_map(|k| io.slot.offset(k)) {
-            let counts = match role(slot, consumer) {
-                Role::NotVarying => false,
+            let counts = match role(slot, p.producer.stage(), consumer) {
+                Role::NotVarying | Role::FixedFunction => false,
                 Role::SysVal | Role::TessLevel => read.contains(&(slot, io.comp)),
                 _ => true,
             };

@@ -396,12 +396,13 @@ pub fn emit_consumer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
 
 /// What happens to an original producer store: `None` drops it, `Some(nv)` keeps it
 /// and sets `no_varying` when `nv`.
-fn keep_store(l: &Lowered, consumer: Stage, io: IoSlot, xfb: bool) -> Option<bool> {
+fn keep_store(l: &Lowered, link: (Stage, Stage), io: IoSlot, xfb: bool) -> Option<bool> {
     if matches!(
-        role(io.slot, consumer),
+        role(io.slot, link.0, link.1),
         Role::SysVal | Role::TessLevel | Role::NotVarying
     ) {
-        return Some(!l.read.contains(&io));
+        // An unpinned read went through the graph: no original load of it is left.
+        return Some(!(l.read.contains(&io) && l.pins.reason(io).is_some()));
     }
     if l.pins.reason(io).is_some() && l.needed.contains(&io) {
         return Some(false);
@@ -410,7 +411,7 @@ fn keep_store(l: &Lowered, consumer: Stage, io: IoSlot, xfb: bool) -> Option<boo
 }
 
 /// Keeps the stores that must stay (setting `no_varying`), drops the rest.
-fn filter_stores(block: &mut Block, l: &Lowered, consumer: Stage) {
+fn filter_stores(block: &mut Block, l: &Lowered, link: (Stage, Stage)) {
     block.retain_mut(|stmt| match stmt {
         Stmt::Inst(Inst {
             kind:
@@ -421,7 +422,7 @@ fn filter_stores(block: &mut Block, l: &Lowered, consumer: Stage) {
                     ..
                 },
             ..
-        }) => match keep_store(l, consumer, *slot, xfb.is_some()) {
+        }) => match keep_store(l, link, *slot, xfb.is_some()) {
             Some(nv) => {
                 *no_varying |= nv;
                 true
@@ -431,18 +432,18 @@ fn filter_stores(block: &mut Block, l: &Lowered, consumer: Stage) {
         Stmt::Inst(Inst {
             kind: InstKind::StorePerVertexOutput { slot, .. },
             ..
-        }) => keep_store(l, consumer, *slot, false).is_some(),
+        }) => keep_store(l, link, *slot, false).is_some(),
         Stmt::If {
             then_body,
             else_body,
             ..
         } => {
-            filter_stores(then_body, l, consumer);
-            filter_stores(else_body, l, consumer);
+            filter_stores(then_body, l, link);
+            filter_stores(else_body, l, link);
             true
         }
         Stmt::Loop { body, .. } => {
-            filter_stores(body, l, consumer);
+            filter_stores(body, l, link);
             true
         }
         _ => true,
@@ -491,8 +492,8 @@ impl Builder<'_> {
 /// stored at the end (before each emit for a GS).
 pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Error> {
     let mut shader = p.producer.clone();
-    let consumer = p.consumer.stage();
-    filter_stores(&mut shader.body, input.lowered, consumer);
+    let link = (p.producer.stage(), p.consumer.stage());
+    filter_stores(&mut shader.body, input.lowered, link);
     let stage = shader.stage();
     let mut names = names(&shader);
     let leaves = top_level_leaves(&shader);

@@ -16,7 +16,7 @@ use crate::egraph::lower::{role, Lowered, Role};
 use crate::egraph::{VGraph, VNode};
 use crate::extract::dag::reachable;
 use crate::extract::{Ctx, Problem, Selection};
-use crate::ir::{IoSlot, Pipeline};
+use crate::ir::{IoSlot, Pipeline, Slot};
 
 /// The report's account of a round that emitted: per original varying its fate, and
 /// the code motions made.
@@ -81,7 +81,7 @@ fn fates(
     let all: BTreeSet<IoSlot> = l.stored.iter().chain(l.read.iter()).copied().collect();
     let mut out = vec![];
     for io in all {
-        let r = role(io.slot, consumer);
+        let r = role(io.slot, p.producer.stage(), consumer);
         if r == Role::NotVarying {
             continue;
         }
@@ -104,6 +104,19 @@ fn fates(
         out.push(VaryingReport { slot: io, fate });
     }
     out
+}
+
+/// Whether the producer stores `io`, or for a front colour its back colour (which
+/// two-sided selection returns to the read).
+fn stored_or_back(l: &Lowered, io: IoSlot) -> bool {
+    let back = match io.slot {
+        Slot::Col(n) => Some(IoSlot {
+            slot: Slot::Bfc(n),
+            ..io
+        }),
+        _ => None,
+    };
+    l.stored.contains(&io) || back.is_some_and(|b| l.stored.contains(&b))
 }
 
 fn load_fate(
@@ -136,7 +149,7 @@ fn load_fate(
                     None => Fate::Removed("no slot".into()),
                 }
             }
-            _ if !l.stored.contains(&io) => Fate::Propagated(format!(
+            _ if !stored_or_back(l, io) => Fate::Propagated(format!(
                 "{} (never written)",
                 term_text(g, sel, load.class, Ctx::C, 3)
             )),

@@ -36,6 +36,11 @@ pub(crate) fn analysis_for(p: &Pipeline, opts: &Options) -> VAnalysis {
     VAnalysis {
         propagation_limit: opts.cost.propagation_limit(&p.consumer.info),
         producer_is_gs: p.producer.stage() == Stage::Geometry,
+        visibility: if opts.assume_visible {
+            Default::default()
+        } else {
+            p.visibility.clone()
+        },
     }
 }
 

@@ -49,6 +49,16 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     let start = Instant::now();
     crate::validate::validate(p)?;
     let rewrites = opts.rules.rewrites()?;
+    let visible;
+    let p = if opts.assume_visible && p.visibility != Default::default() {
+        visible = Pipeline {
+            visibility: Default::default(),
+            ..p.clone()
+        };
+        &visible
+    } else {
+        p
+    };
     let input = p;
     let specialized = crate::specialize::specialize_for(input, &opts.known)?;
     let prepared = prepass::prepare(specialized.as_ref().map_or(input, |s| &s.pipeline));

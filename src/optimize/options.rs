@@ -24,6 +24,9 @@ pub struct Options {
     pub extraction: Extraction,
     /// Uniform words inlined before optimization (see [`crate::specialize`]).
     pub known: KnownUniforms,
+    /// Treat every uniform and UBO as visible to both stages, whatever the pair's
+    /// `(visible ...)` declarations say; the output then declares them so.
+    pub assume_visible: bool,
 }
 
 impl Default for Options {
@@ -35,6 +38,7 @@ impl Default for Options {
             packing: Some(PackOptions::default()),
             extraction: Extraction::Fast,
             known: KnownUniforms::new(),
+            assume_visible: false,
         }
     }
 }
@@ -43,6 +47,12 @@ impl Options {
     /// Sets the final packing options (`None`: keep the emitter's provisional slots).
     pub fn packing(mut self, packing: Option<PackOptions>) -> Options {
         self.packing = packing;
+        self
+    }
+
+    /// Sets whether every resource counts as visible to both stages.
+    pub fn assume_visible(mut self, yes: bool) -> Options {
+        self.assume_visible = yes;
         self
     }
 

@@ -38,6 +38,15 @@ fn choose_slots(
     hints: &BTreeMap<crate::extract::VaryingKey, IoSlot>,
 ) -> Result<BTreeMap<crate::extract::VaryingKey, IoSlot>, Error> {
     use super::assign::{assign_slots, keep_original_slots, vec4_count};
+    // A hint into a slot an original store keeps (an FS-read CLIP_DIST whose store
+    // stays for the rasterizer) would put a second value there: no new varying goes
+    // to an occupied slot.
+    let hints: BTreeMap<_, _> = hints
+        .iter()
+        .filter(|(_, io)| !occupied.contains(&io.slot))
+        .map(|(k, io)| (*k, *io))
+        .collect();
+    let hints = &hints;
     let dense = assign_slots(varyings, occupied, hints);
     // Components whose original stores stay (pinned, xfb, system values).
     let taken: BTreeSet<IoSlot> = l
@@ -80,7 +89,7 @@ fn occupied_slots(p: &Pipeline, l: &Lowered) -> BTreeSet<Slot> {
     for io in &l.stored {
         let kept = (l.pins.reason(*io).is_some() && l.needed.contains(io))
             || l.xfb.contains(io)
-            || matches!(role(io.slot, consumer), Role::SysVal | Role::TessLevel);
+            || matches!(role(io.slot, p.producer.stage(), consumer), Role::SysVal | Role::TessLevel);
         if kept {
             out.insert(io.slot);
         }

@@ -102,8 +102,21 @@ impl Item {
 }
 
 /// The family a slot is packed in, or `None` when it keeps its place (TEXn, system
-/// values, tessellation levels, PRIMITIVE_ID other than GS→FS).
+/// values, tessellation levels, PRIMITIVE_ID other than GS→FS, PNTC read by an FS:
+/// the rasterizer supplies those two).
 pub(crate) fn domain_of(slot: Slot, p: &Pipeline) -> Option<Domain> {
+    if p.consumer.stage() != Stage::Fragment {
+        // Into a TCS, TES or GS every slot but the tessellation levels is plain data
+        // and packs with VARn (Mesa relocates legacy slots to VARn there).
+        return match slot.class() {
+            SlotClass::Patch => Some(Domain::Patch),
+            SlotClass::TessLevel | SlotClass::Attribute | SlotClass::FragResult => None,
+            _ => Some(Domain::Var),
+        };
+    }
+    if slot == Slot::Pntc {
+        return None;
+    }
     match slot.class() {
         SlotClass::Generic if slot == Slot::PrimitiveId => {
             let gs_fs =

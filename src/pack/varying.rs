@@ -30,12 +30,15 @@ pub(crate) struct Access {
     pub readback: bool,
     /// Qualifiers of the consumer's loads; empty when the consumer never reads it.
     pub quals: BTreeSet<Qual>,
+    /// FS front colours only: varying stores of the back colour, which two-sided
+    /// selection returns to this address's loads on back faces.
+    pub back_stores: u32,
 }
 
 impl Access {
     /// Whether a value crosses to the consumer through this address.
     pub fn live(&self) -> bool {
-        self.varying_stores > 0 && !self.quals.is_empty()
+        (self.varying_stores > 0 || self.back_stores > 0) && !self.quals.is_empty()
     }
 }
 
@@ -87,7 +90,8 @@ impl Varyings {
     }
 
     /// With two-sided lighting an FS read of COLn may return BFCn, so a stored back
-    /// colour is live whenever its front colour is read (and is packed with it).
+    /// colour is live whenever its front colour is read (and is packed with it), and
+    /// a read front colour is live whenever its back colour is stored.
     fn share_colour_reads(&mut self) {
         let reads: Vec<(IoSlot, BTreeSet<Qual>)> = self
             .access
@@ -104,8 +108,20 @@ impl Varyings {
             })
             .collect();
         for (back, quals) in reads {
-            if let Some(a) = self.access.get_mut(&back) {
-                a.quals.extend(quals);
+            let Some(a) = self.access.get_mut(&back) else {
+                continue;
+            };
+            a.quals.extend(quals);
+            let stores = a.varying_stores;
+            let front = IoSlot {
+                slot: match back.slot {
+                    Slot::Bfc(n) => Slot::Col(n),
+                    s => s,
+                },
+                ..back
+            };
+            if let Some(f) = self.access.get_mut(&front) {
+                f.back_stores = stores;
             }
         }
     }

@@ -3,7 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::ir::{Pipeline, Primitive, ProvokingVertex, Shader, SrcLoc, Stage, StageInfo, UboDecl};
+use crate::ir::{
+    Pipeline, Primitive, ProvokingVertex, Reader, Shader, SrcLoc, Stage, StageInfo, UboDecl,
+    Visibility,
+};
 
 use super::cursor::{found, one_of, Cursor, PResult};
 use super::stmt;
@@ -49,11 +52,35 @@ pub(crate) fn primitives_for(param: &str) -> &'static [Primitive] {
 
 const TOP_ITEMS: &str = "`(uniforms N)`, `(ubo BLOCK SIZE)`, `(producer ...)` or `(consumer ...)`";
 
+/// What an optional `(visible READER...)` at the end of a resource declaration says:
+/// `None` when absent or naming both stages.
+fn visible(cur: &mut Cursor<'_>) -> PResult<Option<Reader>> {
+    let Some(node) = cur.eat_list("visible") else {
+        return Ok(None);
+    };
+    let mut c = Cursor::of(node, "`(visible producer|consumer ...)`")?;
+    c.next("`visible`")?;
+    let mut readers = std::collections::BTreeSet::new();
+    while c.peek().is_some() {
+        let r: Reader = c.keyword("a stage", &["producer", "consumer"])?;
+        readers.insert(r);
+    }
+    match readers.len() {
+        0 => Err(ParseError::new(
+            node.loc,
+            "`(visible)` names no stage: give `producer`, `consumer` or both",
+        )),
+        1 => Ok(readers.into_iter().next()),
+        _ => Ok(None),
+    }
+}
+
 /// The parts of a pair read so far, with where each was first seen.
 #[derive(Default)]
 struct Parts {
     uniforms: Option<(u32, SrcLoc)>,
     ubos: Vec<UboDecl>,
+    visibility: Visibility,
     producer: Option<Shader>,
     consumer: Option<Shader>,
 }
@@ -83,6 +110,7 @@ pub(crate) fn pipeline(tree: &Node) -> PResult<Pipeline> {
     let mut p = Pipeline::new(producer, consumer);
     p.uniforms = parts.uniforms.map_or(0, |(n, _)| n);
     p.ubos = parts.ubos;
+    p.visibility = parts.visibility;
     Ok(p)
 }
 
@@ -132,7 +160,8 @@ fn uniforms(node: &Node, parts: &mut Parts) -> PResult<()> {
     let mut cur = Cursor::of(node, "`(uniforms N)`")?;
     cur.next("`uniforms`")?;
     let n = cur.number("a number of uniform words")?;
-    cur.finish("(uniforms N)")?;
+    parts.visibility.uniforms = visible(&mut cur)?;
+    cur.finish("(uniforms N [(visible STAGE...)])")?;
     parts.uniforms = Some((n, node.loc));
     Ok(())
 }
@@ -143,7 +172,8 @@ fn ubo(node: &Node, parts: &mut Parts) -> PResult<()> {
     let (text, loc) = cur.atom("a UBO block index")?;
     let block: u32 = super::cursor::number(text, loc, "a UBO block index")?;
     let size = cur.number("a UBO size in bytes")?;
-    cur.finish("(ubo BLOCK SIZE)")?;
+    let only = visible(&mut cur)?;
+    cur.finish("(ubo BLOCK SIZE [(visible STAGE...)])")?;
     if let Some(first) = parts.ubos.iter().find(|u| u.block == block) {
         let at = first
             .loc
@@ -151,6 +181,9 @@ fn ubo(node: &Node, parts: &mut Parts) -> PResult<()> {
             .unwrap_or_default();
         let msg = format!("UBO block {block} is declared twice{at}");
         return Err(ParseError::new(loc, msg));
+    }
+    if let Some(r) = only {
+        parts.visibility.ubos.insert(block, r);
     }
     parts.ubos.push(UboDecl {
         block,

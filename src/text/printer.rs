@@ -39,10 +39,12 @@ impl Doc {
 pub(crate) fn pipeline(p: &Pipeline) -> String {
     let mut items = Vec::new();
     if p.uniforms > 0 {
-        items.push(Doc::Line(format!("(uniforms {})", p.uniforms)));
+        let only = visible(p.visibility.uniforms);
+        items.push(Doc::Line(format!("(uniforms {}{only})", p.uniforms)));
     }
     for ubo in &p.ubos {
-        items.push(Doc::Line(format!("(ubo {} {})", ubo.block, ubo.size)));
+        let only = visible(p.visibility.ubos.get(&ubo.block).copied());
+        items.push(Doc::Line(format!("(ubo {} {}{only})", ubo.block, ubo.size)));
     }
     items.push(shader("producer", &p.producer));
     items.push(shader("consumer", &p.consumer));
@@ -302,4 +304,9 @@ fn interp_words(mode: InterpMode) -> [String; 2] {
         interp.map_or("?", |(_, n)| n).to_owned(),
         loc.map_or("?", |(_, n)| n).to_owned(),
     ]
+}
+
+/// The ` (visible STAGE)` suffix of a resource only one stage may read.
+fn visible(only: Option<crate::ir::Reader>) -> String {
+    only.map(|r| format!(" (visible {r})")).unwrap_or_default()
 }

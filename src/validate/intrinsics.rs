@@ -52,6 +52,14 @@ pub(super) fn check(ctx: &mut Ctx<'_>, inst: &Inst) {
             );
             ctx.error(loc, msg);
         }
+        InstKind::LoadUniform { .. } if !uniforms_visible(ctx) => {
+            let r = ctx.p.reader(ctx.shader.stage());
+            let msg = format!(
+                "the uniforms are not visible to the {r}; the pair declares them `(visible {})`",
+                other(r)
+            );
+            ctx.error(loc, msg);
+        }
         InstKind::LoadUbo { block, offset } => check_ubo(ctx, *block, *offset, loc),
         InstKind::LoadPerVertexInput { vertex, .. } => {
             if let Some((n, what)) = input_vertices(&ctx.shader.info) {
@@ -154,13 +162,35 @@ fn check_vertex(
     }
 }
 
-/// The block must be declared; a constant offset must be aligned and in range.
+fn uniforms_visible(ctx: &Ctx<'_>) -> bool {
+    let r = ctx.p.reader(ctx.shader.stage());
+    ctx.p.visibility.uniforms_visible_to(r)
+}
+
+fn other(r: crate::ir::Reader) -> crate::ir::Reader {
+    match r {
+        crate::ir::Reader::Producer => crate::ir::Reader::Consumer,
+        crate::ir::Reader::Consumer => crate::ir::Reader::Producer,
+    }
+}
+
+/// The block must be declared and visible to the stage; a constant offset must be
+/// aligned and in range.
 fn check_ubo(ctx: &mut Ctx<'_>, block: u32, offset: Value, loc: Option<SrcLoc>) {
     let Some(size) = ctx.p.ubo_size(block) else {
         let msg = format!("UBO block {block} is not declared; add `(ubo {block} SIZE)`");
         ctx.error(loc, msg);
         return;
     };
+    let r = ctx.p.reader(ctx.shader.stage());
+    if !ctx.p.visibility.ubo_visible_to(block, r) {
+        let msg = format!(
+            "UBO block {block} is not visible to the {r}; the pair declares it `(visible {})`",
+            other(r)
+        );
+        ctx.error(loc, msg);
+        return;
+    }
     let Some(off) = ctx.constant(offset) else {
         return;
     };

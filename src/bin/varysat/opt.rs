@@ -84,6 +84,10 @@ pub struct Args {
     /// Report format, written to standard error.
     #[arg(long = "report", value_enum, default_value = "text")]
     pub report: ReportFormat,
+    /// Treat every uniform and UBO as visible to both stages, overriding the pair's
+    /// `(visible ...)` declarations (the output declares them visible).
+    #[arg(long = "assume-visible")]
+    pub assume_visible: bool,
 }
 
 /// A non-negative number of seconds.
@@ -129,7 +133,11 @@ fn options(args: &Args) -> Result<Options, Error> {
         },
     };
     let budgets = args.budget.apply(opts.budgets);
-    Ok(opts.cost(cost).extraction(extraction).budgets(budgets))
+    Ok(opts
+        .cost(cost)
+        .extraction(extraction)
+        .budgets(budgets)
+        .assume_visible(args.assume_visible))
 }
 
 /// Runs the subcommand.

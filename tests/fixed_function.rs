@@ -1,0 +1,162 @@
+//! The interpreter's model of the FS inputs fixed function decides: two-sided colour
+//! selection by facing, vertex colour clamping, the point coordinate (PNTC and TEXn.xy
+//! under coord replace) and the rasterizer's primitive id. Expected values come from
+//! the seeded state (`Inputs`) and the stored constants, not from a run.
+
+use varysat::interpreter::{Inputs, Observation, RunConfig, Unit};
+use varysat::ir::{IoSlot, Pipeline, Stage};
+
+fn parse(text: &str) -> Pipeline {
+    let p = varysat::text::parse(text, None).expect("test pair parses");
+    varysat::validate::validate(&p).expect("test pair validates");
+    p
+}
+
+fn run(p: &Pipeline, seed: u64) -> Observation {
+    let cfg = RunConfig {
+        seed,
+        ..RunConfig::default()
+    };
+    varysat::interpreter::run(p, &cfg).expect("runs")
+}
+
+fn out(o: &Observation, prim: u32, frag: u32, slot: &str) -> f32 {
+    let slot: IoSlot = slot.parse().expect("slot");
+    let path = [Unit::Primitive(prim), Unit::Fragment(frag)];
+    let s = o.output(Stage::Fragment, &path, slot).expect("observed");
+    assert!(s.defined, "{slot} undefined at primitive {prim}");
+    s.as_f32()
+}
+
+const COLOURS: &str = "(pair
+  (producer vs
+    (%p = load_input ATTR0.x)
+    (%f = const 32 0.25)
+    (%b = const 32 0.75)
+    (%big = const 32 2.0)
+    (store_output POS.x %p)
+    (store_output COL0.x %f)
+    (store_output BFC0.x %b)
+    (store_output COL0.y %big))
+  (consumer fs
+    (%c = load_interpolated_input COL0.x persp center)
+    (%d = load_interpolated_input COL0.y persp center)
+    (%e = load_input COL0.x)
+    (store_output DATA0.x %c)
+    (store_output DATA0.y %d)
+    (store_output DATA0.z %e)))";
+
+#[test]
+fn back_faces_read_the_back_colour_under_two_sided_selection() {
+    let p = parse(COLOURS);
+    let mut seen = [false; 2];
+    for seed in 0..4 {
+        let inputs = Inputs::new(seed);
+        let o = run(&p, seed);
+        for prim in 0..2 {
+            let back = inputs.two_sided_colour() && !inputs.front_face(prim);
+            seen[back as usize] = true;
+            let want = if back { 0.75 } else { 0.25 };
+            assert_eq!(out(&o, prim, 0, "DATA0.x"), want, "seed {seed} prim {prim}");
+            assert_eq!(out(&o, prim, 0, "DATA0.z"), want, "flat read, seed {seed}");
+        }
+    }
+    assert_eq!(seen, [true, true], "four seeds shade both selections");
+}
+
+#[test]
+fn vertex_colours_are_clamped_when_the_state_says_so() {
+    let p = parse(COLOURS);
+    let mut seen = [false; 2];
+    for seed in 0..4 {
+        let clamp = Inputs::new(seed).clamp_vertex_colour();
+        seen[clamp as usize] = true;
+        let o = run(&p, seed);
+        // COL0.y has no back colour: on a two-sided back face it is undefined.
+        let front = (0..2).find(|&q| {
+            let i = Inputs::new(seed);
+            !i.two_sided_colour() || i.front_face(q)
+        });
+        let prim = front.expect("one primitive reads the front colour");
+        let want = if clamp { 1.0 } else { 2.0 };
+        assert_eq!(out(&o, prim, 1, "DATA0.y"), want, "seed {seed}");
+    }
+    assert_eq!(seen, [true, true]);
+}
+
+#[test]
+fn every_run_shades_both_faces() {
+    for seed in 0..8 {
+        let i = Inputs::new(seed);
+        assert_ne!(i.front_face(0), i.front_face(1), "seed {seed}");
+    }
+}
+
+#[test]
+fn the_rasterizer_supplies_point_coordinates_and_primitive_ids() {
+    let p = parse(
+        "(pair
+          (producer vs
+            (%p = load_input ATTR0.x)
+            (%a = load_input ATTR1.x)
+            (store_output POS.x %p)
+            (store_output PNTC.x %a))
+          (consumer fs
+            (%c = load_input PNTC.x)
+            (%d = load_interpolated_input PNTC.y persp center)
+            (%t = load_interpolated_input TEX3.x linear center)
+            (%u = load_input TEX3.y)
+            (%i = load_input PRIMITIVE_ID.x)
+            (%fi = u2f32 %i)
+            (store_output DATA0.x %c)
+            (store_output DATA0.y %d)
+            (store_output DATA0.z %t)
+            (store_output DATA0.w %u)
+            (store_output DATA1.x %fi)))",
+    );
+    for seed in 0..2 {
+        let o = run(&p, seed);
+        for prim in 0..2 {
+            for frag in 0..4 {
+                let [x, y] = Inputs::new(seed).point_coord(prim, frag);
+                // PNTC ignores the VS store: the FS never sees a producer's PNTC.
+                assert_eq!(out(&o, prim, frag, "DATA0.x"), x);
+                assert_eq!(out(&o, prim, frag, "DATA0.y"), y);
+                assert_eq!(out(&o, prim, frag, "DATA0.z"), x, "coord replace");
+                assert_eq!(out(&o, prim, frag, "DATA0.w"), y, "coord replace");
+                assert_eq!(out(&o, prim, frag, "DATA1.x"), prim as f32);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_geometry_shader_writes_the_primitive_id_the_fs_reads() {
+    let p = parse(
+        "(pair
+          (producer gs
+            (input triangles)
+            (output triangle_strip)
+            (max_vertices 3)
+            (%k = const 32 0)
+            (%seven = const 32 7)
+            (%p = load_per_vertex_input POS.x %k)
+            (store_output POS.x %p)
+            (store_output PRIMITIVE_ID.x %seven)
+            (emit_vertex)
+            (store_output POS.x %p)
+            (store_output PRIMITIVE_ID.x %seven)
+            (emit_vertex)
+            (store_output POS.x %p)
+            (store_output PRIMITIVE_ID.x %seven)
+            (emit_vertex))
+          (consumer fs
+            (%i = load_input PRIMITIVE_ID.x)
+            (%fi = u2f32 %i)
+            (store_output DATA0.x %fi)))",
+    );
+    let o = run(&p, 0);
+    for prim in 0..2 {
+        assert_eq!(out(&o, prim, 0, "DATA0.x"), 7.0);
+    }
+}
