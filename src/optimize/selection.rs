@@ -69,8 +69,10 @@ fn kept_outside(p: &Pipeline, l: &Lowered) -> usize {
     l.stored
         .iter()
         .filter(|io| {
-            let sysval = matches!(role(io.slot, p.producer.stage(), consumer), Role::SysVal | Role::TessLevel)
-                && l.read.contains(io)
+            let sysval = matches!(
+                role(io.slot, p.producer.stage(), consumer),
+                Role::SysVal | Role::TessLevel
+            ) && l.read.contains(io)
                 && l.pins.reason(**io).is_some();
             pinned_and_needed(l, io) || sysval
         })
@@ -109,7 +111,12 @@ fn pinned_varyings(p: &Pipeline, l: &Lowered) -> Vec<crate::extract::VaryingKey>
     l.stored
         .iter()
         .filter(|io| pinned_and_needed(l, io))
-        .filter(|io| !matches!(role(io.slot, p.producer.stage(), consumer), Role::SysVal | Role::TessLevel))
+        .filter(|io| {
+            !matches!(
+                role(io.slot, p.producer.stage(), consumer),
+                Role::SysVal | Role::TessLevel
+            )
+        })
         .filter_map(|io| kinds.get(io).map(|k| (io, *k)))
         .enumerate()
         .map(|(n, (io, kind))| VaryingKey {

@@ -89,7 +89,10 @@ fn occupied_slots(p: &Pipeline, l: &Lowered) -> BTreeSet<Slot> {
     for io in &l.stored {
         let kept = (l.pins.reason(*io).is_some() && l.needed.contains(io))
             || l.xfb.contains(io)
-            || matches!(role(io.slot, p.producer.stage(), consumer), Role::SysVal | Role::TessLevel);
+            || matches!(
+                role(io.slot, p.producer.stage(), consumer),
+                Role::SysVal | Role::TessLevel
+            );
         if kept {
             out.insert(io.slot);
         }
