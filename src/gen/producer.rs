@@ -88,7 +88,7 @@ pub(crate) fn build(r: &Recipe, info: StageInfo, consumer: Stage) -> Produced {
             reads.push(tess_level_read());
         }
     }
-    if consumer == Stage::Fragment && r.consumer_info & 0x20 != 0 {
+    if consumer == Stage::Fragment && r.consumer_info & 0x60 == 0x60 {
         // After a GS the primitive id is a varying the GS would have to write.
         let gs = g.stage == Stage::Geometry;
         let supplied = fixed_function_reads().into_iter();

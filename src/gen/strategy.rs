@@ -167,7 +167,7 @@ fn arb_output() -> impl Strategy<Value = OutputSpec> {
         1 => Just(AtRead::Sample)
     ];
     let family = prop_oneof![
-        6 => Just(Family::Var),
+        8 => Just(Family::Var),
         1 => Just(Family::Tex),
         1 => Just(Family::Col),
         1 => Just(Family::Bfc),
