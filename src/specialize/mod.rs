@@ -112,6 +112,6 @@ fn varying_slots(p: &Pipeline) -> std::collections::BTreeSet<crate::ir::IoSlot> 
         }
         _ => {}
     });
-    out.retain(|io| role(io.slot, consumer) != Role::NotVarying);
+    out.retain(|io| role(io.slot, p.producer.stage(), consumer) != Role::NotVarying);
     out
 }
