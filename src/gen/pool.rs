@@ -52,6 +52,12 @@ enum Leaf {
 #[derive(Clone, Copy, Debug)]
 enum Node {
     Alu(AluOp, &'static [PTy]),
+    /// `fmod` of a drawn value by a constant period (GLSL `mod(x, period)`). A drawn
+    /// divisor would often nearly equal the dividend (pools are small), putting the
+    /// quotient at floor's discontinuity, where the rounding an inexact law may change
+    /// (`flrp x x t` to `x`) flips the result between about 0 and the dividend; a
+    /// constant period meets it no more often than `ffloor` does.
+    FModConst,
     Leaf(Leaf),
 }
 
@@ -116,7 +122,7 @@ const TABLE: &[(Node, PTy)] = &[
     (Node::Alu(AluOp::IOr, &[B1, B1]), B1),
     (Node::Alu(AluOp::INot, &[B1]), B1),
     (Node::Leaf(Leaf::SysBool), B1),
-    (Node::Alu(AluOp::FMod, &[F32, F32]), F32),
+    (Node::FModConst, F32),
     (Node::Alu(AluOp::FMulz, &[F32, F32]), F32),
     (Node::Alu(AluOp::Sge, &[F32, F32]), F32),
 ];
@@ -134,6 +140,10 @@ fn opaque_choice(b: u16) -> Option<Purity> {
 
 /// Float constants the generator uses (small, exact, sign-mixed).
 pub(crate) const FLOATS: [f32; 8] = [1.0, 0.5, 2.0, -1.0, 0.0, 3.0, 0.25, -4.0];
+
+/// The periods `fmod` divides by (non-zero, sign-mixed: the result takes the
+/// divisor's sign).
+const PERIODS: [f32; 4] = [1.0, 0.5, 3.0, -4.0];
 
 /// The state of one shader under construction.
 pub(crate) struct Gen {
@@ -252,6 +262,14 @@ impl Gen {
                     .map(|(t, c)| self.pick(*t, c, false))
                     .collect();
                 self.alu(op, spec.exact, &srcs)
+            }
+            Node::FModConst => {
+                let x = self.pick(F32, spec.a, false);
+                let period = Pv {
+                    v: self.f32c(PERIODS[spec.b as usize % PERIODS.len()]),
+                    inv: false,
+                };
+                self.alu(AluOp::FMod, spec.exact, &[x, period])
             }
             Node::Leaf(leaf) => self.leaf(leaf, spec.a, spec.b),
         };
