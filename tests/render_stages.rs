@@ -70,6 +70,20 @@ fn gs_input_topology(words: &[u32]) -> ash::vk::PrimitiveTopology {
     T::TRIANGLE_LIST
 }
 
+/// The output patch size a TCS declares, `None` for other modules. The corpus TCSs
+/// pass one input vertex per invocation through (`gl_in[gl_InvocationID]`), so the
+/// input patch must be that large: with fewer control points the last invocations
+/// read past the patch, which is undefined and may change with any optimization.
+fn tcs_output_vertices(words: &[u32]) -> Option<u32> {
+    use rspirv::dr::Operand;
+    use rspirv::spirv::ExecutionMode as M;
+    let m = rspirv::dr::load_words(words).ok()?;
+    m.execution_modes.iter().find_map(|i| match i.operands.get(1..3) {
+        Some([Operand::ExecutionMode(M::OutputVertices), Operand::LiteralBit32(n)]) => Some(*n),
+        _ => None,
+    })
+}
+
 /// A stage set of the corpus: every stage file of one stem, in pipeline order.
 fn stage_sets() -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(corpus().join("pairs.txt")).expect("pairs.txt");
@@ -131,11 +145,16 @@ fn check_set(gpu: &Gpu, files: &[String]) -> Result<usize, String> {
         (None, Some(g)) => gs_input_topology(g),
         _ => ash::vk::PrimitiveTopology::TRIANGLE_LIST,
     };
+    let patch_vertices = original.tesc.as_deref().and_then(tcs_output_vertices);
+    let import = ImportOptions {
+        patch_vertices: patch_vertices.map_or(3, |n| n as u8),
+        ..ImportOptions::default()
+    };
     let mut variants = vec![];
     for w in files.windows(2) {
         let (a, b) = (&w[0], &w[1]);
         let ((pipe, _), (pm, cm)) =
-            import_files_with_modules(&d.join(a), &d.join(b), &ImportOptions::default())
+            import_files_with_modules(&d.join(a), &d.join(b), &import)
                 .map_err(|e| format!("{a} + {b}: {e}"))?;
         let outcome =
             varysat::optimize(&pipe, &varysat::Options::new()).map_err(|e| e.to_string())?;
@@ -150,7 +169,7 @@ fn check_set(gpu: &Gpu, files: &[String]) -> Result<usize, String> {
     }
     let mut all: Vec<&Stages> = vec![&original];
     all.extend(variants.iter().map(|(_, s)| s));
-    let setup = Setup::of(&all, topology, 3);
+    let setup = Setup::of(&all, topology, patch_vertices.unwrap_or(3));
     let want = gpu.render(&original, &setup)?;
     for (what, s) in &variants {
         let got = gpu.render(s, &setup).map_err(|e| format!("{what}: {e}"))?;
