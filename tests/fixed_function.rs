@@ -160,3 +160,74 @@ fn a_geometry_shader_writes_the_primitive_id_the_fs_reads() {
         assert_eq!(out(&o, prim, 0, "DATA0.x"), 7.0);
     }
 }
+
+/// The pair of the two-sided wrong-code family: only the back colour is written, the FS
+/// reads the front colour.
+const BACK_ONLY: &str = "(pair
+  (producer vs
+    (%p = load_input ATTR0.x)
+    (%a = load_input ATTR1.x)
+    (store_output POS.x %p)
+    (store_output BFC0.x %a))
+  (consumer fs
+    (%x = load_interpolated_input COL0.x persp center)
+    (store_output DATA0.x %x)))";
+
+/// What the optimizer did to `BACK_ONLY` before it knew the FS colour selection: the
+/// `BFC0` store "had no reader" and was deleted, the `COL0` read "had no writer" and
+/// became undef.
+const BACK_ONLY_OLD_OUTPUT: &str = "(pair
+  (producer vs
+    (%p = load_input ATTR0.x)
+    (store_output POS.x %p no_varying))
+  (consumer fs
+    (%x = undef 32)
+    (store_output DATA0.x %x)))";
+
+/// The pair of the fixed-function wrong-code family: the point coordinate and the
+/// primitive id with no GS before the FS.
+const FIXED_INPUTS: &str = "(pair
+  (producer vs
+    (%p = load_input ATTR0.x)
+    (store_output POS.x %p))
+  (consumer fs
+    (%c = load_interpolated_input PNTC.x persp center)
+    (%i = load_input PRIMITIVE_ID.x)
+    (%fi = u2f32 %i)
+    (%s = fadd %c %fi)
+    (store_output DATA0.x %s)))";
+
+/// ... and what the optimizer made of it: both reads "had no writer", so undef.
+const FIXED_INPUTS_OLD_OUTPUT: &str = "(pair
+  (producer vs
+    (%p = load_input ATTR0.x)
+    (store_output POS.x %p no_varying))
+  (consumer fs
+    (%c = undef 32)
+    (%i = undef 32)
+    (%fi = u2f32 %i)
+    (%s = fadd %c %fi)
+    (store_output DATA0.x %s)))";
+
+fn equivalent(a: &Pipeline, b: &Pipeline) -> Result<(), String> {
+    let cfg = varysat::interpreter::EquivConfig::default();
+    varysat::interpreter::check_equivalent(a, b, &cfg).map_err(|e| e.to_string())
+}
+
+#[test]
+fn the_former_wrong_code_is_caught_and_no_longer_produced() {
+    for (pair, old) in [
+        (BACK_ONLY, BACK_ONLY_OLD_OUTPUT),
+        (FIXED_INPUTS, FIXED_INPUTS_OLD_OUTPUT),
+    ] {
+        let (p, old) = (parse(pair), parse(old));
+        // The interpreter sees the old output lose defined values (refinement).
+        let why = equivalent(&p, &old).expect_err("the old output is caught");
+        assert!(why.contains("mismatch"), "{why}");
+        // The optimizer keeps the back colour and the fixed-function reads.
+        let out = varysat::optimize(&p, &varysat::Options::new()).expect("optimizes");
+        equivalent(&p, &out.pipeline).expect("the optimized pair is equivalent");
+        let text = varysat::text::print(&out.pipeline);
+        assert!(!text.contains("undef"), "no read became undef:\n{text}");
+    }
+}

@@ -78,10 +78,12 @@ fn tcs_output_vertices(words: &[u32]) -> Option<u32> {
     use rspirv::dr::Operand;
     use rspirv::spirv::ExecutionMode as M;
     let m = rspirv::dr::load_words(words).ok()?;
-    m.execution_modes.iter().find_map(|i| match i.operands.get(1..3) {
-        Some([Operand::ExecutionMode(M::OutputVertices), Operand::LiteralBit32(n)]) => Some(*n),
-        _ => None,
-    })
+    m.execution_modes
+        .iter()
+        .find_map(|i| match i.operands.get(1..3) {
+            Some([Operand::ExecutionMode(M::OutputVertices), Operand::LiteralBit32(n)]) => Some(*n),
+            _ => None,
+        })
 }
 
 /// A stage set of the corpus: every stage file of one stem, in pipeline order.
@@ -153,9 +155,8 @@ fn check_set(gpu: &Gpu, files: &[String]) -> Result<usize, String> {
     let mut variants = vec![];
     for w in files.windows(2) {
         let (a, b) = (&w[0], &w[1]);
-        let ((pipe, _), (pm, cm)) =
-            import_files_with_modules(&d.join(a), &d.join(b), &import)
-                .map_err(|e| format!("{a} + {b}: {e}"))?;
+        let ((pipe, _), (pm, cm)) = import_files_with_modules(&d.join(a), &d.join(b), &import)
+            .map_err(|e| format!("{a} + {b}: {e}"))?;
         let outcome =
             varysat::optimize(&pipe, &varysat::Options::new()).map_err(|e| e.to_string())?;
         for (what, p) in [("round trip", &pipe), ("optimized", &outcome.pipeline)] {
