@@ -71,6 +71,52 @@ const CASES: &[(&str, &str, &str)] = &[
         "(iadd in:ATTR0.x (ineg in:ATTR1.x))",
     ),
     (
+        "fmul-two",
+        "(fmul in:ATTR0.x 2f32)",
+        "(fadd in:ATTR0.x in:ATTR0.x)",
+    ),
+    (
+        "fmul-two16",
+        "(fmul (f2f16 in:ATTR0.x) 2f16)",
+        "(fadd (f2f16 in:ATTR0.x) (f2f16 in:ATTR0.x))",
+    ),
+    (
+        "imul-two",
+        "(imul in:ATTR0.x 2i32)",
+        "(iadd in:ATTR0.x in:ATTR0.x)",
+    ),
+    (
+        "iadd-assoc",
+        "(iadd (iadd in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
+        "(iadd in:ATTR0.x (iadd in:ATTR1.x in:ATTR2.x))",
+    ),
+    // One direction and commutative matching reach every operand grouping.
+    (
+        "iadd-assoc",
+        "(iadd (iadd in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
+        "(iadd (iadd in:ATTR0.x in:ATTR2.x) in:ATTR1.x)",
+    ),
+    (
+        "imul-assoc",
+        "(imul (imul in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
+        "(imul in:ATTR0.x (imul in:ATTR1.x in:ATTR2.x))",
+    ),
+    (
+        "iand-assoc",
+        "(iand (iand in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
+        "(iand in:ATTR0.x (iand in:ATTR1.x in:ATTR2.x))",
+    ),
+    (
+        "ior-assoc",
+        "(ior (ior in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
+        "(ior in:ATTR0.x (ior in:ATTR1.x in:ATTR2.x))",
+    ),
+    (
+        "ixor-assoc",
+        "(ixor (ixor in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
+        "(ixor in:ATTR0.x (ixor in:ATTR1.x in:ATTR2.x))",
+    ),
+    (
         "bcsel-same",
         "(bcsel (flt in:ATTR0.x in:ATTR1.x) in:ATTR2.x in:ATTR2.x)",
         "in:ATTR2.x",
@@ -135,6 +181,24 @@ const CASES: &[(&str, &str, &str)] = &[
 /// Pairs the named rule alone must NOT make equal (inexact laws on exact ops, the
 /// propagation limit).
 const NON_CASES: &[(&str, &str, &str)] = &[
+    // 2a is a + a, not a + b nor 3a.
+    (
+        "fmul-two",
+        "(fmul in:ATTR0.x 3f32)",
+        "(fadd in:ATTR0.x in:ATTR0.x)",
+    ),
+    // Float addition does not associate (rounding): the integer law leaves it alone.
+    (
+        "iadd-assoc",
+        "(fadd (fadd in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
+        "(fadd in:ATTR0.x (fadd in:ATTR1.x in:ATTR2.x))",
+    ),
+    // Mixed ops do not associate.
+    (
+        "ior-assoc",
+        "(ixor (ior in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
+        "(ior in:ATTR0.x (ixor in:ATTR1.x in:ATTR2.x))",
+    ),
     ("fadd-zero", "(fadd.exact in:ATTR0.x 0f32)", "in:ATTR0.x"),
     (
         "fmix-same",
