@@ -100,7 +100,7 @@ fn bad_cost_profiles_are_located_errors() {
 fn extra_rules_and_named_profiles_are_accepted() {
     let rules = temp_file(
         "extra.rules",
-        "; extra\n(rule fmul-two (fmul ?x 2f32) (fadd ?x ?x))\n",
+        "; extra\n(rule fmul-four (fmul ?x 4f32) (fmul (fadd ?x ?x) 2f32))\n",
     );
     let spec = format!("+{}", rules.display());
     let out = varysat(&["opt", EXAMPLE, "--rules", &spec, "--cost", "amd-gfx11"]);
