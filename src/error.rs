@@ -80,6 +80,10 @@ pub enum Error {
     /// A bad rule file.
     #[error("{0}")]
     Rules(Diagnostic),
+    /// Rules that fail the semantic check (`rulecheck`): each diagnostic names one
+    /// rule and a counterexample.
+    #[error("{}", join(.0))]
+    Unsound(Vec<Diagnostic>),
     /// A bad cost profile.
     #[error("{0}")]
     Profile(Diagnostic),
@@ -112,7 +116,7 @@ impl Error {
     pub fn diagnostics(&self) -> Vec<&Diagnostic> {
         match self {
             Error::Syntax(d) | Error::Rules(d) | Error::Profile(d) | Error::Import(d) => vec![d],
-            Error::Invalid(list) => list.iter().collect(),
+            Error::Invalid(list) | Error::Unsound(list) => list.iter().collect(),
             _ => vec![],
         }
     }

@@ -23,6 +23,7 @@ pub mod input;
 pub mod interpreter;
 pub mod optimize;
 pub mod pack;
+pub mod rulecheck;
 // The optimizer's stages live in `optimize/`; these re-exports keep the old root
 // paths working until the public API is curated.
 pub use optimize::{assign, emit, moves, renumber};

@@ -10,7 +10,7 @@ pub mod rules;
 pub mod saturate;
 pub(crate) mod sexp;
 mod template;
-mod typecheck;
+pub(crate) mod typecheck;
 
 pub use analysis::{VAnalysis, VData, VGraph, OPAQUE_COST};
 pub use lang::{Side, VNode, XferMode};

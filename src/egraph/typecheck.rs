@@ -97,6 +97,51 @@ pub(crate) fn check(
     Ok(())
 }
 
+/// Every bit-size assignment of the value variables under which `lhs` is well typed
+/// and the `same-bits` conditions hold: the sizes a rule can ever be instantiated at.
+/// Mode variables are left out. Empty when the rule is ill-typed.
+pub(crate) fn admitted_sizes(
+    lhs: &Pattern<VNode>,
+    rhs: &Pattern<VNode>,
+    same_bits: &[(Var, Var)],
+) -> Vec<BTreeMap<Var, BitSize>> {
+    let Ok(modes) = mode_vars(lhs, rhs) else {
+        return vec![];
+    };
+    let values: Vec<Var> = all_vars(lhs, rhs)
+        .into_iter()
+        .filter(|v| !modes.contains(v))
+        .collect();
+    if values.len() > MAX_VALUE_VARS {
+        return vec![];
+    }
+    assignments(&values, &modes)
+        .into_iter()
+        .filter(|a| same_bits.iter().all(|(x, y)| a.get(x) == a.get(y)))
+        .filter(|a| type_of(lhs, a).is_ok())
+        .map(|a| {
+            a.into_iter()
+                .filter_map(|(v, t)| match t {
+                    Ty::Value(b) => Some((v, b)),
+                    Ty::Mode => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The bit size of a leaf node (constant, undef, uniform, input, system value,
+/// opaque value); `None` for nodes with operands.
+pub(crate) fn leaf_bits(n: &VNode) -> Option<BitSize> {
+    if !egg::Language::children(n).is_empty() {
+        return None;
+    }
+    match node_type(n, &[]) {
+        Ok(Ty::Value(b)) => Some(b),
+        _ => None,
+    }
+}
+
 /// Every variable of either side.
 fn all_vars(lhs: &Pattern<VNode>, rhs: &Pattern<VNode>) -> BTreeSet<Var> {
     lhs.vars().into_iter().chain(rhs.vars()).collect()

@@ -59,7 +59,7 @@ pub fn offset_barycentrics(center: &[f32], dx: f32, dy: f32) -> Vec<f32> {
 /// then interpolates to exactly itself (a `-0` to `+0`, as on hardware), which is what
 /// makes propagating a convergent value sound; and an infinity at any vertex gives NaN (`inf − inf`), the
 /// "interpolation turns Inf into NaN" behaviour the optimizer's laws must respect.
-fn interpolate(values: &[f32], weights: &[f32], clip_w: Option<&[f32]>) -> f32 {
+pub fn interpolate(values: &[f32], weights: &[f32], clip_w: Option<&[f32]>) -> f32 {
     let corrected: Vec<f32> = match clip_w {
         Some(w) => {
             let scaled: Vec<f32> = weights.iter().zip(w).map(|(l, w)| l / w).collect();

@@ -9,6 +9,7 @@ mod fmt;
 mod import;
 mod opt;
 mod out;
+mod rules;
 mod run;
 mod stats;
 
@@ -47,6 +48,8 @@ enum Command {
     Equiv(equiv::Args),
     /// Compare rule sets and cost profiles over a corpus of pairs.
     Experiment(experiment::Args),
+    /// Check rule files (`rules check FILE...`: is every rule sound?).
+    Rules(rules::Args),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Command::Equiv(a) => equiv::run(a),
         Command::Experiment(a) => experiment::run(a),
         Command::Stats(a) => stats::run(a),
+        Command::Rules(a) => rules::run(a),
     };
     match result {
         Ok(code) => code,

@@ -59,6 +59,10 @@ pub struct Args {
     /// Leave this rule out of the set (repeatable), e.g. `--without propagate-free`.
     #[arg(long = "without", value_name = "RULE")]
     pub without: Vec<String>,
+    /// Use the `--rules` files without the semantic check that otherwise runs on
+    /// every rule not shipped with varysat (see `varysat rules check`).
+    #[arg(long)]
+    pub trust_rules: bool,
     /// Cost profile: a built-in name (amd-gfx10, amd-gfx11) or a profile file.
     #[arg(long = "cost", default_value = "amd-gfx10")]
     pub cost: String,
@@ -121,6 +125,11 @@ fn options(args: &Args) -> Result<Options, Error> {
     }
     for name in &args.without {
         opts.rules.drop_rule(name)?;
+    }
+    if !args.rules.is_empty() && !args.trust_rules {
+        // Verdicts are cached per rule text (VARYSAT_CACHE_DIR, else the XDG cache).
+        let cache = varysat::rulecheck::cache::Cache::from_env();
+        varysat::rulecheck::check_untrusted(&opts.rules, cache.as_ref())?;
     }
     let cost = match CostModel::named(&args.cost) {
         Some(m) => m,
