@@ -46,12 +46,20 @@ fn every_shipped_rule_set_is_sound() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
-    assert!(seen.len() > 150, "only {} distinct rules checked", seen.len());
+    assert!(
+        seen.len() > 150,
+        "only {} distinct rules checked",
+        seen.len()
+    );
 }
 
 #[test]
 fn rules_check_reports_the_issue_examples() {
-    let bad = temp_file("rules-sound", "bad.rules", "; bad\n(rule bad (fadd ?a ?b) ?a)\n");
+    let bad = temp_file(
+        "rules-sound",
+        "bad.rules",
+        "; bad\n(rule bad (fadd ?a ?b) ?a)\n",
+    );
     let o = varysat(&["rules", "check", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
@@ -60,7 +68,10 @@ fn rules_check_reports_the_issue_examples() {
         bad.display()
     );
     assert!(err.starts_with(&want), "{err}");
-    assert!(err.contains("left gives") && err.contains("right gives"), "{err}");
+    assert!(
+        err.contains("left gives") && err.contains("right gives"),
+        "{err}"
+    );
     // The issue's second example fails the type check at load (its sides differ in
     // size at 16 bits); at 32 bits only, the semantic check refuses it.
     let z = temp_file("rules-sound", "z.rules", "(rule z (xfer ?m ?a) 0f32)\n");
@@ -91,7 +102,11 @@ fn rules_check_passes_the_shipped_files() {
 
 #[test]
 fn opt_refuses_unsound_user_rules_unless_trusted() {
-    let bad = temp_file("rules-sound", "opt-bad.rules", "(rule bad (fadd ?a ?b) ?a)\n");
+    let bad = temp_file(
+        "rules-sound",
+        "opt-bad.rules",
+        "(rule bad (fadd ?a ?b) ?a)\n",
+    );
     let spec = format!("+{}", bad.display());
     let o = varysat(&["opt", "--rules", &spec, PAIR]);
     assert_eq!(o.status.code(), Some(1));
@@ -123,5 +138,8 @@ fn opt_caches_the_verdicts_of_sound_user_rules() {
         "{cached:?}"
     );
     // Shipped rules are never checked at run time, so never cached.
-    assert!(!cached.iter().any(|k| k.contains("interp-fadd")), "{cached:?}");
+    assert!(
+        !cached.iter().any(|k| k.contains("interp-fadd")),
+        "{cached:?}"
+    );
 }

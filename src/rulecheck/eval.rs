@@ -121,16 +121,20 @@ impl<'a> Eval<'a> {
                     self.leaf_value(&name, BitSize::B32, 0)
                 }
             }
-            VNode::VertexInput { .. } | VNode::Input(_) | VNode::Opaque { .. }
-                if in_consumer =>
-            {
-                return Err(format!("`{n}` is read in the consumer, only the producer has it"))
+            VNode::VertexInput { .. } | VNode::Input(_) | VNode::Opaque { .. } if in_consumer => {
+                return Err(format!(
+                    "`{n}` is read in the consumer, only the producer has it"
+                ))
             }
             VNode::SysVal(Side::Producer, _) if in_consumer => {
-                return Err(format!("`{n}` is read in the consumer, only the producer has it"))
+                return Err(format!(
+                    "`{n}` is read in the consumer, only the producer has it"
+                ))
             }
             VNode::SysVal(Side::Consumer, _) if in_producer => {
-                return Err(format!("`{n}` is read in the producer, only the consumer has it"))
+                return Err(format!(
+                    "`{n}` is read in the producer, only the consumer has it"
+                ))
             }
             VNode::VertexInput { .. } => self.leaf(n, 0)?,
             VNode::Input(_) | VNode::Opaque { .. } | VNode::SysVal(..) => self.leaf(n, entry)?,
@@ -185,7 +189,14 @@ impl<'a> Eval<'a> {
         let mut bits: Vec<u32> = vals.iter().map(|s| s.bits).collect();
         unsign_zero_operands(op, &mut bits, &sizes);
         let defined = match (op, vals) {
-            (AluOp::BCsel, [c, a, b]) => c.defined && if c.bits & 1 != 0 { a.defined } else { b.defined },
+            (AluOp::BCsel, [c, a, b]) => {
+                c.defined
+                    && if c.bits & 1 != 0 {
+                        a.defined
+                    } else {
+                        b.defined
+                    }
+            }
             _ => vals.iter().all(|s| s.defined),
         };
         let result = Scalar::new(eval_alu(op, &bits, &sizes), out).defined_if(defined);
@@ -256,8 +267,8 @@ impl<'a> Eval<'a> {
                 };
                 vals.iter().for_each(|v| self.note_float(*v));
                 let floats: Vec<f32> = vals.iter().map(|v| v.as_f32()).collect();
-                let clip = (im.interp == crate::ir::Interp::Persp)
-                    .then_some(&self.case.world.clip_w[..]);
+                let clip =
+                    (im.interp == crate::ir::Interp::Persp).then_some(&self.case.world.clip_w[..]);
                 let s = Scalar::float(interpolate(&floats, &w, clip), size);
                 self.note_float(s);
                 Ok(s)

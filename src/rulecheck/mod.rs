@@ -112,7 +112,11 @@ impl Direction<'_> {
             return Err(format!(
                 "it could not be checked: its {} side evaluated in {evaluated} of {cases} \
                  cases ({why})",
-                if self.reversed { "right-hand" } else { "left-hand" }
+                if self.reversed {
+                    "right-hand"
+                } else {
+                    "left-hand"
+                }
             ));
         }
         Ok(())
@@ -129,7 +133,9 @@ impl Direction<'_> {
         let mut r = Eval::new(self.right, case, model.has_xfer);
         let rv = match r.root() {
             V::S(s) => s,
-            V::Mode(m) => return self.disagree(model, case, &format!("the right-hand side is the mode {m}")),
+            V::Mode(m) => {
+                return self.disagree(model, case, &format!("the right-hand side is the mode {m}"))
+            }
             V::Wrong(w) => {
                 let msg = format!("the {} side cannot be evaluated: {w}", self.added());
                 return self.disagree(model, case, &msg);
@@ -290,8 +296,11 @@ pub fn rule_key(rule: &RuleDef) -> String {
 /// compiled-in default set is checked by the test suite), consulting and filling
 /// `cache` when given. Fails with [`Error::Unsound`] listing every unsound rule.
 pub fn check_untrusted(set: &RuleSet, cache: Option<&cache::Cache>) -> Result<(), Error> {
-    let shipped: std::collections::BTreeSet<String> =
-        RuleSet::default_set().rules().iter().map(rule_key).collect();
+    let shipped: std::collections::BTreeSet<String> = RuleSet::default_set()
+        .rules()
+        .iter()
+        .map(rule_key)
+        .collect();
     let mut bad = vec![];
     for rule in set.rules() {
         let key = rule_key(rule);

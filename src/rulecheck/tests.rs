@@ -27,7 +27,10 @@ fn the_issue_examples_are_refused_with_counterexamples() {
     // its sides differ in size); the same law on 32-bit values only is refused here.
     assert!(RuleSet::parse("t.rules", "(rule z (xfer ?m ?a) 0f32)").is_err());
     let why = unsound("(rule z (xfer ?m (fmul ?a 1f32)) 0f32)");
-    assert!(why.contains("?m=") && why.contains("right gives 0f32"), "{why}");
+    assert!(
+        why.contains("?m=") && why.contains("right gives 0f32"),
+        "{why}"
+    );
 }
 
 #[test]
@@ -131,7 +134,10 @@ fn shipped_rules_pass() {
     assert!(
         bad.is_empty(),
         "{}",
-        bad.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n")
+        bad.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }
 

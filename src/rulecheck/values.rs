@@ -59,8 +59,8 @@ const EDGE32: &[u32] = &[
 
 /// 16-bit patterns worth trying.
 const EDGE16: &[u32] = &[
-    0x0000, 0x8000, 0x3c00, 0xbc00, 0x3800, 0x4000, 0x0001, 0x0400, 0x7bff, 0xfbff, 0x0002,
-    0x7c00, 0xfc00, 0x7e00, 0xffff, 0x7fff,
+    0x0000, 0x8000, 0x3c00, 0xbc00, 0x3800, 0x4000, 0x0001, 0x0400, 0x7bff, 0xfbff, 0x0002, 0x7c00,
+    0xfc00, 0x7e00, 0xffff, 0x7fff,
 ];
 
 /// Small, readable values tried first, so that a counterexample is easy to follow.
@@ -136,7 +136,11 @@ mod tests {
                 let v = value(&mut rng, size, Draw::Any, true);
                 assert!(plain(v.bits, size), "{v}");
                 let f = v.as_f32();
-                let smallest = if size == BitSize::B16 { 6.1e-5 } else { f32::MIN_POSITIVE };
+                let smallest = if size == BitSize::B16 {
+                    6.1e-5
+                } else {
+                    f32::MIN_POSITIVE
+                };
                 assert!(f == 0.0 || (f.is_finite() && f.abs() >= smallest), "{v}");
             }
         }
@@ -148,7 +152,13 @@ mod tests {
         let seen: Vec<u32> = (0..4000)
             .map(|_| value(&mut rng, BitSize::B32, Draw::Any, false).bits)
             .collect();
-        for special in [0x8000_0000, 0x7f80_0000, 0x7fc0_0000, 0x0000_0001, 0x7fff_ffff] {
+        for special in [
+            0x8000_0000,
+            0x7f80_0000,
+            0x7fc0_0000,
+            0x0000_0001,
+            0x7fff_ffff,
+        ] {
             assert!(seen.contains(&special), "{special:#x} never drawn");
         }
     }
