@@ -57,7 +57,7 @@ fn summary(pairs: &[(String, varysat::Pipeline)], opts: &Options) {
 /// medians, and whether exact mode found a cheaper result.
 fn exact_vs_fast(pairs: &[(String, varysat::Pipeline)]) {
     let fast = Options::new();
-    let exact = Options::new().extraction(varysat::extract::Extraction::exact());
+    let exact = Options::new().extraction(varysat::internals::extract::Extraction::exact());
     let mut ratios = vec![];
     let mut cheaper = 0;
     for (_, p) in pairs {

@@ -1,5 +1,5 @@
 //! How optimize time grows with shader size: generated VS→FS pairs from ~10 to ~10,000
-//! instructions (`varysat::gen::synth_pair`), the time curve with per-phase times, the
+//! instructions (`varysat::internals::gen::synth_pair`), the time curve with per-phase times, the
 //! ratio to the smallest size, and the growth exponent k of t ≈ c·n^k fitted by least
 //! squares on log-log over n ≥ 100, and the same exponent of t / ln n, which is at most 1
 //! exactly when growth is no worse than n·log n.
@@ -11,7 +11,7 @@ mod common;
 use std::time::Duration;
 
 use criterion::{black_box, BenchmarkId, Criterion};
-use varysat::gen::synth_pair;
+use varysat::internals::gen::synth_pair;
 use varysat::{Options, Pipeline, Stage};
 
 /// Requested instruction counts.

@@ -1,4 +1,4 @@
-//! Writes a generated VS→FS pair of about N instructions (`varysat::gen::synth_pair`)
+//! Writes a generated VS→FS pair of about N instructions (`varysat::internals::gen::synth_pair`)
 //! as `.pair` text, for measuring whole-run budgets on large inputs:
 //!
 //!     cargo run --release --example big_pair -- 100000 > /tmp/big.pair
@@ -6,7 +6,7 @@
 //!
 //! Arguments: instruction count (default 100000), seed (default 1).
 
-use varysat::gen::synth_pair;
+use varysat::internals::gen::synth_pair;
 use varysat::Stage;
 
 fn main() {

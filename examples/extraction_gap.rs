@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRunner};
-use varysat::extract::{DagExtractor, ExactExtractor, Extractor, GlobalExtractor};
-use varysat::gen::{arb_pipeline, GenConfig};
-use varysat::optimize::Instance;
+use varysat::internals::extract::{DagExtractor, ExactExtractor, Extractor, GlobalExtractor};
+use varysat::internals::gen::{arb_pipeline, GenConfig};
+use varysat::internals::Instance;
 use varysat::Options;
 
 const SEED: u64 = 0x6578_7472_6163_7400;

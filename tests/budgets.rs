@@ -10,7 +10,7 @@ mod cli_support;
 use std::time::Duration;
 
 use cli_support::{stderr, varysat};
-use varysat::gen::synth_pair;
+use varysat::internals::gen::synth_pair;
 use varysat::interpreter::{check_equivalent, EquivConfig};
 use varysat::text::parse_file;
 use varysat::{optimize, Options, Pipeline, Stage};

@@ -5,8 +5,8 @@
 //! recursive walk overflows it long before the chain ends (a stack overflow aborts the
 //! whole test binary, which is the failure this file guards against).
 
-use varysat::egraph::RuleSet;
-use varysat::extract::CostModel;
+use varysat::internals::egraph::RuleSet;
+use varysat::internals::extract::CostModel;
 use varysat::interpreter::{check_equivalent, run, EquivConfig, RunConfig};
 use varysat::text::{parse, print};
 use varysat::{optimize, Error, Options};

@@ -8,7 +8,7 @@ use varysat::experiment::{
     self, csv, json, load_corpus, load_rules, matrix, run::rule_of, summary::quantile, Experiment,
     RunOptions,
 };
-use varysat::extract::CostModel;
+use varysat::internals::extract::CostModel;
 
 /// VAR1.x is the constant 0.5, used by a non-linear op (fmax) so that only
 /// propagation, not interpolation-linear code motion, can remove it.

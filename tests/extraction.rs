@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRunner};
-use varysat::extract::{DagExtractor, ExactExtractor, Extraction, Extractor, GlobalExtractor};
-use varysat::gen::{arb_pipeline, synth_pair, GenConfig};
+use varysat::internals::extract::{
+    DagExtractor, ExactExtractor, Extraction, Extractor, GlobalExtractor,
+};
+use varysat::internals::gen::{arb_pipeline, synth_pair, GenConfig};
+use varysat::internals::Instance;
 use varysat::ir::{Pipeline, Stage};
-use varysat::optimize::Instance;
 use varysat::{optimize, Options};
 
 fn options() -> Options {

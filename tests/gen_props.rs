@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestError, TestRunner};
-use varysat::gen::{
+use varysat::internals::gen::{
     arb_pipeline, arb_pipeline_for, arb_readable, arb_recipe, build, describe, synth_pair,
     GenConfig,
 };

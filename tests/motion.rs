@@ -4,13 +4,13 @@
 
 use std::path::Path;
 
-use varysat::egraph::analysis::VAnalysis;
-use varysat::egraph::lower::{lower, Lowered};
-use varysat::egraph::saturate::saturate;
-use varysat::egraph::{RuleSet, VGraph, VNode};
+use varysat::internals::egraph::analysis::VAnalysis;
+use varysat::internals::egraph::lower::{lower, Lowered};
+use varysat::internals::egraph::saturate::saturate;
+use varysat::internals::egraph::{RuleSet, VGraph, VNode};
+use varysat::internals::moves::Direction;
 use varysat::interpreter::{check_equivalent, EquivConfig};
 use varysat::ir::Stage;
-use varysat::moves::Direction;
 use varysat::{optimize, Options, Pipeline};
 
 fn pair(path: &str) -> Pipeline {
@@ -181,7 +181,7 @@ fn the_moved_sum_is_in_the_first_runs_graph() {
 /// saturation on this generated pair.
 #[test]
 fn a_select_on_a_constant_condition_does_not_keep_growing() {
-    let p = varysat::gen::synth_pair((Stage::Vertex, Stage::Geometry), 300, 1);
+    let p = varysat::internals::gen::synth_pair((Stage::Vertex, Stage::Geometry), 300, 1);
     let out = optimize(&p, &Options::new()).expect("optimizes");
     assert_eq!(out.report.stop_reason, "saturated", "{}", out.report);
     assert!(out.report.egraph_nodes < 728, "{}", out.report);

@@ -2,7 +2,7 @@
 //! profiles: no fallback, observably equivalent output, never more varying slots, and
 //! a second run finds nothing more to do.
 
-use varysat::extract::CostModel;
+use varysat::internals::extract::CostModel;
 use varysat::interpreter::{check_equivalent, EquivConfig};
 use varysat::{optimize, Options};
 

@@ -7,8 +7,8 @@
 //! files in `tests/regressions/`, which every property replays first.
 
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestError, TestRunner};
-use varysat::extract::CostModel;
-use varysat::gen::{arb_readable, describe, synth_pair, GenConfig, Readable};
+use varysat::internals::extract::CostModel;
+use varysat::internals::gen::{arb_readable, describe, synth_pair, GenConfig, Readable};
 use varysat::interpreter::{check_equivalent, EquivConfig};
 use varysat::ir::{Pipeline, Stage};
 use varysat::{optimize, Options, Outcome};

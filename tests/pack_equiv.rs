@@ -7,9 +7,9 @@ use std::path::Path;
 
 use pack_support::{fs_pair, V};
 use proptest::prelude::*;
+use varysat::internals::pack::{pack, PackOptions};
 use varysat::interpreter::{check_equivalent, EquivConfig};
 use varysat::ir::{Half, Interp, InterpLoc, InterpMode, IoSlot, Slot};
-use varysat::pack::{pack, PackOptions};
 use varysat::text::parse_file;
 
 fn option_sets() -> Vec<PackOptions> {

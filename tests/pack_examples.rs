@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use varysat::internals::pack::{pack, LoadRewrite, PackOptions};
 use varysat::ir::{InstKind, IoSlot};
-use varysat::pack::{pack, LoadRewrite, PackOptions};
 use varysat::text::{parse, parse_file};
 use varysat::validate::validate;
 

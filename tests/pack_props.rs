@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pack_support::{fs_pair, loads_of, Read, V};
 use proptest::prelude::*;
+use varysat::internals::pack::{pack, PackOptions};
 use varysat::ir::{Half, Interp, InterpLoc, InterpMode, IoSlot, Slot};
-use varysat::pack::{pack, PackOptions};
 use varysat::validate::validate;
 
 const MODES: [InterpMode; 3] = [

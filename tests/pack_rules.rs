@@ -7,11 +7,11 @@ mod pack_support;
 use std::collections::BTreeSet;
 
 use pack_support::{data_out, fs_pair, loads_of, pack_checked, Read, V};
+use varysat::internals::pack::{pack, Group, LoadRewrite, PackOptions, Packer};
 use varysat::ir::{
     AluOp, Half, Indirect, InstKind, InterpLoc, InterpMode, IoSlot, Pipeline, ShaderBuilder, Slot,
     Stage, SystemValue, Xfb,
 };
-use varysat::pack::{pack, Group, LoadRewrite, PackOptions, Packer};
 use varysat::Error;
 
 const PC: InterpMode = InterpMode::PERSP_CENTER;

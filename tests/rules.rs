@@ -3,7 +3,7 @@
 //! equivalence check.
 
 use egg::{RecExpr, Runner};
-use varysat::egraph::{RuleSet, VAnalysis, VGraph, VNode};
+use varysat::internals::egraph::{RuleSet, VAnalysis, VGraph, VNode};
 use varysat::interpreter::{check_equivalent, EquivConfig, Inequivalence};
 use varysat::{optimize, Options};
 

@@ -5,7 +5,7 @@
 mod cli_support;
 
 use cli_support::{stderr, temp_file, varysat};
-use varysat::egraph::RuleSet;
+use varysat::internals::egraph::RuleSet;
 
 /// (rule text, what the error must say).
 const ILL_TYPED: &[(&str, &str)] = &[
@@ -68,7 +68,7 @@ fn opt_refuses_ill_typed_rule_files() {
 fn the_shipped_rules_type_check() {
     // `default_set` panics on a shipped rule that fails to load; load them as user
     // files instead, so a failure names the rule.
-    for (file, text) in varysat::egraph::rules::DEFAULT_RULE_FILES {
+    for (file, text) in varysat::internals::egraph::rules::DEFAULT_RULE_FILES {
         RuleSet::parse(file, text).unwrap_or_else(|e| panic!("{e}"));
     }
     for entry in std::fs::read_dir("rules/experiments").unwrap() {

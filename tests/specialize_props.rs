@@ -11,7 +11,7 @@ use std::cell::Cell;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestError, TestRunner};
-use varysat::gen::{arb_readable, describe, GenConfig, Readable};
+use varysat::internals::gen::{arb_readable, describe, GenConfig, Readable};
 use varysat::interpreter::{check_equivalent, EquivConfig, Inequivalence, RunConfig};
 use varysat::ir::{
     AluOp, BitSize, Inst, InstKind, KnownUniforms, Phi, Pipeline, Shader, Stmt, UniformWord, Value,

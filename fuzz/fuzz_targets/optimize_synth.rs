@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use varysat::gen::synth_pair;
+use varysat::internals::gen::synth_pair;
 use varysat::interpreter::{check_equivalent, run, EquivConfig};
 use varysat::text::print;
 use varysat::validate::validate;

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use varysat::extract::CostModel;
+use varysat::internals::extract::CostModel;
 
 fuzz_target!(|data: &[u8]| {
     if let Some(src) = varysat_fuzz::text(data) {

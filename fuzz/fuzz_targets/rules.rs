@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use varysat::egraph::RuleSet;
+use varysat::internals::egraph::RuleSet;
 use varysat::text::parse;
 use varysat::validate::validate;
 use varysat::{optimize, Options};

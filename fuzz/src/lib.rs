@@ -33,11 +33,11 @@ pub fn small_run() -> RunConfig {
 
 /// Saturation budgets small enough for thousands of runs a second yet large enough
 /// that several rounds of rewriting happen.
-pub fn small_budgets() -> varysat::egraph::Budgets {
-    varysat::egraph::Budgets {
+pub fn small_budgets() -> varysat::internals::egraph::Budgets {
+    varysat::internals::egraph::Budgets {
         nodes: 2_000,
         iterations: 8,
         time: std::time::Duration::from_millis(500),
-        ..varysat::egraph::Budgets::default()
+        ..varysat::internals::egraph::Budgets::default()
     }
 }

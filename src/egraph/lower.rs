@@ -11,6 +11,7 @@ use egg::Id;
 
 use super::analysis::{VAnalysis, VGraph};
 use super::lang::{Side, VNode, XferMode};
+use crate::ir::{walk, Visit};
 use crate::ir::{
     BitSize, Block, Half, Indirect, InstKind, InterpLoc, IoSlot, Pipeline, Purity, Shader, Slot,
     SlotClass, Stage, Stmt, SystemValue, Value,
@@ -854,43 +855,14 @@ impl ConsumerWalk<'_> {
 
 /// Consumer values in the region that something outside the region uses.
 fn roots(shader: &Shader, region: &BTreeSet<Value>) -> BTreeSet<Value> {
-    fn walk(block: &Block, region: &BTreeSet<Value>, out: &mut BTreeSet<Value>) {
-        let use_all = |vals: &[Value], out: &mut BTreeSet<Value>| {
-            out.extend(vals.iter().filter(|v| region.contains(v)));
-        };
-        for stmt in block {
-            match stmt {
-                Stmt::Inst(i) => {
-                    if !i.result.is_some_and(|r| region.contains(&r)) {
-                        use_all(&i.kind.operands(), out);
-                    }
-                }
-                Stmt::If {
-                    cond,
-                    then_body,
-                    else_body,
-                    phis,
-                    ..
-                } => {
-                    use_all(&[*cond], out);
-                    for p in phis {
-                        use_all(&[p.then_val, p.else_val], out);
-                    }
-                    walk(then_body, region, out);
-                    walk(else_body, region, out);
-                }
-                Stmt::Loop { phis, body, .. } => {
-                    let inits: Vec<Value> = phis.iter().map(|p| p.init).collect();
-                    use_all(&inits, out);
-                    walk(body, region, out);
-                }
-                Stmt::Continue { args, .. } => use_all(args, out),
-                Stmt::Break { .. } => {}
-            }
-        }
-    }
     let mut out = BTreeSet::new();
-    walk(&shader.body, region, &mut out);
+    for visit in walk(&shader.body) {
+        let Visit::Enter(stmt) = visit else { continue };
+        if matches!(stmt, Stmt::Inst(i) if i.result.is_some_and(|r| region.contains(&r))) {
+            continue;
+        }
+        out.extend(stmt.own_uses().into_iter().filter(|v| region.contains(v)));
+    }
     out
 }
 

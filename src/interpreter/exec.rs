@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use crate::error::{Diagnostic, Error};
 use crate::ir::{
-    eval_alu, AluOp, BitSize, Block, Indirect, Inst, InstKind, InterpMode, IoSlot, KnownUniforms,
-    Pipeline, Shader, SrcLoc, Stmt, SystemValue, UniformWord, Value, Xfb,
+    eval_alu, walk, AluOp, BitSize, Block, Indirect, Inst, InstKind, InterpMode, IoSlot,
+    KnownUniforms, Pipeline, Shader, SrcLoc, Stmt, SystemValue, UniformWord, Value, Visit, Xfb,
 };
 
 use super::{Inputs, Scalar};
@@ -581,7 +581,7 @@ pub(crate) fn barrier_phases<'b>(
     shader: &'b Shader,
     file: Option<&str>,
 ) -> Result<Vec<&'b [Stmt]>, Error> {
-    if let Some(loc) = nested_barrier(&shader.body, false) {
+    if let Some(loc) = nested_barrier(&shader.body) {
         let msg = "tcs: `barrier` inside control flow is not supported by the interpreter";
         return Err(Error::Interpret(
             Diagnostic::new(file, loc, msg).to_string(),
@@ -599,21 +599,16 @@ pub(crate) fn barrier_phases<'b>(
     Ok(shader.body.split(is_barrier).collect())
 }
 
-/// The position of the first barrier below top level (`Some(None)` when it has none).
-fn nested_barrier(block: &Block, nested: bool) -> Option<Option<SrcLoc>> {
-    for stmt in block {
-        let found = match stmt {
-            Stmt::Inst(i) if nested && i.kind == InstKind::Barrier => Some(i.loc),
-            Stmt::If {
-                then_body,
-                else_body,
-                ..
-            } => nested_barrier(then_body, true).or_else(|| nested_barrier(else_body, true)),
-            Stmt::Loop { body, .. } => nested_barrier(body, true),
-            _ => None,
-        };
-        if found.is_some() {
-            return found;
+/// The position of the first barrier below top level (`Some(None)`: one without a
+/// recorded position).
+fn nested_barrier(block: &Block) -> Option<Option<SrcLoc>> {
+    let mut it = walk(block);
+    while let Some(visit) = it.next() {
+        match visit {
+            Visit::Enter(Stmt::Inst(i)) if it.depth() > 0 && i.kind == InstKind::Barrier => {
+                return Some(i.loc)
+            }
+            _ => {}
         }
     }
     None

@@ -386,6 +386,48 @@ impl InstKind {
         }
     }
 
+    /// Every value operand, mutably, in the order of [`InstKind::operands`].
+    pub fn operands_mut(&mut self) -> Vec<&mut Value> {
+        fn ind(i: &mut Option<Indirect>) -> Option<&mut Value> {
+            i.as_mut().map(|i| &mut i.index)
+        }
+        match self {
+            InstKind::Const(_)
+            | InstKind::Undef
+            | InstKind::LoadUniform { .. }
+            | InstKind::LoadSystemValue(_)
+            | InstKind::EmitVertex
+            | InstKind::EndPrimitive
+            | InstKind::Barrier
+            | InstKind::Discard => vec![],
+            InstKind::Alu { srcs, .. }
+            | InstKind::Texture { coords: srcs, .. }
+            | InstKind::Opaque { srcs, .. } => srcs.iter_mut().collect(),
+            InstKind::LoadInput { indirect, .. } => ind(indirect).into_iter().collect(),
+            InstKind::LoadInterpolatedInput {
+                operands, indirect, ..
+            } => operands.iter_mut().chain(ind(indirect)).collect(),
+            InstKind::LoadPerVertexInput {
+                vertex, indirect, ..
+            } => std::iter::once(vertex).chain(ind(indirect)).collect(),
+            InstKind::LoadOutput {
+                vertex, indirect, ..
+            } => vertex.iter_mut().chain(ind(indirect)).collect(),
+            InstKind::StoreOutput {
+                value, indirect, ..
+            } => std::iter::once(value).chain(ind(indirect)).collect(),
+            InstKind::StorePerVertexOutput {
+                value,
+                vertex,
+                indirect,
+                ..
+            } => [value, vertex].into_iter().chain(ind(indirect)).collect(),
+            InstKind::LoadUbo { offset, .. } => vec![offset],
+            InstKind::SsboLoad { addr, .. } => vec![addr],
+            InstKind::SsboStore { addr, value, .. } => vec![addr, value],
+        }
+    }
+
     /// Whether the instruction produces a value.
     pub fn has_result(&self) -> bool {
         if let InstKind::Opaque { op, .. } = self {

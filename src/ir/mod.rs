@@ -11,6 +11,7 @@ mod pipeline;
 mod shader;
 mod slot;
 mod stage;
+mod walk;
 
 pub use builder::ShaderBuilder;
 pub use eval::{eval_alu, from_f32, to_f32, to_i32, unsign_zero_operands, zero_sign_matters};
@@ -24,6 +25,9 @@ pub use pipeline::{Pipeline, Reader, UboDecl, Visibility};
 pub use shader::{Block, Inst, LoopPhi, Phi, Shader, SrcLoc, Stmt, Value, ValueInfo};
 pub use slot::{Half, IoSlot, Slot, SlotClass};
 pub use stage::{Primitive, ProvokingVertex, Stage, StageInfo};
+pub use walk::{
+    for_each_block_mut, for_each_inst_mut, for_each_stmt_mut, insts, walk, Visit, Walk,
+};
 
 /// Width of a value in bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -167,47 +167,13 @@ impl Shader {
     }
 
     /// Calls `f` on every instruction, in program order, descending into control flow.
-    pub fn for_each_inst<'a>(&'a self, mut f: impl FnMut(&'a Inst)) {
-        fn walk<'a>(block: &'a Block, f: &mut dyn FnMut(&'a Inst)) {
-            for stmt in block {
-                match stmt {
-                    Stmt::Inst(i) => f(i),
-                    Stmt::If {
-                        then_body,
-                        else_body,
-                        ..
-                    } => {
-                        walk(then_body, f);
-                        walk(else_body, f);
-                    }
-                    Stmt::Loop { body, .. } => walk(body, f),
-                    Stmt::Break { .. } | Stmt::Continue { .. } => {}
-                }
-            }
-        }
-        walk(&self.body, &mut f);
+    pub fn for_each_inst<'a>(&'a self, f: impl FnMut(&'a Inst)) {
+        super::walk::insts(&self.body).for_each(f);
     }
 
     /// Calls `f` on every instruction mutably, in program order.
-    pub fn for_each_inst_mut(&mut self, mut f: impl FnMut(&mut Inst)) {
-        fn walk(block: &mut Block, f: &mut dyn FnMut(&mut Inst)) {
-            for stmt in block {
-                match stmt {
-                    Stmt::Inst(i) => f(i),
-                    Stmt::If {
-                        then_body,
-                        else_body,
-                        ..
-                    } => {
-                        walk(then_body, f);
-                        walk(else_body, f);
-                    }
-                    Stmt::Loop { body, .. } => walk(body, f),
-                    Stmt::Break { .. } | Stmt::Continue { .. } => {}
-                }
-            }
-        }
-        walk(&mut self.body, &mut f);
+    pub fn for_each_inst_mut(&mut self, f: impl FnMut(&mut Inst)) {
+        super::walk::for_each_inst_mut(&mut self.body, f);
     }
 
     /// Number of instructions (not counting control flow).

@@ -15,8 +15,8 @@ use crate::error::Error;
 use crate::extract::dag::emit_invariant_classes;
 use crate::extract::{Ctx, Selection, VaryingKey, VaryingKind};
 use crate::ir::{
-    AluOp, BitSize, Block, Inst, InstKind, IoSlot, Pipeline, Shader, Stage, Stmt, SystemValue,
-    Value,
+    for_each_block_mut, walk, AluOp, BitSize, Block, Inst, InstKind, IoSlot, Pipeline, Shader,
+    Stage, Stmt, SystemValue, Value, Visit,
 };
 
 /// What emission needs besides the pipeline.
@@ -349,22 +349,10 @@ fn names(shader: &Shader) -> BTreeSet<String> {
 }
 
 fn strip_region(block: &mut Block, region: &BTreeSet<Value>) {
-    block.retain_mut(|stmt| match stmt {
-        Stmt::Inst(i) => !i.result.is_some_and(|r| region.contains(&r)),
-        Stmt::If {
-            then_body,
-            else_body,
-            ..
-        } => {
-            strip_region(then_body, region);
-            strip_region(else_body, region);
-            true
-        }
-        Stmt::Loop { body, .. } => {
-            strip_region(body, region);
-            true
-        }
-        _ => true,
+    for_each_block_mut(block, |b| {
+        b.retain(
+            |stmt| !matches!(stmt, Stmt::Inst(i) if i.result.is_some_and(|r| region.contains(&r))),
+        )
     });
 }
 
@@ -412,41 +400,30 @@ fn keep_store(l: &Lowered, link: (Stage, Stage), io: IoSlot, xfb: bool) -> Optio
 
 /// Keeps the stores that must stay (setting `no_varying`), drops the rest.
 fn filter_stores(block: &mut Block, l: &Lowered, link: (Stage, Stage)) {
-    block.retain_mut(|stmt| match stmt {
-        Stmt::Inst(Inst {
-            kind:
-                InstKind::StoreOutput {
-                    slot,
-                    xfb,
-                    no_varying,
-                    ..
-                },
-            ..
-        }) => match keep_store(l, link, *slot, xfb.is_some()) {
-            Some(nv) => {
-                *no_varying |= nv;
-                true
-            }
-            None => false,
-        },
-        Stmt::Inst(Inst {
-            kind: InstKind::StorePerVertexOutput { slot, .. },
-            ..
-        }) => keep_store(l, link, *slot, false).is_some(),
-        Stmt::If {
-            then_body,
-            else_body,
-            ..
-        } => {
-            filter_stores(then_body, l, link);
-            filter_stores(else_body, l, link);
-            true
-        }
-        Stmt::Loop { body, .. } => {
-            filter_stores(body, l, link);
-            true
-        }
-        _ => true,
+    for_each_block_mut(block, |b| {
+        b.retain_mut(|stmt| match stmt {
+            Stmt::Inst(Inst {
+                kind:
+                    InstKind::StoreOutput {
+                        slot,
+                        xfb,
+                        no_varying,
+                        ..
+                    },
+                ..
+            }) => match keep_store(l, link, *slot, xfb.is_some()) {
+                Some(nv) => {
+                    *no_varying |= nv;
+                    true
+                }
+                None => false,
+            },
+            Stmt::Inst(Inst {
+                kind: InstKind::StorePerVertexOutput { slot, .. },
+                ..
+            }) => keep_store(l, link, *slot, false).is_some(),
+            _ => true,
+        })
     });
 }
 
@@ -663,33 +640,13 @@ impl Liveness {
     }
 
     fn count(&mut self, block: &Block) {
-        for stmt in block {
-            match stmt {
-                Stmt::Inst(i) => {
-                    let ops = i.kind.operands();
-                    self.used(ops.iter().copied());
-                    if let Some(r) = i.result.filter(|_| removable(&i.kind)) {
-                        self.operands[r.index()] = Some(ops);
-                    }
+        for visit in walk(block) {
+            let Visit::Enter(stmt) = visit else { continue };
+            self.used(stmt.own_uses());
+            if let Stmt::Inst(i) = stmt {
+                if let Some(r) = i.result.filter(|_| removable(&i.kind)) {
+                    self.operands[r.index()] = Some(i.kind.operands());
                 }
-                Stmt::If {
-                    cond,
-                    then_body,
-                    else_body,
-                    phis,
-                    ..
-                } => {
-                    self.used([*cond]);
-                    self.used(phis.iter().flat_map(|p| [p.then_val, p.else_val]));
-                    self.count(then_body);
-                    self.count(else_body);
-                }
-                Stmt::Loop { phis, body, .. } => {
-                    self.used(phis.iter().map(|p| p.init));
-                    self.count(body);
-                }
-                Stmt::Continue { args, .. } => self.used(args.iter().copied()),
-                Stmt::Break { .. } => {}
             }
         }
     }
@@ -711,22 +668,8 @@ fn removable(kind: &InstKind) -> bool {
 }
 
 fn drop_dead(block: &mut Block, dead: &[bool]) {
-    block.retain_mut(|stmt| match stmt {
-        Stmt::Inst(i) => !i.result.is_some_and(|r| dead[r.index()]),
-        Stmt::If {
-            then_body,
-            else_body,
-            ..
-        } => {
-            drop_dead(then_body, dead);
-            drop_dead(else_body, dead);
-            true
-        }
-        Stmt::Loop { body, .. } => {
-            drop_dead(body, dead);
-            true
-        }
-        _ => true,
+    for_each_block_mut(block, |b| {
+        b.retain(|stmt| !matches!(stmt, Stmt::Inst(i) if i.result.is_some_and(|r| dead[r.index()])))
     });
 }
 

@@ -13,18 +13,18 @@
 //! Stages import only lower layers (`ir`, `egraph`, `extract`, `pack`, `validate`), the
 //! report types, and earlier stages' output types; nothing below this file imports it.
 
-pub mod assign;
+pub(crate) mod assign;
 pub(crate) mod count;
 mod emission;
-pub mod emit;
+pub(crate) mod emit;
 mod fates;
-mod instance;
+pub(crate) mod instance;
 mod lowering;
-pub mod moves;
+pub(crate) mod moves;
 mod options;
 mod packing;
 pub(crate) mod prepass;
-pub mod renumber;
+pub(crate) mod renumber;
 pub mod report;
 mod saturation;
 mod selection;
@@ -35,14 +35,17 @@ use std::time::{Duration, Instant};
 
 use crate::egraph::analysis::VAnalysis;
 use crate::egraph::saturate::Stop;
-use crate::egraph::{Budgets, VNode};
+use crate::egraph::VNode;
 use crate::error::Error;
 use crate::ir::Pipeline;
 
 pub use count::{count_live_varyings, count_varyings};
-pub use instance::Instance;
 pub use options::Options;
 pub use report::{Counts, Fate, Outcome, Report, Timings, VaryingReport};
+// The types of the options' knobs, so that configuring a run needs no internal path.
+pub use crate::egraph::{Budgets, RuleSet, Scheduler};
+pub use crate::extract::{Cost, CostModel, Extraction};
+pub use crate::pack::PackOptions;
 
 /// Optimizes the varyings of `p`.
 pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {

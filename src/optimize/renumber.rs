@@ -5,138 +5,32 @@
 
 use std::collections::BTreeMap;
 
-use crate::ir::{Block, InstKind, Shader, Stmt, Value, ValueInfo};
+use crate::ir::{for_each_stmt_mut, walk, Block, InstKind, Shader, Stmt, Value, ValueInfo, Visit};
 
-fn definitions(block: &Block, out: &mut Vec<Value>) {
-    for stmt in block {
-        match stmt {
-            Stmt::Inst(i) => out.extend(i.result),
-            Stmt::If {
-                then_body,
-                else_body,
-                phis,
-                ..
-            } => {
-                definitions(then_body, out);
-                definitions(else_body, out);
-                out.extend(phis.iter().map(|p| p.dst));
-            }
-            Stmt::Loop { phis, body, .. } => {
-                out.extend(phis.iter().map(|p| p.dst));
-                definitions(body, out);
-            }
-            Stmt::Break { .. } | Stmt::Continue { .. } => {}
+/// The values `block` defines, in definition order (an `if`'s merge phis after its
+/// branches, a loop's header phis before its body).
+fn definitions(block: &Block) -> Vec<Value> {
+    let mut out = vec![];
+    for visit in walk(block) {
+        match visit {
+            Visit::Enter(stmt @ (Stmt::Inst(_) | Stmt::Loop { .. }))
+            | Visit::Leave(stmt @ Stmt::If { .. }) => out.extend(stmt.own_defs()),
+            _ => {}
         }
     }
+    out
 }
 
 /// Calls `f` on every value operand of an instruction, in place.
 pub(crate) fn map_kind(kind: &mut InstKind, f: &dyn Fn(&mut Value)) {
-    let ind = |i: &mut Option<crate::ir::Indirect>| {
-        if let Some(i) = i {
-            f(&mut i.index);
-        }
-    };
-    match kind {
-        InstKind::Alu { srcs, .. } => srcs.iter_mut().for_each(f),
-        InstKind::LoadInput { indirect, .. } => ind(indirect),
-        InstKind::LoadInterpolatedInput {
-            operands, indirect, ..
-        } => {
-            operands.iter_mut().for_each(f);
-            ind(indirect);
-        }
-        InstKind::LoadPerVertexInput {
-            vertex, indirect, ..
-        } => {
-            f(vertex);
-            ind(indirect);
-        }
-        InstKind::LoadOutput {
-            vertex, indirect, ..
-        } => {
-            vertex.iter_mut().for_each(f);
-            ind(indirect);
-        }
-        InstKind::StoreOutput {
-            value, indirect, ..
-        } => {
-            f(value);
-            ind(indirect);
-        }
-        InstKind::StorePerVertexOutput {
-            value,
-            vertex,
-            indirect,
-            ..
-        } => {
-            f(value);
-            f(vertex);
-            ind(indirect);
-        }
-        InstKind::LoadUbo { offset, .. } => f(offset),
-        InstKind::Texture { coords, .. } => coords.iter_mut().for_each(f),
-        InstKind::SsboLoad { addr, .. } => f(addr),
-        InstKind::Opaque { srcs, .. } => srcs.iter_mut().for_each(f),
-        InstKind::SsboStore { addr, value, .. } => {
-            f(addr);
-            f(value);
-        }
-        InstKind::Const(_)
-        | InstKind::Undef
-        | InstKind::LoadUniform { .. }
-        | InstKind::LoadSystemValue(_)
-        | InstKind::EmitVertex
-        | InstKind::EndPrimitive
-        | InstKind::Barrier
-        | InstKind::Discard => {}
-    }
-}
-
-fn map_block(block: &mut Block, f: &dyn Fn(&mut Value)) {
-    for stmt in block {
-        match stmt {
-            Stmt::Inst(i) => {
-                if let Some(r) = &mut i.result {
-                    f(r);
-                }
-                map_kind(&mut i.kind, f);
-            }
-            Stmt::If {
-                cond,
-                then_body,
-                else_body,
-                phis,
-                ..
-            } => {
-                f(cond);
-                map_block(then_body, f);
-                map_block(else_body, f);
-                for p in phis {
-                    f(&mut p.dst);
-                    f(&mut p.then_val);
-                    f(&mut p.else_val);
-                }
-            }
-            Stmt::Loop { phis, body, .. } => {
-                for p in phis {
-                    f(&mut p.dst);
-                    f(&mut p.init);
-                }
-                map_block(body, f);
-            }
-            Stmt::Continue { args, .. } => args.iter_mut().for_each(f),
-            Stmt::Break { .. } => {}
-        }
-    }
+    kind.operands_mut().into_iter().for_each(f);
 }
 
 /// Rebuilds the arena with the defined values in definition order. A value used but
 /// never defined (which the validator rejects) keeps a slot at the end, so nothing
 /// dangles.
 pub fn renumber(shader: &mut Shader) {
-    let mut order = vec![];
-    definitions(&shader.body, &mut order);
+    let order = definitions(&shader.body);
     let mut map: BTreeMap<Value, Value> = BTreeMap::new();
     let mut values: Vec<ValueInfo> = vec![];
     let mut keep = |v: Value, map: &mut BTreeMap<Value, Value>| {
@@ -151,25 +45,21 @@ pub fn renumber(shader: &mut Shader) {
     for v in order {
         keep(v, &mut map);
     }
-    let mut used = vec![];
-    collect_all(&shader.body, &mut used);
-    for v in used {
-        keep(v, &mut map);
-    }
-    map_block(&mut shader.body, &|v: &mut Value| {
-        if let Some(n) = map.get(v) {
-            *v = *n;
+    for visit in walk(&shader.body) {
+        if let Visit::Enter(stmt) = visit {
+            for v in stmt.own_defs().into_iter().chain(stmt.own_uses()) {
+                keep(v, &mut map);
+            }
         }
+    }
+    for_each_stmt_mut(&mut shader.body, |stmt| {
+        stmt.map_own_values(&mut |v| {
+            if let Some(n) = map.get(v) {
+                *v = *n;
+            }
+        })
     });
     shader.values = values;
-}
-
-fn collect_all(block: &Block, out: &mut Vec<Value>) {
-    let cell = std::cell::RefCell::new(Vec::new());
-    map_block(&mut block.clone(), &|v: &mut Value| {
-        cell.borrow_mut().push(*v)
-    });
-    out.extend(cell.into_inner());
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::report::{Fate, VaryingReport};
 use crate::egraph::VNode;
 use crate::ir::{
-    eval_alu, AluOp, BitSize, Block, Inst, InstKind, IoSlot, Pipeline, Shader, SlotClass, Stmt,
-    Value, Xfb,
+    eval_alu, for_each_block_mut, AluOp, BitSize, Block, Inst, InstKind, IoSlot, Pipeline, Shader,
+    SlotClass, Stmt, Value, Xfb,
 };
 
 /// Folds zero products and constant `if`s and drops overwritten stores in both stages, then propagates
@@ -121,8 +121,7 @@ fn jumps(block: &Block) -> bool {
 /// neither keeps inputs alive nor gates stores with a select.
 fn fold_constant_ifs(s: &mut Shader) {
     let known = known_constants(s);
-    let mut stack: Vec<&mut Block> = vec![&mut s.body];
-    while let Some(block) = stack.pop() {
+    for_each_block_mut(&mut s.body, |block| {
         let mut i = 0;
         while i < block.len() {
             let taken = match &block[i] {
@@ -167,21 +166,7 @@ fn fold_constant_ifs(s: &mut Shader) {
                 None => i += 1,
             }
         }
-        for stmt in block {
-            match stmt {
-                Stmt::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    stack.push(then_body);
-                    stack.push(else_body);
-                }
-                Stmt::Loop { body, .. } => stack.push(body),
-                _ => {}
-            }
-        }
-    }
+    });
 }
 
 /// Where a direct output store writes: the component, and the output vertex of a TCS
@@ -267,8 +252,7 @@ fn overwritten_stores(block: &Block) -> BTreeSet<usize> {
 /// them: after `c = f(x); c = c.wwww;` only the last store's inputs stay alive (an FS
 /// that overwrote its result no longer reads the varyings of the first one).
 fn drop_overwritten_stores(s: &mut Shader) {
-    let mut stack: Vec<&mut Block> = vec![&mut s.body];
-    while let Some(block) = stack.pop() {
+    for_each_block_mut(&mut s.body, |block| {
         let dead = overwritten_stores(block);
         if !dead.is_empty() {
             let mut i = 0;
@@ -277,21 +261,7 @@ fn drop_overwritten_stores(s: &mut Shader) {
                 !dead.contains(&(i - 1))
             });
         }
-        for stmt in block {
-            match stmt {
-                Stmt::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    stack.push(then_body);
-                    stack.push(else_body);
-                }
-                Stmt::Loop { body, .. } => stack.push(body),
-                _ => {}
-            }
-        }
-    }
+    });
 }
 
 /// The single value every store of each output slot stores (`None`: stores differ or

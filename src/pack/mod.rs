@@ -24,7 +24,7 @@
 //!
 //! ```
 //! use varysat::ir::{IoSlot, InterpMode, Pipeline, ShaderBuilder, Slot, Stage};
-//! use varysat::pack::{pack, PackOptions};
+//! use varysat::internals::pack::{pack, PackOptions};
 //! let mut vs = ShaderBuilder::new(Stage::Vertex);
 //! let a = vs.load_input(IoSlot::new(Slot::Attr(0), 0));
 //! vs.store(IoSlot::var(7, 3), a);

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::LoadRewrite;
-use crate::ir::{Block, Inst, InstKind, IoSlot, Pipeline, Shader, Stmt};
+use crate::ir::{for_each_block_mut, Block, Inst, InstKind, IoSlot, Pipeline, Shader, Stmt};
 
 /// Everything the rewrite changes, keyed by the old direct address.
 #[derive(Clone, Debug, Default)]
@@ -53,21 +53,7 @@ fn is_dead_store(stmt: &Stmt, plan: &Plan) -> bool {
 }
 
 fn remove_dead(block: &mut Block, plan: &Plan) {
-    block.retain(|s| !is_dead_store(s, plan));
-    for stmt in block.iter_mut() {
-        match stmt {
-            Stmt::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                remove_dead(then_body, plan);
-                remove_dead(else_body, plan);
-            }
-            Stmt::Loop { body, .. } => remove_dead(body, plan),
-            _ => {}
-        }
-    }
+    for_each_block_mut(block, |b| b.retain(|s| !is_dead_store(s, plan)));
 }
 
 fn producer_inst(inst: &mut Inst, plan: &Plan) {

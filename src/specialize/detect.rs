@@ -8,7 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ir::{
-    eval_alu, AluOp, BitSize, Block, InstKind, OpClass, Pipeline, Shader, Stmt, UniformWord, Value,
+    eval_alu, walk, AluOp, BitSize, Block, InstKind, OpClass, Pipeline, Shader, Stmt, UniformWord,
+    Value, Visit,
 };
 
 use super::fold::count_insts;
@@ -78,9 +79,9 @@ impl<'s> Detector<'s> {
     }
 
     fn block(&mut self, block: &'s Block) {
-        for stmt in block {
-            match stmt {
-                Stmt::Inst(inst) => {
+        for visit in walk(block) {
+            match visit {
+                Visit::Enter(Stmt::Inst(inst)) => {
                     let Some(v) = inst.result else { continue };
                     if let Some(slot) = self.defs.get_mut(v.index()) {
                         *slot = Some(&inst.kind);
@@ -96,28 +97,27 @@ impl<'s> Detector<'s> {
                         self.condition(ConditionKind::Select, srcs[0], inst.loc, 1);
                     }
                 }
-                Stmt::If {
+                Visit::Enter(Stmt::If {
                     cond,
                     then_body,
                     else_body,
                     loc,
                     ..
-                } => {
+                }) => {
                     let smaller = count_insts(then_body).min(count_insts(else_body));
                     if self.class(*cond) == Class::Uniform {
                         self.condition(ConditionKind::Branch, *cond, *loc, smaller);
                     } else if let Some(bound) = self.loop_bound(*cond) {
                         self.condition(ConditionKind::LoopBound, bound, *loc, 0);
                     }
-                    self.block(then_body);
-                    self.block(else_body);
                 }
-                Stmt::Loop { phis, body, .. } => {
+                Visit::Enter(Stmt::Loop { phis, .. }) => {
                     self.loop_phis.push(phis.iter().map(|p| p.dst).collect());
-                    self.block(body);
+                }
+                Visit::Leave(Stmt::Loop { .. }) => {
                     self.loop_phis.pop();
                 }
-                Stmt::Break { .. } | Stmt::Continue { .. } => {}
+                _ => {}
             }
         }
     }

@@ -232,17 +232,5 @@ impl Folder<'_> {
 
 /// Instructions in a block, control flow included.
 pub(crate) fn count_insts(block: &Block) -> usize {
-    block
-        .iter()
-        .map(|s| match s {
-            Stmt::Inst(_) => 1,
-            Stmt::If {
-                then_body,
-                else_body,
-                ..
-            } => count_insts(then_body) + count_insts(else_body),
-            Stmt::Loop { body, .. } => count_insts(body),
-            Stmt::Break { .. } | Stmt::Continue { .. } => 0,
-        })
-        .sum()
+    crate::ir::insts(block).count()
 }

@@ -23,7 +23,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::error::{Diagnostic, Error};
-use crate::ir::{Block, Pipeline, Shader, SrcLoc, Stmt};
+use crate::ir::{for_each_stmt_mut, Pipeline, Shader, SrcLoc, Stmt};
 
 /// A problem in `.pair` text, located at the offending token.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,28 +96,11 @@ fn strip_shader(shader: &mut Shader) {
     for v in &mut shader.values {
         v.loc = None;
     }
-    strip_block(&mut shader.body);
-}
-
-fn strip_block(block: &mut Block) {
-    for stmt in block {
-        match stmt {
-            Stmt::Inst(inst) => inst.loc = None,
-            Stmt::If {
-                then_body,
-                else_body,
-                loc,
-                ..
-            } => {
-                *loc = None;
-                strip_block(then_body);
-                strip_block(else_body);
-            }
-            Stmt::Loop { body, loc, .. } => {
-                *loc = None;
-                strip_block(body);
-            }
-            Stmt::Break { loc } | Stmt::Continue { loc, .. } => *loc = None,
-        }
-    }
+    for_each_stmt_mut(&mut shader.body, |stmt| match stmt {
+        Stmt::Inst(inst) => inst.loc = None,
+        Stmt::If { loc, .. }
+        | Stmt::Loop { loc, .. }
+        | Stmt::Break { loc }
+        | Stmt::Continue { loc, .. } => *loc = None,
+    });
 }

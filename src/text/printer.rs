@@ -3,7 +3,8 @@
 //! the last line, every stage parameter spelled out, no comments.
 
 use crate::ir::{
-    Indirect, Inst, InstKind, InterpMode, Pipeline, Shader, Stage, StageInfo, Stmt, Value,
+    walk, Indirect, Inst, InstKind, InterpMode, Pipeline, Shader, Stage, StageInfo, Stmt, Value,
+    Visit,
 };
 
 use super::inst::{COMPONENTS, INTERPS, INTERP_LOCS};
@@ -14,6 +15,8 @@ use super::parser::params_of;
 enum Doc {
     Line(String),
     Group(String, Vec<Doc>),
+    /// Lines already laid out, indented relative to the group holding them.
+    Lines(Vec<String>),
 }
 
 impl Doc {
@@ -21,6 +24,7 @@ impl Doc {
         let pad = " ".repeat(indent);
         match self {
             Doc::Line(text) => lines.push(format!("{pad}{text}")),
+            Doc::Lines(laid) => lines.extend(laid.iter().map(|l| format!("{pad}{l}"))),
             Doc::Group(head, items) if items.is_empty() => lines.push(format!("{pad}({head})")),
             Doc::Group(head, items) => {
                 lines.push(format!("{pad}({head}"));
@@ -58,7 +62,10 @@ pub(crate) fn pipeline(p: &Pipeline) -> String {
 fn shader(role: &str, s: &Shader) -> Doc {
     let printer = ShaderPrinter { shader: s };
     let mut items = stage_params(&s.info);
-    items.extend(s.body.iter().map(|stmt| printer.stmt(stmt)));
+    let body = printer.body();
+    if !body.is_empty() {
+        items.push(Doc::Lines(body));
+    }
     Doc::Group(format!("{role} {}", s.stage()), items)
 }
 
@@ -104,6 +111,38 @@ fn stage_params(info: &StageInfo) -> Vec<Doc> {
         .collect()
 }
 
+/// Lines being laid out with the indentation of the innermost open group.
+#[derive(Default)]
+struct Layout {
+    lines: Vec<String>,
+    indent: usize,
+}
+
+impl Layout {
+    fn line(&mut self, text: String) {
+        self.lines
+            .push(format!("{}{text}", " ".repeat(self.indent)));
+    }
+
+    /// `(head` with the items to come indented below it, or `(head)` when it has none.
+    fn open(&mut self, head: &str, empty: bool) {
+        if empty {
+            self.line(format!("({head})"));
+        } else {
+            self.line(format!("({head}"));
+            self.indent += 2;
+        }
+    }
+
+    /// Ends the innermost open group on its last line.
+    fn close(&mut self) {
+        if let Some(last) = self.lines.last_mut() {
+            last.push(')');
+        }
+        self.indent -= 2;
+    }
+}
+
 struct ShaderPrinter<'a> {
     shader: &'a Shader,
 }
@@ -122,44 +161,71 @@ impl ShaderPrinter<'_> {
         vs.iter().map(|v| self.val(*v)).collect()
     }
 
-    fn stmt(&self, stmt: &Stmt) -> Doc {
+    /// The shader's statements laid out as lines. Nesting is the input's own, so the
+    /// layout follows a [`walk`] rather than recursing: an `if` or loop opens a line
+    /// and indents, its end closes the last line with `)`.
+    fn body(&self) -> Vec<String> {
+        let mut out = Layout::default();
+        for visit in walk(&self.shader.body) {
+            match visit {
+                Visit::Enter(stmt) => self.enter(stmt, &mut out),
+                Visit::Else(Stmt::If {
+                    then_body,
+                    else_body,
+                    ..
+                }) => {
+                    if !then_body.is_empty() {
+                        out.close();
+                    }
+                    out.open("else", else_body.is_empty());
+                }
+                Visit::Leave(Stmt::If {
+                    else_body, phis, ..
+                }) => {
+                    if !else_body.is_empty() {
+                        out.close();
+                    }
+                    for p in phis {
+                        let (d, t, e) =
+                            (self.val(p.dst), self.val(p.then_val), self.val(p.else_val));
+                        out.line(format!("({d} = phi {t} {e})"));
+                    }
+                    out.close();
+                }
+                Visit::Leave(Stmt::Loop { phis, body, .. }) => {
+                    if !(phis.is_empty() && body.is_empty()) {
+                        out.close();
+                    }
+                }
+                Visit::Else(_) | Visit::Leave(_) => {}
+            }
+        }
+        out.lines
+    }
+
+    /// A statement's own line(s), opening a group for an `if` or a loop.
+    fn enter(&self, stmt: &Stmt, out: &mut Layout) {
         match stmt {
-            Stmt::Inst(inst) => Doc::Line(self.inst(inst)),
+            Stmt::Inst(inst) => out.line(self.inst(inst)),
             Stmt::If {
-                cond,
-                then_body,
-                else_body,
-                phis,
-                ..
+                cond, then_body, ..
             } => {
-                let then_doc = Doc::Group("then".to_owned(), self.block(then_body));
-                let else_doc = Doc::Group("else".to_owned(), self.block(else_body));
-                let mut items = vec![then_doc, else_doc];
-                items.extend(phis.iter().map(|p| {
-                    let (d, t, e) = (self.val(p.dst), self.val(p.then_val), self.val(p.else_val));
-                    Doc::Line(format!("({d} = phi {t} {e})"))
-                }));
-                Doc::Group(format!("if {}", self.val(*cond)), items)
+                out.open(&format!("if {}", self.val(*cond)), false);
+                out.open("then", then_body.is_empty());
             }
             Stmt::Loop { phis, body, .. } => {
-                let mut items: Vec<Doc> = phis
-                    .iter()
-                    .map(|p| Doc::Line(format!("({} = phi {})", self.val(p.dst), self.val(p.init))))
-                    .collect();
-                items.extend(self.block(body));
-                Doc::Group("loop".to_owned(), items)
+                out.open("loop", phis.is_empty() && body.is_empty());
+                for p in phis {
+                    out.line(format!("({} = phi {})", self.val(p.dst), self.val(p.init)));
+                }
             }
-            Stmt::Break { .. } => Doc::Line("(break)".to_owned()),
+            Stmt::Break { .. } => out.line("(break)".to_owned()),
             Stmt::Continue { args, .. } => {
                 let mut words = vec!["continue".to_owned()];
                 words.extend(self.vals(args));
-                Doc::Line(format!("({})", words.join(" ")))
+                out.line(format!("({})", words.join(" ")));
             }
         }
-    }
-
-    fn block(&self, block: &[Stmt]) -> Vec<Doc> {
-        block.iter().map(|s| self.stmt(s)).collect()
     }
 
     fn inst(&self, inst: &Inst) -> String {

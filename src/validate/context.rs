@@ -2,7 +2,9 @@
 //! each value is first defined, and the diagnostic sink.
 
 use crate::error::Diagnostic;
-use crate::ir::{BitSize, Block, Inst, InstKind, Pipeline, Shader, SrcLoc, Stmt, Value};
+use crate::ir::{
+    walk, BitSize, Block, Inst, InstKind, Pipeline, Shader, SrcLoc, Stmt, Value, Visit,
+};
 
 /// Which side of the link the shader is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,32 +96,20 @@ impl<'a> Ctx<'a> {
 fn collect_defs<'a>(shader: &Shader, block: &'a Block, defs: &mut [Option<Def<'a>>]) {
     // The value's own position (its `%name` token) is the most precise one to cite.
     let value_loc = |v: Value| shader.values.get(v.index()).and_then(|i| i.loc);
-    for stmt in block {
-        match stmt {
-            Stmt::Inst(inst) => {
+    for visit in walk(block) {
+        match visit {
+            Visit::Enter(Stmt::Inst(inst)) => {
                 if let Some(v) = inst.result {
                     note(defs, v, value_loc(v).or(inst.loc), Some(inst));
                 }
             }
-            Stmt::If {
-                then_body,
-                else_body,
-                phis,
-                ..
-            } => {
-                collect_defs(shader, then_body, defs);
-                collect_defs(shader, else_body, defs);
-                for phi in phis {
-                    note(defs, phi.dst, value_loc(phi.dst), None);
+            // Loop phis are defined on entry, an `if`'s merge phis after its branches.
+            Visit::Enter(stmt @ Stmt::Loop { .. }) | Visit::Leave(stmt @ Stmt::If { .. }) => {
+                for dst in stmt.own_defs() {
+                    note(defs, dst, value_loc(dst), None);
                 }
             }
-            Stmt::Loop { phis, body, .. } => {
-                for phi in phis {
-                    note(defs, phi.dst, value_loc(phi.dst), None);
-                }
-                collect_defs(shader, body, defs);
-            }
-            Stmt::Break { .. } | Stmt::Continue { .. } => {}
+            _ => {}
         }
     }
 }

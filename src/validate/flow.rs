@@ -3,7 +3,7 @@
 //! only inside it; phis carry values out), `break`/`continue` sit inside a loop, and a
 //! loop with header phis never falls off the end of its body.
 
-use crate::ir::{Block, Inst, LoopPhi, Phi, SrcLoc, Stmt, Value};
+use crate::ir::{walk, Inst, LoopPhi, Phi, SrcLoc, Stmt, Value, Visit};
 
 use super::context::Ctx;
 use super::names::first_at;
@@ -31,6 +31,12 @@ struct Flow<'c, 'a> {
     scopes: Vec<Vec<Value>>,
     /// Header phis of each enclosing loop, innermost last.
     loops: Vec<&'a [LoopPhi]>,
+    /// Per open block, innermost last: whether a statement seen so far in it ends every
+    /// path through it with `break` or `continue`.
+    leaves: Vec<bool>,
+    /// Per open `if` whose else-branch is being walked: whether its then-branch always
+    /// leaves.
+    then_leaves: Vec<bool>,
 }
 
 /// Walks the shader in program order, checking dominance and running the
@@ -41,35 +47,85 @@ pub(super) fn check<'a>(ctx: &mut Ctx<'a>) {
         seen: vec![Seen::NotYet; shader.values.len()],
         scopes: vec![vec![]],
         loops: vec![],
+        leaves: vec![false],
+        then_leaves: vec![],
         ctx,
     };
-    flow.block(&shader.body);
+    for visit in walk(&shader.body) {
+        match visit {
+            Visit::Enter(stmt) => flow.enter(stmt),
+            Visit::Else(Stmt::If { phis, loc, .. }) => flow.else_(phis, *loc),
+            Visit::Leave(Stmt::If { phis, loc, .. }) => flow.end_if(phis, *loc),
+            Visit::Leave(Stmt::Loop { phis, loc, .. }) => flow.end_loop(phis, *loc),
+            Visit::Else(_) | Visit::Leave(_) => {}
+        }
+    }
 }
 
 impl<'a> Flow<'_, 'a> {
-    fn block(&mut self, block: &'a Block) {
-        for stmt in block {
-            self.stmt(stmt);
-        }
-    }
-
-    fn stmt(&mut self, stmt: &'a Stmt) {
+    fn enter(&mut self, stmt: &'a Stmt) {
         match stmt {
             Stmt::Inst(inst) => self.inst(inst),
-            Stmt::If {
-                cond,
-                then_body,
-                else_body,
-                phis,
-                loc,
-            } => self.if_(*cond, then_body, else_body, phis, *loc),
-            Stmt::Loop { phis, body, loc } => self.loop_(phis, body, *loc),
+            Stmt::If { cond, loc, .. } => {
+                self.use_(*cond, *loc);
+                bits::check_cond(self.ctx, *cond, *loc);
+                self.open_block();
+            }
+            Stmt::Loop { phis, loc, .. } => self.loop_(phis, *loc),
             Stmt::Break { loc } => {
                 if self.loops.is_empty() {
                     self.ctx.error(*loc, "`break` outside a loop");
                 }
+                self.jumps();
             }
-            Stmt::Continue { args, loc } => self.continue_(args, *loc),
+            Stmt::Continue { args, loc } => {
+                self.continue_(args, *loc);
+                self.jumps();
+            }
+        }
+    }
+
+    fn open_block(&mut self) {
+        self.scopes.push(vec![]);
+        self.leaves.push(false);
+    }
+
+    /// The block being walked ends every path through it from here on.
+    fn jumps(&mut self) {
+        if let Some(l) = self.leaves.last_mut() {
+            *l = true;
+        }
+    }
+
+    /// A merge reads its operand at the end of that branch, where the branch's own
+    /// values are still visible.
+    fn end_branch(&mut self, phis: &[Phi], then_side: bool, loc: Option<SrcLoc>) -> bool {
+        for phi in phis {
+            let v = if then_side {
+                phi.then_val
+            } else {
+                phi.else_val
+            };
+            self.use_(v, self.phi_loc(phi.dst, loc));
+        }
+        self.close(Scope::Branch);
+        self.leaves.pop().unwrap_or(false)
+    }
+
+    fn else_(&mut self, phis: &[Phi], loc: Option<SrcLoc>) {
+        let then_leaves = self.end_branch(phis, true, loc);
+        self.then_leaves.push(then_leaves);
+        self.open_block();
+    }
+
+    fn end_if(&mut self, phis: &[Phi], loc: Option<SrcLoc>) {
+        let else_leaves = self.end_branch(phis, false, loc);
+        if self.then_leaves.pop().unwrap_or(false) && else_leaves {
+            self.jumps();
+        }
+        for phi in phis {
+            bits::check_phi(self.ctx, phi, self.phi_loc(phi.dst, loc));
+            self.define(phi.dst, loc);
         }
     }
 
@@ -99,38 +155,7 @@ impl<'a> Flow<'_, 'a> {
         }
     }
 
-    fn if_(
-        &mut self,
-        cond: Value,
-        then_body: &'a Block,
-        else_body: &'a Block,
-        phis: &'a [Phi],
-        loc: Option<SrcLoc>,
-    ) {
-        self.use_(cond, loc);
-        bits::check_cond(self.ctx, cond, loc);
-        for (body, then_side) in [(then_body, true), (else_body, false)] {
-            self.scopes.push(vec![]);
-            self.block(body);
-            // A merge reads its operand at the end of that branch, where the branch's
-            // own values are still visible.
-            for phi in phis {
-                let v = if then_side {
-                    phi.then_val
-                } else {
-                    phi.else_val
-                };
-                self.use_(v, self.phi_loc(phi.dst, loc));
-            }
-            self.close(Scope::Branch);
-        }
-        for phi in phis {
-            bits::check_phi(self.ctx, phi, self.phi_loc(phi.dst, loc));
-            self.define(phi.dst, loc);
-        }
-    }
-
-    fn loop_(&mut self, phis: &'a [LoopPhi], body: &'a Block, loc: Option<SrcLoc>) {
+    fn loop_(&mut self, phis: &'a [LoopPhi], loc: Option<SrcLoc>) {
         for phi in phis {
             self.use_(phi.init, self.phi_loc(phi.dst, loc));
         }
@@ -139,11 +164,16 @@ impl<'a> Flow<'_, 'a> {
             self.define(phi.dst, loc);
         }
         self.loops.push(phis);
-        self.scopes.push(vec![]);
-        self.block(body);
+        self.open_block();
+    }
+
+    /// A loop with header phis must not fall off its body. The loop statement itself
+    /// falls through for its enclosing block: only its own `break` leaves it.
+    fn end_loop(&mut self, phis: &[LoopPhi], loc: Option<SrcLoc>) {
         self.close(Scope::LoopBody);
         self.loops.pop();
-        if !phis.is_empty() && !always_leaves(body) {
+        let body_leaves = self.leaves.pop().unwrap_or(false);
+        if !phis.is_empty() && !body_leaves {
             self.ctx.error(
                 loc,
                 "loop with header phis can reach the end of its body; end every path with `break` or `continue`",
@@ -245,20 +275,6 @@ impl<'a> Flow<'_, 'a> {
             .flatten()
             .and_then(|d| d.loc)
     }
-}
-
-/// Whether every path through `block` ends in `break` or `continue`. A nested loop
-/// counts as falling through, since only its own `break` leaves it.
-fn always_leaves(block: &Block) -> bool {
-    block.iter().any(|stmt| match stmt {
-        Stmt::Break { .. } | Stmt::Continue { .. } => true,
-        Stmt::If {
-            then_body,
-            else_body,
-            ..
-        } => always_leaves(then_body) && always_leaves(else_body),
-        Stmt::Inst(_) | Stmt::Loop { .. } => false,
-    })
 }
 
 /// `1 value`, `2 values`.

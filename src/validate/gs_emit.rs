@@ -2,7 +2,7 @@
 //! loops must not exceed `max_vertices` (emits inside loops depend on the trip count,
 //! which is not known statically).
 
-use crate::ir::{Block, InstKind, StageInfo, Stmt};
+use crate::ir::{walk, InstKind, StageInfo, Stmt, Visit};
 
 use super::context::Ctx;
 
@@ -12,48 +12,41 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         return;
     };
     let shader = ctx.shader;
-    let mut walk = Walk {
-        max: u32::from(max_vertices),
-        reported: false,
-        ctx,
-    };
-    walk.block(&shader.body, 0);
-}
-
-struct Walk<'c, 'a> {
-    ctx: &'c mut Ctx<'a>,
-    max: u32,
-    reported: bool,
-}
-
-impl Walk<'_, '_> {
-    /// Returns the largest number of emits after `block`, starting from `count`.
-    fn block(&mut self, block: &Block, mut count: u32) -> u32 {
-        for stmt in block {
-            match stmt {
-                Stmt::Inst(inst) if inst.kind == InstKind::EmitVertex => {
-                    count += 1;
-                    if count > self.max && !self.reported {
-                        self.reported = true;
-                        let msg = format!(
-                            "`emit_vertex` number {count} on this path exceeds `max_vertices` {}",
-                            self.max
-                        );
-                        self.ctx.error(inst.loc, msg);
-                    }
+    let max = u32::from(max_vertices);
+    // Emits so far on the current path; per open `if`, the count on entry and, once
+    // its else-branch starts, the count at the end of its then-branch.
+    let mut count = 0u32;
+    let mut ifs: Vec<(u32, u32)> = vec![];
+    let mut loops = 0usize;
+    let mut reported = false;
+    for visit in walk(&shader.body) {
+        match visit {
+            Visit::Enter(Stmt::Loop { .. }) => loops += 1,
+            Visit::Leave(Stmt::Loop { .. }) => loops -= 1,
+            _ if loops > 0 => {}
+            Visit::Enter(Stmt::Inst(inst)) if inst.kind == InstKind::EmitVertex => {
+                count += 1;
+                if count > max && !reported {
+                    reported = true;
+                    let msg = format!(
+                        "`emit_vertex` number {count} on this path exceeds `max_vertices` {max}"
+                    );
+                    ctx.error(inst.loc, msg);
                 }
-                Stmt::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    let a = self.block(then_body, count);
-                    let b = self.block(else_body, count);
-                    count = a.max(b);
-                }
-                Stmt::Inst(_) | Stmt::Loop { .. } | Stmt::Break { .. } | Stmt::Continue { .. } => {}
             }
+            Visit::Enter(Stmt::If { .. }) => ifs.push((count, 0)),
+            Visit::Else(_) => {
+                if let Some((entry, then_end)) = ifs.last_mut() {
+                    *then_end = count;
+                    count = *entry;
+                }
+            }
+            Visit::Leave(Stmt::If { .. }) => {
+                if let Some((_, then_end)) = ifs.pop() {
+                    count = count.max(then_end);
+                }
+            }
+            _ => {}
         }
-        count
     }
 }

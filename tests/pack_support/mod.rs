@@ -161,9 +161,9 @@ pub fn loads_of(p: &Pipeline, slot: IoSlot) -> Vec<Read> {
 /// and returns it with its layout.
 pub fn pack_checked(
     p: &Pipeline,
-    o: &varysat::pack::PackOptions,
-) -> (Pipeline, varysat::pack::Layout) {
-    let (out, l) = varysat::pack::pack(p, o).unwrap_or_else(|e| panic!("pack: {e}"));
+    o: &varysat::internals::pack::PackOptions,
+) -> (Pipeline, varysat::internals::pack::Layout) {
+    let (out, l) = varysat::internals::pack::pack(p, o).unwrap_or_else(|e| panic!("pack: {e}"));
     if let Err(e) = varysat::validate::validate(&out) {
         panic!("packed pair does not validate: {e}");
     }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use varysat::egraph::Budgets;
+use varysat::internals::egraph::Budgets;
 
 /// `--node-limit`, `--iter-limit`, `--time-limit`.
 #[derive(clap::Args, Debug, Clone, Copy)]

@@ -104,7 +104,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
     let opts = RunOptions {
         ablate: args.ablate,
         exact_gap,
-        budgets: args.budget.apply(varysat::egraph::Budgets::default()),
+        budgets: args
+            .budget
+            .apply(varysat::internals::egraph::Budgets::default()),
     };
     let go = || experiment::run_matrix(&configs, &corpus, opts, &|| bar.inc(1));
     let runs = match args.jobs {

@@ -26,7 +26,7 @@ struct Cli {
     /// Largest input file accepted, in bytes (pairs, shaders, rule, cost and
     /// configuration files); larger ones are an error.
     #[arg(long = "max-input-size", global = true, value_name = "BYTES",
-          default_value_t = varysat::input::DEFAULT_MAX_INPUT_SIZE)]
+          default_value_t = varysat::internals::input::DEFAULT_MAX_INPUT_SIZE)]
     max_input_size: u64,
 }
 
@@ -54,7 +54,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    varysat::input::set_max_input_size(cli.max_input_size);
+    varysat::internals::input::set_max_input_size(cli.max_input_size);
     let result = match cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::ValueEnum;
-use varysat::egraph::RuleSet;
-use varysat::extract::{CostModel, Extraction};
+use varysat::internals::egraph::RuleSet;
+use varysat::internals::extract::{CostModel, Extraction};
 use varysat::{Error, Options};
 
 /// Report formats.
@@ -103,7 +103,7 @@ pub(crate) fn seconds(text: &str) -> Result<Duration, String> {
 }
 
 fn read(path: &str) -> Result<String, Error> {
-    varysat::input::read_text(std::path::Path::new(path))
+    varysat::internals::input::read_text(std::path::Path::new(path))
 }
 
 fn options(args: &Args) -> Result<Options, Error> {
