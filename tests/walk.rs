@@ -96,7 +96,10 @@ fn deep_nesting_validates_and_prints_every_level() {
     validate::validate(&pair).unwrap();
     let printed = text::print(&pair);
     // The walk reaches every level.
-    let ifs = printed.lines().filter(|l| l.trim_start().starts_with("(if %c")).count();
+    let ifs = printed
+        .lines()
+        .filter(|l| l.trim_start().starts_with("(if %c"))
+        .count();
     assert_eq!(ifs, depth);
     let deepest = printed
         .lines()
