@@ -259,7 +259,7 @@ impl Body<'_, '_> {
                     vec![Operand::IdRef(x), Operand::IdRef(t), Operand::IdRef(f)],
                 ))
             }
-            other => Err(super::fail(format!(
+            other => Err(super::context::fail(format!(
                 "`{}` ({sb}-bit) has no SPIR-V form",
                 other.name()
             ))),

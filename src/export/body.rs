@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use rspirv::dr::{self, Instruction, Operand};
 use rspirv::spirv::{Capability, FunctionControl, LoopControl, Op, SelectionControl};
 
-use super::fail;
+use super::context::fail;
 use super::globals::Globals;
 use super::iface::{declared_loc, Num, Place, Plan, Scalar, StageIo};
 use super::resources::{BufKind, Handle, Resources, TplOperand};

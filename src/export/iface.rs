@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use rspirv::spirv::{BuiltIn, Capability, Decoration, StorageClass};
 
-use super::fail;
+use super::context::fail;
 use super::globals::Globals;
 use crate::import::link::StageLayout;
 use crate::import::module::{Module, Ty};

@@ -10,30 +10,18 @@
 mod alu;
 mod body;
 mod carry;
+mod context;
 mod globals;
 mod iface;
 mod resources;
 
 use std::path::Path;
 
-use crate::import::link::{link, StageLayout};
+use crate::import::link::link;
 use crate::import::module::Module;
 use crate::ir::Shader;
-use crate::{Diagnostic, Error, Outcome, Pipeline};
-
-/// An export error (no source position: the cause is in the IR, not in a file).
-pub(crate) fn fail(msg: impl Into<String>) -> Error {
-    Error::Import(Diagnostic::new(Some("<export>"), None, msg))
-}
-
-/// Both original modules with their shared resource numbering.
-pub(crate) struct Sides<'a> {
-    pub p: &'a Module,
-    pub c: &'a Module,
-    pub lp: &'a StageLayout,
-    pub lc: &'a StageLayout,
-    pub pipe: &'a Pipeline,
-}
+use crate::{Error, Outcome, Pipeline};
+use context::Sides;
 
 /// Writes an optimization outcome as SPIR-V: (producer words, consumer words).
 /// `producer` and `consumer` are the original modules the outcome was imported from.

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use rspirv::dr::{Instruction, Operand};
 use rspirv::spirv::{Decoration, ImageOperands, Op, StorageClass};
 
+use super::context::{fail, Sides};
 use super::globals::Globals;
-use super::{fail, Sides};
 use crate::import::link::StageLayout;
 use crate::import::module::{id_at, Module, Ty};
 use crate::Error;
