@@ -86,13 +86,7 @@ fn deep_nesting_validates_and_prints_every_level() {
     )
     .unwrap()
     .consumer;
-    let pair = Pipeline {
-        producer: vs,
-        consumer: fs,
-        uniforms: 0,
-        ubos: vec![],
-        source: None,
-    };
+    let pair = Pipeline::new(vs, fs);
     validate::validate(&pair).unwrap();
     let printed = text::print(&pair);
     // The walk reaches every level.
