@@ -70,10 +70,11 @@ fn mutated_modules_never_panic_the_importer() {
         eprintln!("skipping: {GLSLANG} not installed");
         return;
     }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/glsl");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
     let pairs = [
-        ("skinning.vert", "skinning.frag"),
-        ("normal_map.vert", "normal_map.frag"),
+        ("glsl/skinning.vert", "glsl/skinning.frag"),
+        ("glsl/normal_map.vert", "glsl/normal_map.frag"),
+        ("wide/doubles.vert", "wide/doubles.frag"),
     ];
     let mut rng = Rng(0x5eed_1234_abcd_0001);
     let opts = ImportOptions::default();

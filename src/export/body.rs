@@ -48,11 +48,11 @@ pub(crate) struct Body<'a, 'p> {
 
 /// The declared scalar of an opaque type's components.
 fn opaque_scalar(t: ScalarTy) -> Scalar {
-    let bits = t.bits().bits();
+    let bits = if t.is_wide() { 64 } else { t.bits().bits() };
     let num = match t {
-        ScalarTy::F32 | ScalarTy::F16 => Num::Float,
-        ScalarTy::I32 | ScalarTy::I16 => Num::Sint,
-        ScalarTy::U32 | ScalarTy::U16 => Num::Uint,
+        ScalarTy::F32 | ScalarTy::F16 | ScalarTy::F64 => Num::Float,
+        ScalarTy::I32 | ScalarTy::I16 | ScalarTy::I64 => Num::Sint,
+        ScalarTy::U32 | ScalarTy::U16 | ScalarTy::U64 => Num::Uint,
         ScalarTy::Bool => Num::Bool,
     };
     Scalar { num, bits }
@@ -895,6 +895,15 @@ impl<'a, 'p> Body<'a, 'p> {
     /// An opaque operation: its SPIR-V instruction rebuilt from the operand groups
     /// (one instruction per block for all components of one result).
     fn opaque(&mut self, op: &OpaqueOp, srcs: &[Value]) -> Result<Option<u32>, Error> {
+        // A 64-bit value is carried as two 32-bit words; rebuilding the 64-bit
+        // SPIR-V value from them (and the Float64/Int64 capabilities) is not done.
+        let wide = op.args.iter().chain(op.result.as_ref().map(|r| &r.0));
+        if wide.into_iter().any(|t| t.scalar.is_wide()) {
+            return Err(fail(format!(
+                "opaque `{}` on 64-bit values is not exported",
+                op.name
+            )));
+        }
         let ids = srcs
             .iter()
             .map(|s| self.val(*s))

@@ -91,6 +91,9 @@ impl<'a> Translator<'a> {
 
     pub fn alu_inst(&mut self, inst: &'a Instruction) -> R<Val> {
         use AluOp as A;
+        if self.touches_wide(inst) && !moves_words(inst.class.opcode) {
+            return self.wide_inst(inst);
+        }
         Ok(match inst.class.opcode {
             Op::FAdd => self.op2(inst, A::FAdd, false)?,
             Op::FSub => self.op2(inst, A::FSub, false)?,
@@ -254,16 +257,19 @@ impl<'a> Translator<'a> {
                 })
             })?,
             Op::Bitcast => {
+                // Same words, the result's shape (`double` <-> `uvec2`, `dvec2` <-> `uvec4`).
                 let a = self.arg(inst, 0)?;
                 let rt = self.result_ty(inst)?;
-                let same = a.leaves().map(|l| l.len()) == Some(self.shape(rt)?.leaf_bits().len());
-                if !same {
-                    return Err(self.err(
-                        inst,
-                        "bitcast between vectors of different lengths is not supported",
-                    ));
+                let shape = self.shape(rt)?;
+                match a.leaves() {
+                    Some(l) if l.len() == shape.leaf_bits().len() => shape.val(&mut l.into_iter()),
+                    _ => {
+                        return Err(self.err(
+                            inst,
+                            "bitcast between vectors of different lengths is not supported",
+                        ))
+                    }
                 }
-                a
             }
             Op::CopyObject | Op::CopyLogical => self.arg(inst, 0)?,
             Op::Undef => self.filled(self.result_ty(inst)?, false)?,
@@ -311,12 +317,8 @@ impl<'a> Translator<'a> {
                     let v = match all.get(k as usize) {
                         Some(v) => v.clone(),
                         None if k == u32::MAX => {
-                            let bits = all
-                                .first()
-                                .and_then(Val::scalar)
-                                .map(|v| self.e.bits(v))
-                                .unwrap_or(BitSize::B32);
-                            Val::Scalar(self.e.undef(bits))
+                            let elem = self.elem_ty(self.result_ty(inst)?)?;
+                            self.filled(elem, false)?
                         }
                         None => return Err(self.err(inst, "shuffle component out of range")),
                     };
@@ -445,11 +447,24 @@ impl<'a> Translator<'a> {
             parts.push(self.arg(inst, i)?);
         }
         if let Ty::Vector { .. } = self.m.ty(rt)? {
+            // Vector operands contribute their components, scalars themselves (a
+            // 64-bit scalar is a composite of two words, so the type decides).
             let mut out = vec![];
-            for p in parts {
+            for (i, p) in parts.into_iter().enumerate() {
+                let pty = self.id(inst, i).ok().and_then(|id| {
+                    self.m
+                        .value_types
+                        .get(&id)
+                        .copied()
+                        .or_else(|| self.m.consts.get(&id).map(|(t, _)| *t))
+                });
+                let is_vec = match pty {
+                    Some(t) => matches!(self.m.ty(t)?, Ty::Vector { .. }),
+                    None => matches!(p, Val::Composite(_)),
+                };
                 match p {
-                    Val::Scalar(s) => out.push(Val::Scalar(s)),
-                    Val::Composite(items) => out.extend(items),
+                    Val::Composite(items) if is_vec => out.extend(items),
+                    Val::Scalar(_) | Val::Composite(_) => out.push(p),
                     _ => return Err(self.err(inst, "vector built from a non-number")),
                 }
             }
@@ -537,6 +552,9 @@ impl<'a> Translator<'a> {
             return Err(self.err(inst, "extended instruction set other than GLSL.std.450"));
         }
         let code = lit_at(inst, 1).ok_or_else(|| self.err(inst, "missing extended opcode"))?;
+        if self.touches_wide(inst) {
+            return self.wide_ext(inst, code).map(Some);
+        }
         let n = inst.operands.len().saturating_sub(2);
         let mut args = vec![];
         for i in 0..n {
@@ -768,6 +786,25 @@ impl<'a> Translator<'a> {
         }
         Ok(shape.val(&mut out.into_iter()))
     }
+}
+
+/// Instructions that only move values around: on 64-bit values they move the words
+/// (see `wide.rs`), so they take the common path.
+fn moves_words(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Bitcast
+            | Op::CopyObject
+            | Op::CopyLogical
+            | Op::Undef
+            | Op::CompositeConstruct
+            | Op::CompositeExtract
+            | Op::CompositeInsert
+            | Op::VectorExtractDynamic
+            | Op::VectorInsertDynamic
+            | Op::VectorShuffle
+            | Op::Transpose
+    )
 }
 
 fn arity(code: u32) -> usize {

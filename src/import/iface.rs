@@ -147,50 +147,51 @@ impl<'a> Translator<'a> {
             return Err(self.m.err_plain(format!("I/O type %{ty} nests too deeply")));
         }
         match self.m.ty(ty)?.clone() {
+            Ty::Int { width: 64, .. } | Ty::Float { width: 64 } => {
+                // Two 32-bit components, low word first, as hardware passes a
+                // 64-bit varying; never interpolated (Vulkan and GLSL require `flat`).
+                if comp > 2 {
+                    return Err(self.m.err_plain(format!(
+                        "a 64-bit component at component {comp} does not fit its location"
+                    )));
+                }
+                let mut kids = vec![];
+                for w in 0..2 {
+                    kids.push(self.io_leaf(BitSize::B32, false, loc, comp + w, d, ctx, xfb)?);
+                }
+                Ok(Tree::Node {
+                    kids,
+                    stride: None,
+                    runtime: false,
+                })
+            }
             Ty::Bool | Ty::Int { .. } | Ty::Float { .. } => {
                 let bits = self.scalar_bits(ty)?;
-                let is_int = matches!(self.m.ty(ty)?, Ty::Int { .. });
-                let slot = ctx.family.offset(ctx.base + loc).ok_or_else(|| {
-                    self.m.err_plain(format!(
-                        "location {} is out of range for {}",
-                        ctx.base + loc,
-                        ctx.family
-                    ))
-                })?;
-                if comp > 3 {
-                    return Err(self
-                        .m
-                        .err_plain(format!("component {comp} is out of range")));
+                let is_float = matches!(self.m.ty(ty)?, Ty::Float { .. });
+                self.io_leaf(bits, is_float, loc, comp, d, ctx, xfb)
+            }
+            Ty::Vector { elem, n } if self.is_wide_ty(elem) => {
+                // Component `i` takes words `comp + 2i` and the next, continuing in
+                // the next location past the fourth (a `dvec3` uses two locations).
+                let mut kids = vec![];
+                for i in 0..n {
+                    let w = comp + 2 * i;
+                    kids.push(self.loc_tree(
+                        elem,
+                        loc + w / 4,
+                        w % 4,
+                        d,
+                        ctx,
+                        xfb,
+                        None,
+                        depth + 1,
+                    )?);
                 }
-                let half = if bits == BitSize::B16 {
-                    Half::Lo
-                } else {
-                    Half::Full
-                };
-                let interp = (ctx.fs_input && !d.flat && !is_int).then(|| interp_mode(d));
-                let x = match (ctx.xfb, xfb.as_mut()) {
-                    (Some(b), Some(off)) => {
-                        let o = *off;
-                        *off += 4;
-                        Some((
-                            b,
-                            u16::try_from(o)
-                                .map_err(|_| self.m.err_plain("xfb offset out of range"))?,
-                        ))
-                    }
-                    _ => None,
-                };
-                let addr = Addr::Io {
-                    slot: IoSlot::half(slot, comp as u8, half),
-                    interp,
-                    patch: ctx.patch,
-                    xfb: x,
-                };
-                Ok(Tree::Leaf(Leaf {
-                    addr,
-                    bits,
-                    dynamic: None,
-                }))
+                Ok(Tree::Node {
+                    kids,
+                    stride: None,
+                    runtime: false,
+                })
             }
             Ty::Vector { elem, n } => {
                 let mut kids = vec![];
@@ -204,13 +205,23 @@ impl<'a> Translator<'a> {
                 })
             }
             Ty::Matrix { col, n } => {
+                let per = self.locations(col)?;
                 let mut kids = vec![];
                 for i in 0..n {
-                    kids.push(self.loc_tree(col, loc + i, comp, d, ctx, xfb, None, depth + 1)?);
+                    kids.push(self.loc_tree(
+                        col,
+                        loc + i * per,
+                        comp,
+                        d,
+                        ctx,
+                        xfb,
+                        None,
+                        depth + 1,
+                    )?);
                 }
                 Ok(Tree::Node {
                     kids,
-                    stride: Some(1),
+                    stride: Some(per),
                     runtime: false,
                 })
             }
@@ -283,6 +294,61 @@ impl<'a> Translator<'a> {
                 "type %{ty} ({other:?}) cannot be a shader input or output"
             ))),
         }
+    }
+
+    /// The leaf of one scalar (or one word of a 64-bit scalar) at relative location
+    /// `loc`, component `comp`; only floats are interpolated.
+    #[allow(clippy::too_many_arguments)]
+    fn io_leaf(
+        &self,
+        bits: BitSize,
+        is_float: bool,
+        loc: u32,
+        comp: u32,
+        d: &Decos,
+        ctx: &LocCtx,
+        xfb: &mut Option<u32>,
+    ) -> Result<Tree, Error> {
+        let slot = ctx.family.offset(ctx.base + loc).ok_or_else(|| {
+            self.m.err_plain(format!(
+                "location {} is out of range for {}",
+                ctx.base + loc,
+                ctx.family
+            ))
+        })?;
+        if comp > 3 {
+            return Err(self
+                .m
+                .err_plain(format!("component {comp} is out of range")));
+        }
+        let half = if bits == BitSize::B16 {
+            Half::Lo
+        } else {
+            Half::Full
+        };
+        let interp = (ctx.fs_input && !d.flat && is_float).then(|| interp_mode(d));
+        let x = match (ctx.xfb, xfb.as_mut()) {
+            (Some(b), Some(off)) => {
+                let o = *off;
+                *off += 4;
+                Some((
+                    b,
+                    u16::try_from(o).map_err(|_| self.m.err_plain("xfb offset out of range"))?,
+                ))
+            }
+            _ => None,
+        };
+        let addr = Addr::Io {
+            slot: IoSlot::half(slot, comp as u8, half),
+            interp,
+            patch: ctx.patch,
+            xfb: x,
+        };
+        Ok(Tree::Leaf(Leaf {
+            addr,
+            bits,
+            dynamic: None,
+        }))
     }
 
     /// Locations (vec4 slots) a type occupies.
@@ -578,8 +644,10 @@ pub(crate) fn locations(m: &super::module::Module, ty: u32, depth: u32) -> Resul
         return Err(m.err_plain(format!("type %{ty} nests too deeply")));
     }
     Ok(match m.ty(ty)? {
+        // A 64-bit vector of 3 or 4 components takes two locations.
+        Ty::Vector { elem, n } if *n > 2 && is_wide_scalar(m, *elem) => 2,
         Ty::Bool | Ty::Int { .. } | Ty::Float { .. } | Ty::Vector { .. } => 1,
-        Ty::Matrix { n, .. } => *n,
+        Ty::Matrix { col, n } => n.saturating_mul(locations(m, *col, depth + 1)?),
         Ty::Array { elem, len } => len.saturating_mul(locations(m, *elem, depth + 1)?),
         Ty::Struct { members } => {
             let mut n = 0u32;
@@ -590,4 +658,11 @@ pub(crate) fn locations(m: &super::module::Module, ty: u32, depth: u32) -> Resul
         }
         other => return Err(m.err_plain(format!("type %{ty} ({other:?}) has no locations"))),
     })
+}
+
+fn is_wide_scalar(m: &super::module::Module, ty: u32) -> bool {
+    matches!(
+        m.ty(ty),
+        Ok(Ty::Int { width: 64, .. } | Ty::Float { width: 64 })
+    )
 }

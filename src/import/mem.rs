@@ -64,7 +64,11 @@ impl<'a> Translator<'a> {
             let id = self.id(inst, i)?;
             let idx = match self.m.consts.get(&id) {
                 Some((_, super::module::ConstDef::Scalar(k))) => Idx::Const(*k),
-                _ => Idx::Dyn(self.scalar(id)?),
+                // An index past 2^32 is out of bounds whatever its high word.
+                Some((_, super::module::ConstDef::Wide(k))) => {
+                    Idx::Const(u32::try_from(*k).unwrap_or(u32::MAX))
+                }
+                _ => Idx::Dyn(self.index_operand(id)?),
             };
             p.path.push(idx);
         }
@@ -626,17 +630,30 @@ pub(crate) fn buf_tree(
             dynamic: None,
         })
     };
+    // A 64-bit scalar is its two words, low word first (little-endian memory).
+    let wide = |o: u32| -> Result<Tree, Error> {
+        Ok(Tree::Node {
+            kids: vec![
+                leaf(o, BitSize::B32),
+                leaf(at(m, ty, o, 1, 4)?, BitSize::B32),
+            ],
+            stride: None,
+            runtime: false,
+        })
+    };
     Ok(match m.ty(ty)? {
         Ty::Bool => leaf(off, BitSize::B1),
         Ty::Int { width: 32, .. } | Ty::Float { width: 32 } => leaf(off, BitSize::B32),
+        Ty::Int { width: 64, .. } | Ty::Float { width: 64 } => wide(off)?,
         Ty::Vector { elem, n } => {
             let b = buf_tree(m, *elem, off, None, mk, depth + 1)?;
-            // Components are scalars at `off + 4i`: if the end fits, every shift does.
-            at(m, ty, off, *n, 4)?;
-            let kids = (0..*n).map(|i| shift(&b, i * 4, mk)).collect();
+            let size = scalar_size(m, *elem);
+            // Components are scalars at `off + size·i`: if the end fits, every shift does.
+            at(m, ty, off, *n, size)?;
+            let kids = (0..*n).map(|i| shift(&b, i * size, mk)).collect();
             Tree::Node {
                 kids,
-                stride: Some(4),
+                stride: Some(size),
                 runtime: false,
             }
         }
@@ -644,16 +661,25 @@ pub(crate) fn buf_tree(
             let (stride, row_major) = matrix.ok_or_else(|| {
                 m.err_plain(format!("matrix %{ty} in a buffer without MatrixStride"))
             })?;
-            let rows = match m.ty(*col)? {
-                Ty::Vector { n, .. } => *n,
-                _ => 1,
+            let (rows, elem) = match m.ty(*col)? {
+                Ty::Vector { n, elem } => (*n, *elem),
+                _ => (1, *col),
             };
-            let (col_step, row_step) = if row_major { (4, stride) } else { (stride, 4) };
+            let size = scalar_size(m, elem);
+            let (col_step, row_step) = if row_major {
+                (size, stride)
+            } else {
+                (stride, size)
+            };
+            let cell = |o: u32| match size {
+                8 => wide(o),
+                _ => Ok(leaf(o, BitSize::B32)),
+            };
             let mut kids = vec![];
             for c in 0..*n {
                 let column = at(m, ty, off, c, col_step)?;
                 let cells = (0..rows)
-                    .map(|r| Ok(leaf(at(m, ty, column, r, row_step)?, BitSize::B32)))
+                    .map(|r| cell(at(m, ty, column, r, row_step)?))
                     .collect::<Result<_, Error>>()?;
                 kids.push(Tree::Node {
                     kids: cells,
@@ -715,10 +741,18 @@ pub(crate) fn buf_tree(
         }
         other => {
             return Err(m.err_plain(format!(
-                "type %{ty} ({other:?}) is not supported in a buffer (16/64-bit members are not)"
+                "type %{ty} ({other:?}) is not supported in a buffer (16-bit members are not)"
             )))
         }
     })
+}
+
+/// Bytes one scalar of a buffer member takes: 8 for 64-bit types, else 4.
+fn scalar_size(m: &Module, ty: u32) -> u32 {
+    match m.ty(ty) {
+        Ok(Ty::Int { width: 64, .. } | Ty::Float { width: 64 }) => 8,
+        _ => 4,
+    }
 }
 
 /// Byte offset `base + index·step` inside buffer type `ty`; offsets that do not fit

@@ -23,6 +23,7 @@ pub(crate) mod spirv;
 mod stats;
 mod tree;
 mod val;
+mod wide;
 
 use std::path::Path;
 

@@ -79,6 +79,8 @@ pub(crate) struct Decos {
 pub(crate) enum ConstDef {
     /// Bit pattern of a scalar (booleans are 0/1).
     Scalar(u32),
+    /// Bit pattern of a 64-bit scalar (the IR holds it as two 32-bit words).
+    Wide(u64),
     Composite(Vec<u32>),
     Null,
     Undef,
@@ -326,9 +328,9 @@ impl Module {
                         (Some(Operand::LiteralBit32(v)), 1) => {
                             ConstDef::Scalar(self.spec_value(id, inst.class.opcode, *v))
                         }
-                        // A 64-bit constant: no IR value has its type, so any use
-                        // is an error where it is used; an unused one is harmless.
-                        (Some(Operand::LiteralBit64(_)), 1) => ConstDef::Undef,
+                        // 64-bit specialization constants keep their default:
+                        // `--spec` values are 32-bit.
+                        (Some(Operand::LiteralBit64(v)), 1) => ConstDef::Wide(*v),
                         _ => {
                             return Err(
                                 self.err(inst, "only 32-bit and smaller constants are supported")

@@ -168,6 +168,12 @@ impl<'a> Translator<'a> {
                     signed: true,
                 } => ScalarTy::I16,
                 Ty::Int { width: 16, .. } => ScalarTy::U16,
+                Ty::Float { width: 64 } => ScalarTy::F64,
+                Ty::Int {
+                    width: 64,
+                    signed: true,
+                } => ScalarTy::I64,
+                Ty::Int { width: 64, .. } => ScalarTy::U64,
                 _ => return None,
             })
         };
@@ -232,7 +238,7 @@ impl<'a> Translator<'a> {
             let leaves = self
                 .val(id)?
                 .leaves()
-                .filter(|l| l.len() == ty.components())
+                .filter(|l| l.len() == ty.words())
                 .ok_or_else(|| self.err(inst, format!("operand %{id} is not a {ty} value")))?;
             args.push(ty);
             srcs.extend(leaves);
@@ -258,7 +264,7 @@ impl<'a> Translator<'a> {
         };
         let ty = self.opaque_ty(inst, rt)?;
         let mut out = vec![];
-        for comp in 0..ty.components() {
+        for comp in 0..ty.words() {
             let mut one = op.clone();
             one.result = Some((ty, comp as u8));
             let kind = InstKind::Opaque {

@@ -239,6 +239,11 @@ impl<'a> Translator<'a> {
                 let size = self.scalar_bits(ty)?;
                 Ok(Val::Scalar(self.e.konst(size, *bits)))
             }
+            ConstDef::Wide(bits) => {
+                let lo = self.e.u32(*bits as u32);
+                let hi = self.e.u32((*bits >> 32) as u32);
+                Ok(Val::Composite(vec![Val::Scalar(lo), Val::Scalar(hi)]))
+            }
             ConstDef::Null => self.filled(ty, true),
             ConstDef::Undef => self.filled(ty, false),
             ConstDef::Composite(parts) => {
@@ -506,6 +511,11 @@ pub(crate) fn shape_of(m: &Module, ty: u32, depth: u32) -> Result<Shape, Error> 
     let bits = |b: u32| BitSize::from_bits(b).filter(|b| *b != BitSize::B1);
     Ok(match m.ty(ty)? {
         Ty::Bool => Shape::Scalar(BitSize::B1),
+        // A 64-bit scalar is two 32-bit words, low word first (the IR's values are
+        // at most 32 bits wide; see docs/import.md).
+        Ty::Int { width: 64, .. } | Ty::Float { width: 64 } => {
+            Shape::Composite(vec![Shape::Scalar(BitSize::B32); 2])
+        }
         Ty::Int { width, .. } | Ty::Float { width } => match bits(*width) {
             Some(b) => Shape::Scalar(b),
             None => {

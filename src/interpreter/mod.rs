@@ -16,6 +16,7 @@ mod raster;
 mod run;
 mod stages;
 mod value;
+mod wide;
 
 pub use equiv::{check_equivalent, compare, scalars_match, EquivConfig, Inequivalence, Mismatch};
 pub use inputs::{Inputs, INPUT_RANGE};

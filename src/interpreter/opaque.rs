@@ -15,7 +15,7 @@ use super::Scalar;
 pub const EFFECT_BUFFER_BASE: u32 = 0xffff_0000;
 
 /// FNV-1a over the operation's text: a key stable across runs and builds.
-fn op_key(op: &OpaqueOp) -> u64 {
+pub(crate) fn op_key(op: &OpaqueOp) -> u64 {
     let text = op.to_string();
     text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
@@ -34,6 +34,8 @@ fn floats(op: &OpaqueOp, vals: &[Scalar]) -> Vec<f32> {
             ScalarTy::F32 | ScalarTy::F16 => v.as_f32(),
             ScalarTy::I32 | ScalarTy::I16 => sign_extend(v.bits, v.size) as f32,
             ScalarTy::U32 | ScalarTy::U16 | ScalarTy::Bool => v.bits as f32,
+            // Not reached: operations on 64-bit values are evaluated by `wide`.
+            ScalarTy::F64 | ScalarTy::I64 | ScalarTy::U64 => v.bits as f32,
         })
         .collect()
 }
@@ -48,6 +50,9 @@ fn sign_extend(bits: u32, size: BitSize) -> i32 {
 
 /// The value of an opaque op with a result, given its defined operands.
 pub(crate) fn value(op: &OpaqueOp, vals: &[Scalar], inputs: &Inputs, size: BitSize) -> Scalar {
+    if super::wide::involves(op) {
+        return super::wide::value(op, vals, inputs, size);
+    }
     let Some((ty, comp)) = op.result else {
         return Scalar::undef(size);
     };

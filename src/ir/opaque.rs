@@ -40,20 +40,43 @@ super::inst::keyword_enum! {
         U16 = "u16",
         /// Boolean.
         Bool = "bool",
+        /// 64-bit float, carried as two 32-bit words (low word first).
+        F64 = "f64",
+        /// 64-bit signed integer, carried as two 32-bit words (low word first).
+        I64 = "i64",
+        /// 64-bit unsigned integer, carried as two 32-bit words (low word first).
+        U64 = "u64",
     }
 }
 
 impl ScalarTy {
-    /// The IR bit size of one component.
+    /// The IR bit size of one IR value of the type: a 64-bit scalar is two 32-bit
+    /// values, since the IR holds at most 32 bits per value.
     pub fn bits(self) -> BitSize {
         match self {
             ScalarTy::F32 | ScalarTy::I32 | ScalarTy::U32 => BitSize::B32,
+            ScalarTy::F64 | ScalarTy::I64 | ScalarTy::U64 => BitSize::B32,
             ScalarTy::F16 | ScalarTy::I16 | ScalarTy::U16 => BitSize::B16,
             ScalarTy::Bool => BitSize::B1,
         }
     }
 
-    /// Whether values of the type are floats.
+    /// IR values one scalar of the type occupies: 2 for 64-bit types, else 1.
+    pub fn words(self) -> usize {
+        if self.is_wide() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Whether the type is 64 bits wide.
+    pub fn is_wide(self) -> bool {
+        matches!(self, ScalarTy::F64 | ScalarTy::I64 | ScalarTy::U64)
+    }
+
+    /// Whether each IR value of the type is a float of its own size (`f16`, `f32`;
+    /// the words of an `f64` are raw bits).
     pub fn is_float(self) -> bool {
         matches!(self, ScalarTy::F32 | ScalarTy::F16)
     }
@@ -85,6 +108,12 @@ impl OpaqueTy {
     /// Number of scalar components.
     pub fn components(self) -> usize {
         self.rows as usize * self.cols as usize
+    }
+
+    /// Number of IR values the type occupies: its components, each 64-bit one as two
+    /// 32-bit words (low word first).
+    pub fn words(self) -> usize {
+        self.components() * self.scalar.words()
     }
 }
 
@@ -188,7 +217,8 @@ pub struct OpaqueOp {
     pub purity: Purity,
     /// The SPIR-V instruction.
     pub code: OpaqueCode,
-    /// The SPIR-V result type and which of its components this instruction yields;
+    /// The SPIR-V result type and which of its IR values this instruction yields
+    /// (the component, or for 64-bit types `2 * component + word`, low word first);
     /// `None` for an operation without a result (then the purity is `effect`).
     pub result: Option<(OpaqueTy, u8)>,
     /// The SPIR-V operand types in order; their components are the value operands.
@@ -198,9 +228,10 @@ pub struct OpaqueOp {
 }
 
 impl OpaqueOp {
-    /// Number of scalar value operands the operand types call for.
+    /// Number of IR value operands the operand types call for (64-bit components
+    /// count twice).
     pub fn operand_count(&self) -> usize {
-        self.args.iter().map(|a| a.components()).sum()
+        self.args.iter().map(|a| a.words()).sum()
     }
 
     /// Bit size of the result component, if there is a result.
@@ -212,7 +243,7 @@ impl OpaqueOp {
     pub fn operand_bits(&self) -> Vec<BitSize> {
         self.args
             .iter()
-            .flat_map(|a| std::iter::repeat_n(a.scalar.bits(), a.components()))
+            .flat_map(|a| std::iter::repeat_n(a.scalar.bits(), a.words()))
             .collect()
     }
 
@@ -243,7 +274,7 @@ impl OpaqueOp {
                 "opaque `{}` without a result must be `effect`",
                 self.name
             )),
-            Some((ty, comp)) if comp as usize >= ty.components() => Some(format!(
+            Some((ty, comp)) if comp as usize >= ty.words() => Some(format!(
                 "opaque `{}` result component {comp} is outside {ty}",
                 self.name
             )),
@@ -251,10 +282,10 @@ impl OpaqueOp {
         }
     }
 
-    /// The result written as `TYPE` or `TYPE.COMP` (`f32x3.1`), or `None`.
+    /// The result written as `TYPE` or `TYPE.COMP` (`f32x3.1`, `f64.1`), or `None`.
     pub fn result_text(&self) -> Option<String> {
         self.result.map(|(ty, comp)| {
-            if ty.components() > 1 {
+            if ty.words() > 1 {
                 format!("{ty}.{comp}")
             } else {
                 ty.to_string()
@@ -263,7 +294,8 @@ impl OpaqueOp {
     }
 }
 
-/// Parses `TYPE` or `TYPE.COMP` (the result of an opaque operation).
+/// Parses `TYPE` or `TYPE.COMP` (the result of an opaque operation; for 64-bit
+/// types COMP counts 32-bit words).
 pub fn parse_result(s: &str) -> Result<(OpaqueTy, u8), String> {
     let (ty, comp) = match s.split_once('.') {
         Some((t, c)) => (
@@ -274,7 +306,7 @@ pub fn parse_result(s: &str) -> Result<(OpaqueTy, u8), String> {
         None => (s, 0),
     };
     let ty: OpaqueTy = ty.parse()?;
-    if comp as usize >= ty.components() {
+    if comp as usize >= ty.words() {
         return Err(format!("result component {comp} is outside {ty}"));
     }
     Ok((ty, comp))
@@ -326,6 +358,30 @@ mod tests {
             ("f32x3".parse().unwrap(), 2)
         );
         assert!(parse_result("f32x3.3").is_err());
+        // 64-bit components are two words each.
+        assert_eq!(parse_result("f64x3.5").unwrap().1, 5);
+        assert!(parse_result("f64x3.6").is_err());
+        assert_eq!(parse_result("f64.1").unwrap().1, 1);
+    }
+
+    #[test]
+    fn wide_types_count_words() {
+        let op = OpaqueOp {
+            name: "fadd".into(),
+            purity: Purity::Pure,
+            code: OpaqueCode::Core(129),
+            result: Some(("f64".parse().unwrap(), 1)),
+            args: vec!["f64".parse().unwrap(), "i32".parse().unwrap()],
+            resource: None,
+        };
+        assert_eq!(op.operand_count(), 3);
+        assert_eq!(
+            op.operand_bits(),
+            vec![BitSize::B32, BitSize::B32, BitSize::B32]
+        );
+        assert_eq!(op.result_bits(), Some(BitSize::B32));
+        assert_eq!(op.to_string(), "fadd pure op:129 f64.1 (args f64 i32)");
+        assert!(op.problem().is_none());
     }
 
     #[test]

@@ -4,6 +4,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+/// Vertex attribute slots: 16 generic attributes, doubled because a 64-bit
+/// `dvec3`/`dvec4` attribute takes two slots (Mesa's dual-slot inputs).
+pub const ATTR_SLOTS: u8 = 32;
+
 /// One vec4 I/O location, named as NIR names varying slots.
 ///
 /// `Attr` (vertex attributes, VS inputs only) and the fragment results `Data`,
@@ -123,7 +127,7 @@ impl Slot {
         v.extend((0..8).map(Slot::Tex));
         v.extend((0..32).map(Slot::Var));
         v.extend((0..32).map(Slot::Patch));
-        v.extend((0..16).map(Slot::Attr));
+        v.extend((0..ATTR_SLOTS).map(Slot::Attr));
         v.extend((0..8).map(Slot::Data));
         v
     }
@@ -191,7 +195,7 @@ impl Slot {
             Slot::Tex(i) => Slot::Tex(add(i, 8)?),
             Slot::Col(i) => Slot::Col(add(i, 2)?),
             Slot::Bfc(i) => Slot::Bfc(add(i, 2)?),
-            Slot::Attr(i) => Slot::Attr(add(i, 16)?),
+            Slot::Attr(i) => Slot::Attr(add(i, ATTR_SLOTS as u32)?),
             Slot::Data(i) => Slot::Data(add(i, 8)?),
             Slot::ClipDist(false) if n <= 1 => Slot::ClipDist(n == 1),
             Slot::CullDist(false) if n <= 1 => Slot::CullDist(n == 1),
@@ -262,7 +266,7 @@ impl FromStr for Slot {
             .or_else(|| indexed("TEX", 8).map(Slot::Tex))
             .or_else(|| indexed("VAR", 32).map(Slot::Var))
             .or_else(|| indexed("PATCH", 32).map(Slot::Patch))
-            .or_else(|| indexed("ATTR", 16).map(Slot::Attr))
+            .or_else(|| indexed("ATTR", ATTR_SLOTS).map(Slot::Attr))
             .or_else(|| indexed("DATA", 8).map(Slot::Data))
             .ok_or_else(|| format!("unknown varying slot `{s}`"))
     }
@@ -341,7 +345,8 @@ mod tests {
             let text = s.to_string();
             assert_eq!(text.parse::<Slot>(), Ok(s), "{text}");
         }
-        assert_eq!(Slot::all().len(), 15 + 2 + 2 + 8 + 32 + 32 + 16 + 8);
+        // Fixed slots, COL, BFC, TEX, VAR, PATCH, ATTR (dual-slot 64-bit doubles 16), DATA.
+        assert_eq!(Slot::all().len(), 15 + 2 + 2 + 8 + 32 + 32 + 32 + 8);
     }
 
     #[test]
