@@ -393,3 +393,70 @@ fn stores_to_a_dynamically_indexed_output_array_count_every_slot() {
     let s = varysat::import::stats(&p);
     assert_eq!((s.live_slots, s.live_components), (2, 2), "{s:?}");
 }
+
+/// The slots a shader stores to (`store`) or loads from, as text (`COL0.x`, ...).
+fn slots_used(s: &Shader, store: bool) -> Vec<String> {
+    let mut out = vec![];
+    s.for_each_inst(|i| {
+        let slot = match (&i.kind, store) {
+            (InstKind::StoreOutput { slot, .. }, true) => slot,
+            (InstKind::LoadInput { slot, .. }, false)
+            | (InstKind::LoadInterpolatedInput { slot, .. }, false) => slot,
+            _ => return,
+        };
+        out.push(slot.to_string());
+    });
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Compatibility-profile GLSL: fixed-function attributes and matrices become
+/// attributes and uniforms, the fixed-function varyings land on the slots NIR gives
+/// them (COLn, BFCn, TEXn, FOGC) instead of generic ones, and the pair optimizes.
+#[test]
+fn compatibility_profile_built_ins_import_to_their_slots() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 120
+uniform vec4 tint;
+void main() {
+  gl_Position = ftransform();
+  gl_FrontColor = gl_Color * tint;
+  gl_BackColor = vec4(1.0) - gl_Color;
+  gl_TexCoord[1] = gl_TextureMatrix[1] * gl_MultiTexCoord1;
+  gl_FogFragCoord = gl_Vertex.z;
+}
+";
+    let fs = "#version 120
+void main() {
+  gl_FragColor = gl_Color * gl_TexCoord[1].x + vec4(gl_FogFragCoord);
+}
+";
+    let p = import("compat", vs, fs);
+    let stored = slots_used(&p.producer, true);
+    for s in ["COL0.x", "BFC0.w", "TEX1.x", "TEX1.w", "FOGC.x", "POS.w"] {
+        assert!(stored.contains(&s.to_string()), "{s} not in {stored:?}");
+    }
+    assert!(stored.iter().all(|s| !s.starts_with("VAR")), "{stored:?}");
+    // gl_Color in the FS is the colour slot (its back-face half is the slot's
+    // business), interpolated like any smooth input.
+    let loaded = slots_used(&p.consumer, false);
+    assert_eq!(
+        loaded,
+        ["COL0.w", "COL0.x", "COL0.y", "COL0.z", "FOGC.x", "TEX1.x"],
+        "{loaded:?}"
+    );
+    // ftransform() reads the 16 words of the MVP matrix: with tint's 4 and the 8
+    // texture matrices' 128, 148 uniform words in all.
+    assert_eq!(p.uniforms, 148);
+    optimizes_equivalently(&p);
+    // A stage that reads a fixed-function varying nobody writes is not a link error
+    // (they are built-ins); the FS reads undefined values.
+    let fs2 = "#version 120
+void main() { gl_FragColor = gl_SecondaryColor; }
+";
+    let p2 = import("compat_unwritten", vs, fs2);
+    assert!(slots_used(&p2.consumer, false).contains(&"COL1.x".to_string()));
+}

@@ -13,7 +13,9 @@
 //! Loose (non-block) uniforms compile as OpenGL-flavoured SPIR-V (`glslangValidator
 //! -G`). A `#line` directive keeps the reported line numbers those of the original
 //! file. Compatibility-profile built-ins (`gl_Vertex`, `ftransform`,
-//! `gl_ModelViewProjectionMatrix`, …) are not rewritten: glslang reports them.
+//! `gl_ModelViewProjectionMatrix`, `gl_FrontColor`, …) are declared as ordinary
+//! variables (see `compat.rs`); a `compatibility` profile shader of a later version
+//! is rewritten the same way.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -207,7 +209,10 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(110);
-    if version >= 330 {
+    let compatibility = version_line
+        .and_then(|i| src.lines().nth(i))
+        .is_some_and(|l| l.contains("compatibility"));
+    if version >= 330 && !compatibility {
         return None;
     }
     let mut words: Vec<(&str, &str)> = vec![
@@ -226,21 +231,41 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
         Stage::Fragment => words.push(("varying", "in")),
         _ => words.push(("varying", "in")),
     }
-    let mut out = String::from("#version 450\n");
+    let mut decls = String::new();
     if stage == Stage::Fragment {
         if has_word(src, "gl_FragColor") {
-            out.push_str("layout(location = 0) out vec4 varysat_FragColor;\n");
+            decls.push_str("layout(location = 0) out vec4 varysat_FragColor;\n");
         } else if has_word(src, "gl_FragData") {
-            out.push_str("layout(location = 0) out vec4 varysat_FragData[8];\n");
+            decls.push_str("layout(location = 0) out vec4 varysat_FragData[8];\n");
         }
     }
+    let (renames, compat_decls) = super::compat::rewrite(stage, &|w| has_word(src, w));
+    words.extend(renames);
+    decls.push_str(&compat_decls);
+    // Declarations go after the `#extension` lines, which must precede them.
     let skip = version_line.map(|i| i + 1).unwrap_or(0);
-    out.push_str(&format!("#line {}\n", skip + 1));
-    for line in src.lines().skip(skip) {
+    let body = src
+        .lines()
+        .enumerate()
+        .skip(skip)
+        .filter(|(_, l)| l.trim_start().starts_with("#extension"))
+        .map(|(i, _)| i + 1)
+        .last()
+        .unwrap_or(skip);
+    let mut out = String::from("#version 450\n");
+    if body > skip {
+        out.push_str(&format!("#line {}\n", skip + 1));
+    }
+    for line in src.lines().take(body).skip(skip) {
         out.push_str(&replace_words(line, &words));
         out.push('\n');
     }
-    let _ = version_line;
+    out.push_str(&decls);
+    out.push_str(&format!("#line {}\n", body + 1));
+    for line in src.lines().skip(body) {
+        out.push_str(&replace_words(line, &words));
+        out.push('\n');
+    }
     Some(out)
 }
 

@@ -81,14 +81,17 @@ impl<'a> Translator<'a> {
                 ));
             }
         }
-        let family = match (self.m.stage, g.class) {
-            (Stage::Vertex, StorageClass::Input) => Slot::Attr(0),
-            (Stage::Fragment, StorageClass::Output) => Slot::Data(0),
+        let fixed = super::compat::fixed_function_slot(self.m.name(var));
+        let family = match (self.m.stage, g.class, fixed) {
+            (Stage::Vertex, StorageClass::Input, _) => Slot::Attr(0),
+            (Stage::Fragment, StorageClass::Output, _) => Slot::Data(0),
+            (_, _, Some(slot)) => slot,
             _ if d.patch || struct_patch => Slot::Patch(0),
             _ => Slot::Var(0),
         };
         let base = match family {
             Slot::Attr(_) | Slot::Data(_) => d.location.unwrap_or(0),
+            _ if fixed.is_some() => 0,
             _ => *self.layout.io_base.get(&var).ok_or_else(|| {
                 self.m.err_plain(format!(
                     "interface variable %{var} `{}` has no location",

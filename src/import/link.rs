@@ -157,7 +157,8 @@ fn varyings(m: &Module, class: StorageClass) -> Result<Vec<Varying>, Error> {
             continue;
         }
         let ty = strip_vertex(m, *id).unwrap_or(g.ty);
-        if is_builtin_var(m, *id, ty) {
+        // Fixed-function varyings have their own slots, like built-ins.
+        if is_builtin_var(m, *id, ty) || super::compat::fixed_function_slot(m.name(*id)).is_some() {
             continue;
         }
         let is_block = matches!(m.types.get(&ty), Some(Ty::Struct { .. })) && m.deco(ty).block;

@@ -10,6 +10,7 @@
 
 mod alu;
 mod cfg;
+mod compat;
 mod emit;
 mod framing;
 mod glsl;

@@ -231,17 +231,17 @@ fn core(code: Op, a: &[Num]) -> Option<Out> {
         ULessThanEqual => Out::B(x.u() <= uy?),
         SLessThanEqual => Out::B(x.i() <= iy?),
         FOrdEqual => Out::B(x.f() == fy()?),
-        FUnordEqual => Out::B(!(x.f() < fy()? || x.f() > fy()?)),
+        FUnordEqual => Out::B(unordered(x.f(), fy()?) || x.f() == fy()?),
         FOrdNotEqual => Out::B(x.f() < fy()? || x.f() > fy()?),
         FUnordNotEqual => Out::B(x.f() != fy()?),
         FOrdLessThan => Out::B(x.f() < fy()?),
-        FUnordLessThan => Out::B(!(x.f() >= fy()?)),
+        FUnordLessThan => Out::B(unordered(x.f(), fy()?) || x.f() < fy()?),
         FOrdGreaterThan => Out::B(x.f() > fy()?),
-        FUnordGreaterThan => Out::B(!(x.f() <= fy()?)),
+        FUnordGreaterThan => Out::B(unordered(x.f(), fy()?) || x.f() > fy()?),
         FOrdLessThanEqual => Out::B(x.f() <= fy()?),
-        FUnordLessThanEqual => Out::B(!(x.f() > fy()?)),
+        FUnordLessThanEqual => Out::B(unordered(x.f(), fy()?) || x.f() <= fy()?),
         FOrdGreaterThanEqual => Out::B(x.f() >= fy()?),
-        FUnordGreaterThanEqual => Out::B(!(x.f() < fy()?)),
+        FUnordGreaterThanEqual => Out::B(unordered(x.f(), fy()?) || x.f() >= fy()?),
         // Shift amounts past the width are undefined in SPIR-V; here they wrap.
         ShiftRightLogical => Out::I(x.u().wrapping_shr(uy? as u32)),
         ShiftRightArithmetic => Out::I(x.i().wrapping_shr(uy? as u32) as u64),
@@ -254,6 +254,11 @@ fn core(code: Op, a: &[Num]) -> Option<Out> {
         BitReverse => Out::I(x.u().reverse_bits()),
         _ => return None,
     })
+}
+
+/// Whether either operand is NaN (the unordered comparisons are then true).
+fn unordered(a: f64, b: f64) -> bool {
+    a.is_nan() || b.is_nan()
 }
 
 /// A componentwise `GLSL.std.450` function on scalars.

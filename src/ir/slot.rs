@@ -46,7 +46,7 @@ pub enum Slot {
     TessLevelOuter,
     /// Inner tessellation levels (2 components).
     TessLevelInner,
-    /// Vertex attribute 0-15 (VS input).
+    /// Vertex attribute 0-31 (VS input; see [`ATTR_SLOTS`]).
     Attr(u8),
     /// Fragment colour output 0-7.
     Data(u8),

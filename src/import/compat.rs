@@ -1,0 +1,267 @@
+//! Compatibility-profile GLSL: the fixed-function built-ins of desktop GL 1.x /
+//! `compatibility` shaders, which glslang does not compile for SPIR-V, declared as
+//! ordinary variables before compiling, and mapped back to the slots NIR gives them.
+//!
+//! - VS attributes (`gl_Vertex`, `gl_Normal`, `gl_Color`, `gl_SecondaryColor`,
+//!   `gl_MultiTexCoord0-7`, `gl_FogCoord`) become `in` variables (vertex attributes);
+//! - the matrices (`gl_ModelViewProjectionMatrix`, `gl_NormalMatrix`,
+//!   `gl_TextureMatrix[]`, their inverse/transpose forms) become default-block
+//!   uniforms, and `ftransform()` their product with `gl_Vertex`;
+//! - the fixed-function varyings become variables named `varysat_COL0` …, which
+//!   linking does not number as generic varyings: the VS's `gl_FrontColor`,
+//!   `gl_BackColor`, `gl_FrontSecondaryColor`, `gl_BackSecondaryColor` are
+//!   `COL0`/`BFC0`/`COL1`/`BFC1`, `gl_TexCoord[i]` is `TEXi`, `gl_FogFragCoord` is
+//!   `FOGC`; the FS's `gl_Color`/`gl_SecondaryColor` read `COL0`/`COL1` (the slot's
+//!   meaning covers two-sided colour selection), `gl_TexCoord[i]` and
+//!   `gl_FogFragCoord` read `TEXi` and `FOGC`. Like built-ins, they are never link
+//!   errors when the other stage does not write them.
+//!
+//! Not rewritten (glslang still reports them): `gl_ClipVertex` (user clip planes),
+//! the lighting, material, fog and point state structs, and the fixed-function
+//! varyings of geometry and tessellation stages.
+
+use crate::ir::{Slot, Stage};
+
+/// Prefix of the variables standing for fixed-function varyings.
+const PREFIX: &str = "varysat_";
+
+/// The slot a fixed-function varying variable (by its GLSL name) occupies.
+pub(crate) fn fixed_function_slot(name: &str) -> Option<Slot> {
+    Some(match name.strip_prefix(PREFIX)? {
+        "COL0" => Slot::Col(0),
+        "COL1" => Slot::Col(1),
+        "BFC0" => Slot::Bfc(0),
+        "BFC1" => Slot::Bfc(1),
+        "TEX" => Slot::Tex(0),
+        "FOGC" => Slot::Fogc,
+        _ => return None,
+    })
+}
+
+/// One built-in: its name, what replaces it, and the declaration that replacement
+/// needs (empty when none).
+struct Builtin {
+    name: &'static str,
+    to: &'static str,
+    decl: &'static str,
+}
+
+const fn b(name: &'static str, to: &'static str, decl: &'static str) -> Builtin {
+    Builtin { name, to, decl }
+}
+
+/// Matrices every stage may read.
+const MATRICES: &[Builtin] = &[
+    b(
+        "gl_ModelViewMatrix",
+        "varysat_ModelViewMatrix",
+        "uniform mat4 varysat_ModelViewMatrix;",
+    ),
+    b(
+        "gl_ProjectionMatrix",
+        "varysat_ProjectionMatrix",
+        "uniform mat4 varysat_ProjectionMatrix;",
+    ),
+    b(
+        "gl_ModelViewProjectionMatrix",
+        "varysat_ModelViewProjectionMatrix",
+        "uniform mat4 varysat_ModelViewProjectionMatrix;",
+    ),
+    b(
+        "gl_TextureMatrix",
+        "varysat_TextureMatrix",
+        "uniform mat4 varysat_TextureMatrix[8];",
+    ),
+    b(
+        "gl_NormalMatrix",
+        "varysat_NormalMatrix",
+        "uniform mat3 varysat_NormalMatrix;",
+    ),
+    b(
+        "gl_ModelViewMatrixInverse",
+        "varysat_ModelViewMatrixInverse",
+        "uniform mat4 varysat_ModelViewMatrixInverse;",
+    ),
+    b(
+        "gl_ProjectionMatrixInverse",
+        "varysat_ProjectionMatrixInverse",
+        "uniform mat4 varysat_ProjectionMatrixInverse;",
+    ),
+    b(
+        "gl_ModelViewProjectionMatrixInverse",
+        "varysat_ModelViewProjectionMatrixInverse",
+        "uniform mat4 varysat_ModelViewProjectionMatrixInverse;",
+    ),
+    b(
+        "gl_ModelViewMatrixTranspose",
+        "varysat_ModelViewMatrixTranspose",
+        "uniform mat4 varysat_ModelViewMatrixTranspose;",
+    ),
+    b(
+        "gl_ModelViewProjectionMatrixTranspose",
+        "varysat_ModelViewProjectionMatrixTranspose",
+        "uniform mat4 varysat_ModelViewProjectionMatrixTranspose;",
+    ),
+    b(
+        "gl_ModelViewMatrixInverseTranspose",
+        "varysat_ModelViewMatrixInverseTranspose",
+        "uniform mat4 varysat_ModelViewMatrixInverseTranspose;",
+    ),
+];
+
+/// Vertex-shader attributes and outputs.
+const VERTEX: &[Builtin] = &[
+    b("gl_Vertex", "varysat_Vertex", "in vec4 varysat_Vertex;"),
+    b("gl_Normal", "varysat_Normal", "in vec3 varysat_Normal;"),
+    b("gl_Color", "varysat_Color", "in vec4 varysat_Color;"),
+    b(
+        "gl_SecondaryColor",
+        "varysat_SecondaryColor",
+        "in vec4 varysat_SecondaryColor;",
+    ),
+    b(
+        "gl_FogCoord",
+        "varysat_FogCoord",
+        "in float varysat_FogCoord;",
+    ),
+    b(
+        "gl_MultiTexCoord0",
+        "varysat_MultiTexCoord0",
+        "in vec4 varysat_MultiTexCoord0;",
+    ),
+    b(
+        "gl_MultiTexCoord1",
+        "varysat_MultiTexCoord1",
+        "in vec4 varysat_MultiTexCoord1;",
+    ),
+    b(
+        "gl_MultiTexCoord2",
+        "varysat_MultiTexCoord2",
+        "in vec4 varysat_MultiTexCoord2;",
+    ),
+    b(
+        "gl_MultiTexCoord3",
+        "varysat_MultiTexCoord3",
+        "in vec4 varysat_MultiTexCoord3;",
+    ),
+    b(
+        "gl_MultiTexCoord4",
+        "varysat_MultiTexCoord4",
+        "in vec4 varysat_MultiTexCoord4;",
+    ),
+    b(
+        "gl_MultiTexCoord5",
+        "varysat_MultiTexCoord5",
+        "in vec4 varysat_MultiTexCoord5;",
+    ),
+    b(
+        "gl_MultiTexCoord6",
+        "varysat_MultiTexCoord6",
+        "in vec4 varysat_MultiTexCoord6;",
+    ),
+    b(
+        "gl_MultiTexCoord7",
+        "varysat_MultiTexCoord7",
+        "in vec4 varysat_MultiTexCoord7;",
+    ),
+    b("gl_FrontColor", "varysat_COL0", "out vec4 varysat_COL0;"),
+    b("gl_BackColor", "varysat_BFC0", "out vec4 varysat_BFC0;"),
+    b(
+        "gl_FrontSecondaryColor",
+        "varysat_COL1",
+        "out vec4 varysat_COL1;",
+    ),
+    b(
+        "gl_BackSecondaryColor",
+        "varysat_BFC1",
+        "out vec4 varysat_BFC1;",
+    ),
+    b("gl_TexCoord", "varysat_TEX", "out vec4 varysat_TEX[8];"),
+    b("gl_FogFragCoord", "varysat_FOGC", "out float varysat_FOGC;"),
+];
+
+/// Fragment-shader inputs.
+const FRAGMENT: &[Builtin] = &[
+    b("gl_Color", "varysat_COL0", "in vec4 varysat_COL0;"),
+    b("gl_SecondaryColor", "varysat_COL1", "in vec4 varysat_COL1;"),
+    b("gl_TexCoord", "varysat_TEX", "in vec4 varysat_TEX[8];"),
+    b("gl_FogFragCoord", "varysat_FOGC", "in float varysat_FOGC;"),
+];
+
+/// The renames and declarations for the fixed-function built-ins a shader of
+/// `stage` uses (`uses` says whether an identifier occurs in it).
+pub(crate) fn rewrite(
+    stage: Stage,
+    uses: &dyn Fn(&str) -> bool,
+) -> (Vec<(&'static str, &'static str)>, String) {
+    let stage_list: &[Builtin] = match stage {
+        Stage::Vertex => VERTEX,
+        Stage::Fragment => FRAGMENT,
+        _ => &[],
+    };
+    let mut renames = vec![];
+    let mut decls = String::new();
+    let ftransform = stage == Stage::Vertex && uses("ftransform");
+    for bi in MATRICES.iter().chain(stage_list) {
+        let needed_by_ftransform =
+            ftransform && matches!(bi.name, "gl_Vertex" | "gl_ModelViewProjectionMatrix");
+        if !uses(bi.name) && !needed_by_ftransform {
+            continue;
+        }
+        renames.push((bi.name, bi.to));
+        decls.push_str(bi.decl);
+        decls.push('\n');
+    }
+    if ftransform {
+        renames.push(("ftransform", "varysat_ftransform"));
+        decls.push_str(
+            "vec4 varysat_ftransform() { return varysat_ModelViewProjectionMatrix * varysat_Vertex; }\n",
+        );
+    }
+    (renames, decls)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_used_built_ins_are_declared() {
+        let src = "gl_Position = ftransform(); gl_FrontColor = gl_Color;";
+        let uses = |w: &str| src.contains(w);
+        let (renames, decls) = rewrite(Stage::Vertex, &uses);
+        assert!(renames.contains(&("gl_FrontColor", "varysat_COL0")));
+        assert!(renames.contains(&("gl_Color", "varysat_Color")));
+        assert!(renames.contains(&("ftransform", "varysat_ftransform")));
+        assert!(decls.contains("in vec4 varysat_Vertex;"));
+        assert!(decls.contains("uniform mat4 varysat_ModelViewProjectionMatrix;"));
+        assert!(!decls.contains("varysat_NormalMatrix"));
+        // In the FS, gl_Color is the interpolated front (or back) colour.
+        let (renames, decls) = rewrite(Stage::Fragment, &|w: &str| w == "gl_Color");
+        assert_eq!(renames, vec![("gl_Color", "varysat_COL0")]);
+        assert_eq!(decls, "in vec4 varysat_COL0;\n");
+    }
+
+    #[test]
+    fn declarations_follow_the_extension_lines_and_keep_line_numbers() {
+        let src = "#version 130\n#extension GL_ARB_foo : enable\nvoid main() {\n  gl_Position = gl_Vertex;\n}\n";
+        let out = crate::import::rewrite_desktop_glsl(src, Stage::Vertex).expect("rewritten");
+        assert_eq!(
+            out,
+            "#version 450\n#line 2\n#extension GL_ARB_foo : enable\nin vec4 varysat_Vertex;\n\
+             #line 3\nvoid main() {\n  gl_Position = varysat_Vertex;\n}\n"
+        );
+        // A later version in the compatibility profile is rewritten too.
+        let v400 = "#version 400 compatibility\nvoid main() { gl_Position = gl_Vertex; }\n";
+        let out = crate::import::rewrite_desktop_glsl(v400, Stage::Vertex).expect("rewritten");
+        assert!(out.contains("in vec4 varysat_Vertex;"), "{out}");
+    }
+
+    #[test]
+    fn fixed_function_names_map_to_their_slots() {
+        assert_eq!(fixed_function_slot("varysat_BFC1"), Some(Slot::Bfc(1)));
+        assert_eq!(fixed_function_slot("varysat_TEX"), Some(Slot::Tex(0)));
+        assert_eq!(fixed_function_slot("varysat_Vertex"), None);
+        assert_eq!(fixed_function_slot("COL0"), None);
+    }
+}
