@@ -135,6 +135,21 @@ struct Search<'a, 'p> {
     timed_out: bool,
 }
 
+/// One decided key on the search stack: the next alternative to try and what the
+/// current one changed.
+struct Frame {
+    key: Key,
+    next: usize,
+    undo: Option<Undo>,
+}
+
+/// What choosing one alternative added to the search state.
+struct Undo {
+    own: Cost,
+    varying: Option<VaryingKey>,
+    added: Vec<Key>,
+}
+
 impl Search<'_, '_> {
     fn alts(&self, key: &Key) -> &[Alt] {
         self.space.alts.get(key).map(Vec::as_slice).unwrap_or(&[])
@@ -174,27 +189,25 @@ impl Search<'_, '_> {
         self.todo.iter().copied().min_by_key(|k| self.alts(k).len())
     }
 
+    /// The depth-first search, with an explicit stack of decided keys (one frame per
+    /// key, as deep as the selection is large): the same order, bounds and results
+    /// as a recursive search, without a stack overflow on large graphs.
     fn run(&mut self) {
-        if self.timed_out {
-            return;
-        }
-        self.nodes += 1;
-        // Checked on the first node too, so a spent limit stops at once.
-        if self.nodes % 64 == 1 && Instant::now() >= self.deadline {
-            self.timed_out = true;
-            return;
-        }
-        let Some(key) = self.next_key() else {
-            let total = self.leaf_cost();
-            if total < self.best_cost {
-                self.best_cost = total;
-                self.best = Some(self.assign.clone());
+        let mut stack: Vec<Frame> = vec![];
+        self.visit(&mut stack);
+        while !self.timed_out {
+            let Some(frame) = stack.last_mut() else {
+                return;
+            };
+            let key = frame.key;
+            if let Some(undo) = frame.undo.take() {
+                self.undo(key, undo);
             }
-            return;
-        };
-        for i in 0..self.alts(&key).len() {
+            let i = frame.next;
+            frame.next += 1;
             let Some(alt) = self.alts(&key).get(i) else {
-                break;
+                stack.pop();
+                continue;
             };
             let (own, varying, kids) = (alt.own, alt.varying, alt.kids.clone());
             if kids
@@ -214,22 +227,55 @@ impl Search<'_, '_> {
                 .filter(|k| !self.assign.contains_key(k) && self.todo.insert(**k))
                 .copied()
                 .collect();
+            if let Some(frame) = stack.last_mut() {
+                frame.undo = Some(Undo {
+                    own,
+                    varying,
+                    added,
+                });
+            }
             if self.lower_bound() < self.best_cost {
-                self.run();
-            }
-            for k in &added {
-                self.todo.remove(k);
-            }
-            if let Some(v) = varying {
-                self.release(v);
-            }
-            self.alu = Cost(self.alu.0.saturating_sub(own.0));
-            self.assign.remove(&key);
-            self.todo.insert(key);
-            if self.timed_out {
-                return;
+                self.visit(&mut stack);
             }
         }
+    }
+
+    /// One search node: a complete assignment is scored, otherwise the next key to
+    /// decide gets a frame.
+    fn visit(&mut self, stack: &mut Vec<Frame>) {
+        self.nodes += 1;
+        // Checked on the first node too, so a spent limit stops at once.
+        if self.nodes % 64 == 1 && Instant::now() >= self.deadline {
+            self.timed_out = true;
+            return;
+        }
+        match self.next_key() {
+            Some(key) => stack.push(Frame {
+                key,
+                next: 0,
+                undo: None,
+            }),
+            None => {
+                let total = self.leaf_cost();
+                if total < self.best_cost {
+                    self.best_cost = total;
+                    self.best = Some(self.assign.clone());
+                }
+            }
+        }
+    }
+
+    /// Takes back the alternative a frame tried for `key`.
+    fn undo(&mut self, key: Key, undo: Undo) {
+        for k in &undo.added {
+            self.todo.remove(k);
+        }
+        if let Some(v) = undo.varying {
+            self.release(v);
+        }
+        self.alu = Cost(self.alu.0.saturating_sub(undo.own.0));
+        self.assign.remove(&key);
+        self.todo.insert(key);
     }
 
     /// The cost of a complete assignment: the bound itself (every node paid once),
