@@ -6,6 +6,7 @@
 //! in the graph **pins** its slot: the original stores and loads stay untouched.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
 
 use egg::Id;
 
@@ -168,13 +169,35 @@ fn io_bits(io: IoSlot) -> BitSize {
 struct Graph {
     egraph: VGraph,
     original: Vec<(VNode, Id)>,
+    /// When lowering must give up (`lower_within`).
+    deadline: Option<Instant>,
+    /// Statements walked since the deadline was last read.
+    polls: u32,
+    /// Whether the deadline passed: the walks stop and the graph is incomplete.
+    expired: bool,
 }
+
+/// Statements walked between two reads of the clock.
+const POLL_EVERY: u32 = 256;
 
 impl Graph {
     fn add(&mut self, node: VNode) -> Id {
         let id = self.egraph.add(node.clone());
         self.original.push((node, id));
         id
+    }
+
+    /// Whether lowering is out of time, reading the clock every `POLL_EVERY` calls.
+    fn out_of_time(&mut self) -> bool {
+        if self.expired || self.deadline.is_none() {
+            return self.expired;
+        }
+        self.polls += 1;
+        if self.polls >= POLL_EVERY {
+            self.polls = 0;
+            self.expired = self.deadline.is_some_and(|d| Instant::now() >= d);
+        }
+        self.expired
     }
 }
 
@@ -319,6 +342,9 @@ impl ProducerWalk<'_> {
 
     fn walk(&mut self, block: &Block, env: &mut Env, depth: usize, in_loop: bool) {
         for stmt in block {
+            if self.g.out_of_time() {
+                return;
+            }
             match stmt {
                 Stmt::Inst(inst) => self.inst(&inst.kind, inst.result, env, depth, in_loop),
                 Stmt::If {
@@ -831,6 +857,9 @@ impl ConsumerWalk<'_> {
         let mut insts = vec![];
         shader.for_each_inst(|i| insts.push(i));
         for inst in insts {
+            if self.g.out_of_time() {
+                return;
+            }
             let Some(r) = inst.result else { continue };
             let Some(bits) = shader.values.get(r.index()).map(|v| v.bits) else {
                 continue;
@@ -874,9 +903,35 @@ fn roots(shader: &Shader, region: &BTreeSet<Value>) -> BTreeSet<Value> {
 /// reads are pinned: their single store then serves both, which `optimize` uses when
 /// giving them a separate varying would need more vec4 slots than the input.
 pub fn lower(p: &Pipeline, analysis: VAnalysis, pin_xfb_reads: bool) -> Lowered {
+    lower_until(p, analysis, pin_xfb_reads, None).0
+}
+
+/// [`lower`] that gives up at `deadline`: `None` when it passed before the graph was
+/// complete (the walks poll the clock every few hundred statements).
+pub fn lower_within(
+    p: &Pipeline,
+    analysis: VAnalysis,
+    pin_xfb_reads: bool,
+    deadline: Option<Instant>,
+) -> Option<Lowered> {
+    let (lowered, expired) = lower_until(p, analysis, pin_xfb_reads, deadline);
+    (!expired).then_some(lowered)
+}
+
+/// Lowering until done or past `deadline`; the flag says the latter (the graph is
+/// then incomplete).
+fn lower_until(
+    p: &Pipeline,
+    analysis: VAnalysis,
+    pin_xfb_reads: bool,
+    deadline: Option<Instant>,
+) -> (Lowered, bool) {
     let mut pins = Pins::default();
     loop {
-        let (lowered, missing) = lower_once(p, analysis.clone(), pins.clone());
+        let (lowered, missing, expired) = lower_once(p, analysis.clone(), pins.clone(), deadline);
+        if expired {
+            return (lowered, true);
+        }
         let mut grew = false;
         for io in missing {
             grew |= pins.pin(io, "load not representable in the graph");
@@ -887,8 +942,27 @@ pub fn lower(p: &Pipeline, analysis: VAnalysis, pin_xfb_reads: bool) -> Lowered 
             }
         }
         if !grew {
-            return lowered;
+            return (lowered, false);
         }
+    }
+}
+
+/// What is left of a lowering abandoned at its deadline: the partial graph and
+/// nothing else (no roots, loads or outputs), never to be used for optimizing.
+fn abandoned(g: Graph, pins: Pins) -> Lowered {
+    Lowered {
+        egraph: g.egraph,
+        roots: BTreeMap::new(),
+        region: BTreeSet::new(),
+        loads: vec![],
+        outputs: BTreeMap::new(),
+        stored: BTreeSet::new(),
+        xfb: BTreeSet::new(),
+        read: BTreeSet::new(),
+        needed: BTreeSet::new(),
+        pins,
+        original: g.original,
+        gs_emits: None,
     }
 }
 
@@ -937,12 +1011,23 @@ fn ungated_invariant(g: &Graph, id: Id) -> Option<Id> {
     })
 }
 
-fn lower_once(p: &Pipeline, analysis: VAnalysis, mut pins: Pins) -> (Lowered, Vec<IoSlot>) {
+fn lower_once(
+    p: &Pipeline,
+    analysis: VAnalysis,
+    mut pins: Pins,
+    deadline: Option<Instant>,
+) -> (Lowered, Vec<IoSlot>, bool) {
     let mut g = Graph {
         egraph: VGraph::new(analysis),
         original: vec![],
+        deadline,
+        polls: 0,
+        expired: false,
     };
     let mut prod = lower_producer(&p.producer, &mut g, &mut pins);
+    if g.expired {
+        return (abandoned(g, pins), vec![], true);
+    }
     pin_tcs_patch_outputs(p, &mut prod, &g, &mut pins);
     let read = consumer_pins(p, &prod, &g, &mut pins);
     let mut cw = ConsumerWalk {
@@ -956,6 +1041,9 @@ fn lower_once(p: &Pipeline, analysis: VAnalysis, mut pins: Pins) -> (Lowered, Ve
     };
     cw.run();
     let (loads, region, terms) = (cw.loads, cw.region, cw.terms);
+    if g.expired {
+        return (abandoned(g, pins), vec![], true);
+    }
     let mut missing = vec![];
     p.consumer.for_each_inst(|i| {
         let outside = i.result.is_some_and(|r| !region.contains(&r));
@@ -997,6 +1085,7 @@ fn lower_once(p: &Pipeline, analysis: VAnalysis, mut pins: Pins) -> (Lowered, Ve
         }
     }
     g.egraph.rebuild();
+    let expired = g.expired || deadline.is_some_and(|d| Instant::now() >= d);
     let lowered = Lowered {
         egraph: g.egraph,
         roots: root_map,
@@ -1011,5 +1100,5 @@ fn lower_once(p: &Pipeline, analysis: VAnalysis, mut pins: Pins) -> (Lowered, Ve
         original: g.original,
         gs_emits: prod.gs_emits,
     };
-    (lowered, missing)
+    (lowered, missing, expired)
 }

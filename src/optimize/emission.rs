@@ -1,5 +1,8 @@
 //! Stage 5, emission: both shaders rebuilt from the selection (`emit`), dead code
-//! removed, values renumbered, the pair validated.
+//! removed, values renumbered, the pair validated. Each step first checks the run's
+//! hard deadline; past it emission stops and the input stands.
+
+use std::time::Instant;
 
 use super::emit::{emit_consumer, emit_producer, remove_dead_code, EmitInput};
 use super::lowering::LoweredPair;
@@ -16,6 +19,8 @@ pub(crate) struct Emitted {
     pub pipeline: Pipeline,
     /// Why emission failed, if it did.
     pub failure: Option<String>,
+    /// Whether it stopped at the deadline (then `pipeline` is the input).
+    pub out_of_time: bool,
 }
 
 /// Emits both shaders from the selection; a failure falls back to the input.
@@ -25,6 +30,7 @@ pub(crate) fn emit(
     saturated: &Saturated,
     chosen: &Chosen<'_>,
     slots: &SlotMap,
+    deadline: Option<Instant>,
 ) -> Emitted {
     let input = EmitInput {
         lowered: &lowered.lowered,
@@ -32,24 +38,49 @@ pub(crate) fn emit(
         selection: &chosen.selection,
         slots,
     };
-    match emit_pair(p, &input) {
-        Ok(pipeline) => Emitted {
+    let late = || deadline.is_some_and(|d| Instant::now() >= d);
+    match emit_pair(p, &input, &late) {
+        Ok(Some(pipeline)) => Emitted {
             pipeline,
             failure: None,
+            out_of_time: false,
+        },
+        Ok(None) => Emitted {
+            pipeline: p.clone(),
+            failure: Some("the time limit ended during emission".into()),
+            out_of_time: true,
         },
         Err(e) => Emitted {
             pipeline: p.clone(),
             failure: Some(e.to_string()),
+            out_of_time: false,
         },
     }
 }
 
-fn emit_pair(p: &Pipeline, input: &EmitInput<'_>) -> Result<Pipeline, Error> {
+/// The emitted pair; `None` when `late()` says the deadline passed between steps.
+fn emit_pair(
+    p: &Pipeline,
+    input: &EmitInput<'_>,
+    late: &dyn Fn() -> bool,
+) -> Result<Option<Pipeline>, Error> {
+    if late() {
+        return Ok(None);
+    }
     let mut producer = emit_producer(p, input)?;
+    if late() {
+        return Ok(None);
+    }
     let mut consumer = emit_consumer(p, input)?;
     for shader in [&mut producer, &mut consumer] {
+        if late() {
+            return Ok(None);
+        }
         remove_dead_code(shader);
         renumber(shader);
+    }
+    if late() {
+        return Ok(None);
     }
     let out = Pipeline {
         producer,
@@ -57,5 +88,5 @@ fn emit_pair(p: &Pipeline, input: &EmitInput<'_>) -> Result<Pipeline, Error> {
         ..p.clone()
     };
     crate::validate::validate(&out)?;
-    Ok(out)
+    Ok(Some(out))
 }

@@ -2,12 +2,13 @@
 //! of the input as written, which the report and the selection compare against.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use egg::Id;
 
 use super::options::Options;
 use crate::egraph::analysis::VAnalysis;
-use crate::egraph::lower::{lower, Lowered};
+use crate::egraph::lower::{lower_within, Lowered};
 use crate::egraph::VGraph;
 use crate::extract::dag::{dag_cost, seed_from};
 use crate::extract::{Cost, Ctx, Problem, Selection};
@@ -21,14 +22,27 @@ pub(crate) struct LoweredPair {
     pub cost_before: Cost,
 }
 
-/// Lowers `p` (pinning read xfb outputs when asked) and prices it as written.
-pub(crate) fn lower_pair(p: &Pipeline, opts: &Options, pin_xfb_reads: bool) -> LoweredPair {
-    let lowered = lower(p, analysis_for(p, opts), pin_xfb_reads);
+/// Lowers `p` (pinning read xfb outputs when asked) and prices it as written, giving
+/// up at `deadline` (`None`: it passed first). Both the graph construction and the
+/// pricing of the input as written check it.
+pub(crate) fn lower_pair_within(
+    p: &Pipeline,
+    opts: &Options,
+    pin_xfb_reads: bool,
+    deadline: Option<Instant>,
+) -> Option<LoweredPair> {
+    let lowered = lower_within(p, analysis_for(p, opts), pin_xfb_reads, deadline)?;
+    if deadline.is_some_and(|d| Instant::now() >= d) {
+        return None;
+    }
     let cost_before = cost_as_written(&lowered, p, opts);
-    LoweredPair {
+    if deadline.is_some_and(|d| Instant::now() >= d) {
+        return None;
+    }
+    Some(LoweredPair {
         lowered,
         cost_before,
-    }
+    })
 }
 
 /// The e-class analysis parameters of a pair under `opts`.

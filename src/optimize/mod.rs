@@ -70,6 +70,7 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     // towards the same deadline (a limit too large to add is no limit).
     let base = Round {
         deadline: start.checked_add(opts.budgets.time),
+        hard_deadline: start.checked_add(opts.budgets.time.mul_f64(1.0 + GRACE)),
         ..Round::default()
     };
     // A round that replaces an earlier one; the report counts both rounds' time.
@@ -146,7 +147,7 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
         };
     }
     if p != input {
-        account_prepass(&mut out.report, input, opts, prepared.fates);
+        account_prepass(&mut out.report, input, opts, prepared.fates, base);
     }
     if let Some(s) = specialized {
         crate::specialize::account(&mut out.report, input, s.report);
@@ -163,14 +164,23 @@ fn grew(r: &Report) -> bool {
 /// Reports the pre-pass: counts and cost of the real input, the merged colours' fates,
 /// pointing at wherever their surviving twin ended up, and the propagated constant
 /// outputs (replacing the "not read" fate the run gave their producer stores).
+///
+/// Pricing the input takes one more lowering; past the time budget it is skipped
+/// (or abandoned at the hard deadline) and the pre-passed pair's cost stands.
 fn account_prepass(
     report: &mut Report,
     input: &Pipeline,
     opts: &Options,
     fates: Vec<VaryingReport>,
+    round: Round,
 ) {
     report.before = count_varyings(input);
-    report.cost_before = lowering::lower_pair(input, opts, false).cost_before;
+    if !round.past_deadline() {
+        let priced = lowering::lower_pair_within(input, opts, false, round.hard_deadline);
+        if let Some(l) = priced {
+            report.cost_before = l.cost_before;
+        }
+    }
     for mut merged in fates {
         if let Fate::MergedInto { slot, with } = &mut merged.fate {
             let now = report.varyings.iter().find(|v| v.slot == *with);
@@ -194,19 +204,44 @@ struct Round {
     pin_xfb_reads: bool,
     /// Keep the as-written selection instead of the extracted one.
     as_written: bool,
-    /// When the whole run's time budget ends (`None`: no time budget).
+    /// When the whole run's time budget ends (`None`: no time budget): lowering,
+    /// saturation and extraction's search stop here.
     deadline: Option<Instant>,
+    /// The latest a round may still be working (the deadline plus a grace of
+    /// `GRACE` of the budget): extraction's preparation, emission and packing check
+    /// it between steps and give the input back unchanged past it.
+    hard_deadline: Option<Instant>,
 }
+
+/// The share of the time budget the stages after the deadline may still use to
+/// finish what extraction chose (the target is the whole run within 1.2 × T).
+const GRACE: f64 = 0.1;
+
+/// Extraction, emission and packing take about twice as long as lowering on large
+/// pairs (docs/performance.md); saturation stops this many lowering times before
+/// the deadline so that they fit.
+const AFTER_SATURATION_PER_LOWERING: u32 = 3;
+
+/// Emission takes about as long as lowering on large pairs: extraction's search
+/// stops this many lowering times before the deadline.
+const AFTER_EXTRACTION_PER_LOWERING: u32 = 1;
 
 impl Round {
     fn past_deadline(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
-    /// Saturation's budgets: the run's, with the time left until the deadline.
-    fn saturation_budgets(&self, budgets: &Budgets) -> Budgets {
+    fn past_hard_deadline(&self) -> bool {
+        self.hard_deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Saturation's budgets: the run's, with the time left until the deadline minus
+    /// what extraction and emission are expected to need (`reserve`).
+    fn saturation_budgets(&self, budgets: &Budgets, reserve: Duration) -> Budgets {
         let time = match self.deadline {
-            Some(d) => d.saturating_duration_since(Instant::now()),
+            Some(d) => d.checked_sub(reserve).map_or(Duration::ZERO, |s| {
+                s.saturating_duration_since(Instant::now())
+            }),
             None => budgets.time,
         };
         Budgets { time, ..*budgets }
@@ -228,12 +263,23 @@ fn run(
         clock = now;
         d
     };
-    let lowered = lowering::lower_pair(p, opts, round.pin_xfb_reads);
+    let lowered = lowering::lower_pair_within(p, opts, round.pin_xfb_reads, round.deadline);
     timings.lower = lap();
-    if round.past_deadline() {
-        return Ok(out_of_time_in_lowering(p, opts, &lowered, timings));
+    let Some(lowered) = lowered else {
+        let why = "lowering: {limit}, the input was returned unchanged";
+        return Ok(out_of_time(p, opts, timings, why));
+    };
+    let reserve = timings.lower * AFTER_SATURATION_PER_LOWERING;
+    if round
+        .hard_deadline
+        .is_some_and(|h| Instant::now() + reserve >= h)
+    {
+        // What lowering took says extraction and emission would end past the budget.
+        let why = "saturation: {limit}, not started: extraction and emission of a graph \
+                   this large would not fit; the input was returned unchanged";
+        return Ok(out_of_time(p, opts, timings, why));
     }
-    let budgets = round.saturation_budgets(&opts.budgets);
+    let budgets = round.saturation_budgets(&opts.budgets, reserve);
     let mut saturated = saturation::saturate_pair(&lowered, rewrites, &budgets);
     timings.saturate = lap();
     let mut budget_stops = vec![];
@@ -244,13 +290,16 @@ fn run(
     if saturated.stats.stop != Stop::Saturated {
         budget_stops.push(format!("saturation: {}", saturated.stats.stop));
     }
+    let emission_reserve = timings.lower * AFTER_EXTRACTION_PER_LOWERING;
     let chosen = selection::select(
         p,
         opts,
         &lowered,
         &saturated,
         round.as_written,
-        round.deadline,
+        round
+            .deadline
+            .map(|d| d.checked_sub(emission_reserve).unwrap_or(d)),
     );
     if chosen.deadline_hit {
         budget_stops.push(format!(
@@ -260,7 +309,19 @@ fn run(
     }
     timings.extract = lap();
     let slots = slots::assign(p, &lowered, &saturated, &chosen)?;
-    let emitted = emission::emit(p, &lowered, &saturated, &chosen, &slots);
+    let emitted = emission::emit(
+        p,
+        &lowered,
+        &saturated,
+        &chosen,
+        &slots,
+        round.hard_deadline,
+    );
+    if emitted.out_of_time || round.past_hard_deadline() {
+        timings.emit = lap();
+        let why = "emission: {limit}, the input was returned unchanged";
+        return Ok(out_of_time(p, opts, timings, why));
+    }
     let account = match emitted.failure {
         None => fates::account(p, &lowered, &saturated, &chosen, &slots),
         Some(_) => fates::Account::default(),
@@ -326,26 +387,22 @@ fn unchanged(mut out: Outcome, p: &Pipeline, why: &str) -> Outcome {
     out
 }
 
-/// The input unchanged when the time budget ended during lowering: nothing after it
-/// (saturation, extraction, emission, packing) runs.
-fn out_of_time_in_lowering(
-    p: &Pipeline,
-    opts: &Options,
-    lowered: &lowering::LoweredPair,
-    timings: Timings,
-) -> Outcome {
+/// The input unchanged when the time budget ended in a stage (`why`, where `{limit}`
+/// names the budget): nothing after that stage runs, and no cost is computed (the
+/// report's costs are 0).
+fn out_of_time(p: &Pipeline, opts: &Options, timings: Timings, why: &str) -> Outcome {
     let counts = count_varyings(p);
     let limit = Stop::TimeLimit(opts.budgets.time);
-    let g = &lowered.lowered.egraph;
+    let stage = why.split(':').next().unwrap_or("a stage");
     let report = Report {
         varyings: vec![],
         before: counts,
         after: counts,
-        cost_before: lowered.cost_before,
-        cost_after: lowered.cost_before,
+        cost_before: Default::default(),
+        cost_after: Default::default(),
         profile: opts.cost.name.clone(),
-        egraph_nodes: g.total_number_of_nodes(),
-        egraph_classes: g.number_of_classes(),
+        egraph_nodes: 0,
+        egraph_classes: 0,
         iterations: 0,
         stop_reason: limit.to_string(),
         time: Duration::ZERO,
@@ -353,12 +410,10 @@ fn out_of_time_in_lowering(
         rule_firings: Default::default(),
         extraction: opts.extraction.name(),
         proved_optimal: None,
-        fallback: Some("the time limit ended during lowering".into()),
+        fallback: Some(format!("the time limit ended during {stage}")),
         moves: vec![],
         specialization: None,
-        budget_stops: vec![format!(
-            "lowering: {limit}, the input was returned unchanged"
-        )],
+        budget_stops: vec![why.replace("{limit}", &limit.to_string())],
     };
     Outcome {
         pipeline: p.clone(),

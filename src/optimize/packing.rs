@@ -37,7 +37,9 @@ pub(crate) fn pack(
     chosen: &Chosen<'_>,
     slots: &SlotMap,
 ) -> Result<Packed, Error> {
-    let Emitted { pipeline, failure } = emitted;
+    let Emitted {
+        pipeline, failure, ..
+    } = emitted;
     // Emission keeps the stages (and a fallback is the input itself).
     let producer = pipeline.producer.stage();
     let convergent = convergent_slots(&saturated.egraph, &chosen.cost.varyings, slots, producer);
