@@ -205,3 +205,95 @@ fn names_after_reads_single_and_grouped_imports() {
         ["count_varyings"]
     );
 }
+
+/// Inside a stage folder other than the optimizer's (`export/`), `super::` names only
+/// sibling modules, never the driver's (`mod.rs`) own items, and the sibling imports
+/// form no cycle: the driver owns the order, the stages share a context module.
+fn folder_violations(folder: &str) -> Vec<String> {
+    let dir = src().join(folder);
+    let mut files = vec![];
+    rust_files(&dir, &mut files);
+    let stem = |f: &Path| f.file_stem().unwrap().to_string_lossy().to_string();
+    let modules: std::collections::BTreeSet<String> = files
+        .iter()
+        .filter(|f| f.file_name().is_some_and(|n| n != "mod.rs"))
+        .map(|f| stem(f))
+        .collect();
+    let mut bad = vec![];
+    let mut edges: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for file in files.iter().filter(|f| f.parent() == Some(dir.as_path())) {
+        if file.file_name().is_some_and(|n| n == "mod.rs") {
+            continue;
+        }
+        for (n, line) in code_lines(file) {
+            for name in names_after(&line, "super::") {
+                if modules.contains(&name) {
+                    edges.entry(stem(file)).or_default().push(name);
+                } else {
+                    bad.push(format!(
+                        "{}:{n}: `{name}` is the driver's: {}",
+                        file.display(),
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    // Depth-first search for a cycle in the sibling imports.
+    fn visit(
+        m: &str,
+        edges: &std::collections::BTreeMap<String, Vec<String>>,
+        path: &mut Vec<String>,
+        done: &mut std::collections::BTreeSet<String>,
+        bad: &mut Vec<String>,
+    ) {
+        if let Some(at) = path.iter().position(|p| p == m) {
+            bad.push(format!("import cycle: {} -> {m}", path[at..].join(" -> ")));
+            return;
+        }
+        if !done.insert(m.to_string()) {
+            return;
+        }
+        path.push(m.to_string());
+        for next in edges.get(m).into_iter().flatten() {
+            visit(next, edges, path, done, bad);
+        }
+        path.pop();
+    }
+    let mut done = std::collections::BTreeSet::new();
+    for m in &modules {
+        visit(m, &edges, &mut vec![], &mut done, &mut bad);
+    }
+    bad
+}
+
+#[test]
+fn export_stages_share_a_context_and_form_no_cycle() {
+    let bad = folder_violations("export");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn folder_check_catches_a_driver_import_and_a_cycle() {
+    let tmp = std::env::temp_dir().join(format!("varysat-layering-{}", std::process::id()));
+    let folder = tmp.join("src").join("planted");
+    fs::create_dir_all(&folder).unwrap();
+    fs::write(
+        folder.join("mod.rs"),
+        "mod a;\nmod b;\npub(crate) fn helper() {}\n",
+    )
+    .unwrap();
+    fs::write(
+        folder.join("a.rs"),
+        "use super::b::B;\nuse super::helper;\npub struct A;\n",
+    )
+    .unwrap();
+    fs::write(folder.join("b.rs"), "use super::a::A;\npub struct B;\n").unwrap();
+    let bad = folder_violations(folder.to_str().unwrap());
+    fs::remove_dir_all(&tmp).unwrap();
+    assert!(
+        bad.iter().any(|b| b.contains("`helper` is the driver's")),
+        "{bad:?}"
+    );
+    assert!(bad.iter().any(|b| b.contains("import cycle")), "{bad:?}");
+}
