@@ -22,5 +22,11 @@ if ! ready; then
     fi
     [ "$(id -u)" -eq 0 ] || { echo "radv_env.sh: setting up RADV needs root" >&2; exit 1; }
     RADV_ROOT="$R" bash "$dir/setup.sh" >&2
+    # Where the harness folder is itself a network or FUSE mount, the bind mount of it
+    # inside the chroot can come up empty: copy the (small) scripts in instead.
+    if [ ! -f "$R/radv/run_pairs.py" ]; then
+        umount "$R/radv" 2>/dev/null || true
+        cp "$dir"/*.py "$dir"/*.sh "$dir"/*.c "$R/radv/"
+    fi
 fi
 echo "$R"

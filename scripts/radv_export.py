@@ -73,8 +73,14 @@ def main():
     ap.add_argument("--tsv")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
-    if not os.path.isdir(RADV_ROOT):
-        sys.exit("no RADV chroot at %s (see ../shared/radv/README.md)" % RADV_ROOT)
+    global RADV_ROOT
+    # radv_env.sh finds the harness, sets it up (or repairs its mounts) when needed
+    # and prints the chroot root.
+    env = subprocess.run(["bash", os.path.join(ROOT, "scripts", "radv_env.sh")],
+                         capture_output=True, text=True)
+    if env.returncode != 0:
+        sys.exit("RADV harness not available: %s (see ../shared/radv/README.md)" % env.stderr.strip())
+    RADV_ROOT = env.stdout.strip()
     binary = os.path.join(ROOT, "target", "debug", "varysat")
     subprocess.run(["cargo", "build", "-q", "--bin", "varysat"], cwd=ROOT, check=True)
     work = os.path.join(RADV_ROOT, "data", "varysat-export")
