@@ -206,7 +206,7 @@ fn names_after_reads_single_and_grouped_imports() {
     );
 }
 
-/// Inside a stage folder other than the optimizer's (`export/`), `super::` names only
+/// Inside a stage folder other than the optimizer's (`export/`, `import/`), `super::` names only
 /// sibling modules, never the driver's (`mod.rs`) own items, and the sibling imports
 /// form no cycle: the driver owns the order, the stages share a context module.
 fn folder_violations(folder: &str) -> Vec<String> {
@@ -268,9 +268,11 @@ fn folder_violations(folder: &str) -> Vec<String> {
 }
 
 #[test]
-fn export_stages_share_a_context_and_form_no_cycle() {
-    let bad = folder_violations("export");
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
+fn export_and_import_stages_share_a_context_and_form_no_cycle() {
+    for folder in ["export", "import"] {
+        let bad = folder_violations(folder);
+        assert!(bad.is_empty(), "src/{folder}:\n{}", bad.join("\n"));
+    }
 }
 
 #[test]

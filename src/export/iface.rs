@@ -698,7 +698,7 @@ fn original_slots(
             }
         };
         let mut ty = gv.ty;
-        let per_vertex = crate::import::spirv::per_vertex(m.stage, class, d.patch);
+        let per_vertex = crate::import::layout::per_vertex(m.stage, class, d.patch);
         if per_vertex {
             if let Ty::Array { elem, .. } = m.ty(ty)? {
                 ty = *elem;

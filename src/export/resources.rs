@@ -169,7 +169,7 @@ fn buf_decl(m: &Module, var: u32, sized: bool) -> Result<BufDecl, Error> {
         .unwrap_or(0)
         & !3;
     let size = if sized {
-        crate::import::mem::buf_size(m, g.ty)?
+        crate::import::layout::buf_size(m, g.ty)?
     } else {
         0
     };

@@ -5,8 +5,8 @@
 use rspirv::dr::Instruction;
 use rspirv::spirv::{Op, StorageClass};
 
+use super::context::Translator;
 use super::module::{id_at, lit_at, Ty};
-use super::spirv::Translator;
 use super::val::Val;
 use crate::ir::{AluOp, BitSize, InstKind, Interp, InterpLoc, InterpMode, Value};
 use crate::Error;

@@ -2,6 +2,8 @@
 //! 0.13 trusts each instruction's word count and panics on a slice out of range when
 //! a count runs past the end of the module, so no such module may reach it.
 
+use rspirv::spirv::Op;
+
 /// The SPIR-V magic number as the first word.
 const MAGIC: u32 = 0x0723_0203;
 
@@ -43,16 +45,63 @@ pub(super) fn check(bytes: &[u8]) -> Result<(), String> {
         }
         if decode(*word) & 0xffff == SPEC_CONSTANT_OP {
             let inst: Vec<u32> = words[at..at + count].iter().map(|w| decode(*w)).collect();
-            super::spec::screen(&inst).map_err(|m| format!("word {at}: {m}"))?;
+            screen(&inst).map_err(|m| format!("word {at}: {m}"))?;
         }
         at += count;
     }
     Ok(())
 }
 
+/// Operations `OpSpecConstantOp` may fold, with their id-operand counts
+/// (`None`: `OpCompositeExtract`, an id then literal indices).
+fn arity(op: Op) -> Option<Option<usize>> {
+    use Op::*;
+    Some(match op {
+        SConvert | UConvert | SNegate | Not | LogicalNot => Some(1),
+        IAdd | ISub | IMul | UDiv | SDiv | UMod | SRem | SMod | ShiftRightLogical
+        | ShiftRightArithmetic | ShiftLeftLogical | BitwiseOr | BitwiseXor | BitwiseAnd
+        | LogicalOr | LogicalAnd | LogicalEqual | LogicalNotEqual | IEqual | INotEqual
+        | ULessThan | SLessThan | UGreaterThan | SGreaterThan | ULessThanEqual | SLessThanEqual
+        | UGreaterThanEqual | SGreaterThanEqual => Some(2),
+        Select => Some(3),
+        CompositeExtract => None,
+        _ => return None,
+    })
+}
+
+/// Checks an `OpSpecConstantOp` by its raw words (opcode 52) before rspirv decodes
+/// it: rspirv panics on operations and operand counts it cannot parse.
+pub(super) fn screen(words: &[u32]) -> Result<(), String> {
+    // words: [count|opcode, result type, result id, operation, operands...]
+    let Some(&operation) = words.get(3) else {
+        return Err("OpSpecConstantOp without an operation".into());
+    };
+    let op = Op::from_u32(operation)
+        .ok_or_else(|| format!("OpSpecConstantOp with unknown operation {operation}"))?;
+    let rest = words.len() - 4;
+    match arity(op) {
+        Some(Some(n)) if n == rest => Ok(()),
+        Some(None) if rest >= 2 => Ok(()),
+        Some(_) => Err(format!(
+            "OpSpecConstantOp {op:?} with {rest} operand word(s)"
+        )),
+        None => Err(format!("OpSpecConstantOp {op:?} is not supported")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn screening() {
+        let iadd = Op::IAdd as u32;
+        assert!(screen(&[0, 1, 2, iadd, 3, 4]).is_ok());
+        assert!(screen(&[0, 1, 2, iadd, 3]).is_err());
+        assert!(screen(&[0, 1, 2, 0xffff, 3, 4]).is_err());
+        assert!(screen(&[0, 1, 2]).is_err());
+        assert!(screen(&[0, 1, 2, Op::CompositeExtract as u32, 3, 0]).is_ok());
+    }
 
     fn module(words: &[u32]) -> Vec<u8> {
         words.iter().flat_map(|w| w.to_le_bytes()).collect()

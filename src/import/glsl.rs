@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::{fail, stage_from_extension};
+use super::files::{fail, stage_from_extension};
 use crate::ir::{SrcLoc, Stage};
 use crate::{Diagnostic, Error};
 

@@ -4,8 +4,10 @@
 
 use rspirv::spirv::{BuiltIn, StorageClass};
 
+use super::context::Translator;
+use super::layout::locations;
+use super::layout::per_vertex;
 use super::module::{Decos, Ty};
-use super::spirv::{per_vertex, Translator};
 use super::tree::{Addr, Leaf, Tree};
 use crate::ir::{
     BitSize, Half, Indirect, InstKind, Interp, InterpLoc, InterpMode, IoSlot, Slot, Stage,
@@ -639,33 +641,4 @@ pub(crate) fn interp_mode(d: &Decos) -> InterpMode {
             InterpLoc::Center
         },
     }
-}
-
-/// Locations (vec4 slots) a type occupies as a shader input or output.
-pub(crate) fn locations(m: &super::module::Module, ty: u32, depth: u32) -> Result<u32, Error> {
-    if depth > 32 {
-        return Err(m.err_plain(format!("type %{ty} nests too deeply")));
-    }
-    Ok(match m.ty(ty)? {
-        // A 64-bit vector of 3 or 4 components takes two locations.
-        Ty::Vector { elem, n } if *n > 2 && is_wide_scalar(m, *elem) => 2,
-        Ty::Bool | Ty::Int { .. } | Ty::Float { .. } | Ty::Vector { .. } => 1,
-        Ty::Matrix { col, n } => n.saturating_mul(locations(m, *col, depth + 1)?),
-        Ty::Array { elem, len } => len.saturating_mul(locations(m, *elem, depth + 1)?),
-        Ty::Struct { members } => {
-            let mut n = 0u32;
-            for mt in members {
-                n = n.saturating_add(locations(m, *mt, depth + 1)?);
-            }
-            n
-        }
-        other => return Err(m.err_plain(format!("type %{ty} ({other:?}) has no locations"))),
-    })
-}
-
-fn is_wide_scalar(m: &super::module::Module, ty: u32) -> bool {
-    matches!(
-        m.ty(ty),
-        Ok(Ty::Int { width: 64, .. } | Ty::Float { width: 64 })
-    )
 }

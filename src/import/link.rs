@@ -7,10 +7,8 @@ use std::collections::BTreeMap;
 use fxhash::FxHashMap;
 use rspirv::spirv::StorageClass;
 
-use super::iface::locations;
-use super::mem::buf_size;
+use super::layout::{buf_size, locations, per_vertex, shape_of};
 use super::module::{Module, Ty};
-use super::spirv::{per_vertex, shape_of};
 use crate::ir::{Stage, UboDecl};
 use crate::Error;
 

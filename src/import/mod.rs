@@ -11,10 +11,14 @@
 mod alu;
 mod cfg;
 mod compat;
+mod context;
 mod emit;
+mod files;
 mod framing;
+mod function;
 mod glsl;
 mod iface;
+pub(crate) mod layout;
 pub(crate) mod link;
 pub(crate) mod mem;
 pub(crate) mod module;
@@ -28,8 +32,11 @@ mod wide;
 
 use std::path::Path;
 
+pub use files::stage_from_extension;
 pub use glsl::{compile_glsl, rewrite_desktop_glsl, tool_available, GLSLANG, SPIRV_OPT};
 pub use stats::{stats, Stats};
+
+use files::fail;
 
 use crate::ir::{Primitive, ProvokingVertex, Stage, StageInfo};
 use crate::{Diagnostic, Error, Pipeline};
@@ -63,27 +70,6 @@ impl Default for ImportOptions {
             spec: Default::default(),
         }
     }
-}
-
-/// An import error for `file`.
-pub(crate) fn fail(file: &str, msg: impl Into<String>) -> Error {
-    Error::Import(Diagnostic::new(Some(file), None, msg))
-}
-
-/// The stage a file name's extension names: `.vert .tesc .tese .geom .frag`, also
-/// before a trailing `.spv` (`a.vert.spv`).
-pub fn stage_from_extension(path: &Path) -> Option<Stage> {
-    let name = path.file_name()?.to_str()?;
-    let name = name.strip_suffix(".spv").unwrap_or(name);
-    let ext = Path::new(name).extension()?.to_str()?;
-    Some(match ext {
-        "vert" | "vs" => Stage::Vertex,
-        "tesc" | "tcs" => Stage::TessCtrl,
-        "tese" | "tes" => Stage::TessEval,
-        "geom" | "gs" => Stage::Geometry,
-        "frag" | "fs" => Stage::Fragment,
-        _ => return None,
-    })
 }
 
 /// Imports a producer and a consumer SPIR-V module (one entry point each).
@@ -135,12 +121,12 @@ fn import_spirv_named(
         _ => None,
     };
     let pv = opts.patch_vertices;
-    let pp = spirv::StageParams {
+    let pp = context::StageParams {
         patch_vertices: pv,
         topology,
         peer: c.stage,
     };
-    let cp = spirv::StageParams {
+    let cp = context::StageParams {
         patch_vertices: tcs_out.and_then(|n| u8::try_from(n).ok()).unwrap_or(pv),
         topology,
         peer: p.stage,

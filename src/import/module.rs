@@ -7,7 +7,7 @@ use rspirv::spirv::{BuiltIn, Decoration, ExecutionMode, ExecutionModel, Op, Stor
 
 use crate::ir::Stage;
 
-use super::fail;
+use super::files::fail;
 use crate::Error;
 
 /// A SPIR-V type, reduced to what translation needs.

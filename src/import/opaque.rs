@@ -12,8 +12,8 @@ use rspirv::spirv::Op;
 
 use rspirv::dr::Operand;
 
+use super::context::Translator;
 use super::module::Ty;
-use super::spirv::Translator;
 use super::val::Val;
 use crate::ir::{InstKind, OpaqueCode, OpaqueOp, OpaqueTy, Purity, Resource, ScalarTy, Value};
 use crate::Error;

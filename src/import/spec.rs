@@ -8,43 +8,6 @@ use rspirv::spirv::Op;
 use super::module::{id_at, lit_at, ConstDef, Module, Ty};
 use crate::Error;
 
-/// Operations `OpSpecConstantOp` may fold, with their id-operand counts
-/// (`None`: `OpCompositeExtract`, an id then literal indices).
-fn arity(op: Op) -> Option<Option<usize>> {
-    use Op::*;
-    Some(match op {
-        SConvert | UConvert | SNegate | Not | LogicalNot => Some(1),
-        IAdd | ISub | IMul | UDiv | SDiv | UMod | SRem | SMod | ShiftRightLogical
-        | ShiftRightArithmetic | ShiftLeftLogical | BitwiseOr | BitwiseXor | BitwiseAnd
-        | LogicalOr | LogicalAnd | LogicalEqual | LogicalNotEqual | IEqual | INotEqual
-        | ULessThan | SLessThan | UGreaterThan | SGreaterThan | ULessThanEqual | SLessThanEqual
-        | UGreaterThanEqual | SGreaterThanEqual => Some(2),
-        Select => Some(3),
-        CompositeExtract => None,
-        _ => return None,
-    })
-}
-
-/// Checks an `OpSpecConstantOp` by its raw words (opcode 52) before rspirv decodes
-/// it: rspirv panics on operations and operand counts it cannot parse.
-pub(super) fn screen(words: &[u32]) -> Result<(), String> {
-    // words: [count|opcode, result type, result id, operation, operands...]
-    let Some(&operation) = words.get(3) else {
-        return Err("OpSpecConstantOp without an operation".into());
-    };
-    let op = Op::from_u32(operation)
-        .ok_or_else(|| format!("OpSpecConstantOp with unknown operation {operation}"))?;
-    let rest = words.len() - 4;
-    match arity(op) {
-        Some(Some(n)) if n == rest => Ok(()),
-        Some(None) if rest >= 2 => Ok(()),
-        Some(_) => Err(format!(
-            "OpSpecConstantOp {op:?} with {rest} operand word(s)"
-        )),
-        None => Err(format!("OpSpecConstantOp {op:?} is not supported")),
-    }
-}
-
 /// Width and signedness of a scalar constant type (`None` for other types).
 fn scalar(m: &Module, ty: u32) -> Option<(u32, bool)> {
     match m.types.get(&ty)? {
@@ -190,15 +153,5 @@ mod tests {
         assert_eq!(fold(Op::SLessThan, &[i(-1), i(0)]), Some(1));
         assert_eq!(fold(Op::ULessThan, &[i(-1), i(0)]), Some(0));
         assert_eq!(fold(Op::Select, &[(1, 1, false), i(4), i(5)]), Some(4));
-    }
-
-    #[test]
-    fn screening() {
-        let iadd = Op::IAdd as u32;
-        assert!(screen(&[0, 1, 2, iadd, 3, 4]).is_ok());
-        assert!(screen(&[0, 1, 2, iadd, 3]).is_err());
-        assert!(screen(&[0, 1, 2, 0xffff, 3, 4]).is_err());
-        assert!(screen(&[0, 1, 2]).is_err());
-        assert!(screen(&[0, 1, 2, Op::CompositeExtract as u32, 3, 0]).is_ok());
     }
 }

@@ -9,57 +9,15 @@ use fxhash::{FxHashMap, FxHashSet};
 use rspirv::dr::{Function, Instruction};
 use rspirv::spirv::{ExecutionMode, Op, StorageClass};
 
-use super::cfg::{Flow, FnCtx, LoopCtx};
+use super::context::{StageParams, Translator};
 use super::emit::Emitter;
+use super::function::{Flow, FnCtx};
+use super::layout::{shape_of, Shape};
 use super::link::StageLayout;
 use super::module::{describe, id_at, ConstDef, Module, Ty};
 use super::val::Val;
 use crate::ir::{BitSize, InstKind, Primitive, Shader, Stage, StageInfo};
 use crate::Error;
-
-/// Options that SPIR-V itself does not carry.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct StageParams {
-    /// Vertices per patch entering the TCS / TES when the module does not say.
-    pub patch_vertices: u8,
-    /// VS output topology when the next stage does not imply one.
-    pub topology: Primitive,
-    /// The other stage of the pair (decides e.g. where FS `gl_PrimitiveID` comes from).
-    pub peer: Stage,
-}
-
-/// Translation state for one module.
-pub(crate) struct Translator<'a> {
-    pub m: &'a Module,
-    pub e: Emitter,
-    pub layout: &'a StageLayout,
-    pub params: StageParams,
-    pub ids: FxHashMap<u32, Val>,
-    consts: FxHashMap<u32, Val>,
-    undo: Vec<(u32, Option<Val>)>,
-    /// Contents of function-local and private variables and output shadows.
-    pub env: BTreeMap<u32, Val>,
-    pub loops: Vec<LoopCtx>,
-    pub fns: Vec<FnCtx<'a>>,
-    pub visited: Vec<FxHashSet<u32>>,
-    /// IR nesting depth (ifs and loops) of the statement being emitted.
-    pub depth: usize,
-    /// The current instruction carries `NoContraction`.
-    pub exact: bool,
-    /// One more than the largest constant vertex index into per-vertex inputs.
-    pub max_vertex: u32,
-    /// Blocks translated so far, against [`MAX_BLOCK_VISITS`].
-    pub block_visits: u32,
-    /// Merge blocks of the switches being translated as `if` chains, innermost last.
-    pub switch_merges: Vec<u32>,
-    /// Set when a branch broke out of such a switch from nested control flow.
-    pub switch_break: Option<u32>,
-}
-
-/// Blocks one translation may walk. Inlining and structurizing duplicate blocks, so
-/// a small hostile module can otherwise expand without bound (the `import_spirv`
-/// fuzz target ran out of memory); real shaders stay far below this.
-pub(crate) const MAX_BLOCK_VISITS: u32 = 1 << 14;
 
 /// Translates the module's entry point into a shader.
 pub(crate) fn translate(
@@ -475,97 +433,6 @@ fn is_image_op(op: Op) -> bool {
             | Op::ImageQueryLevels
             | Op::ImageQuerySamples
     )
-}
-
-/// The scalarized structure of a data type: where its scalar leaves are.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Shape {
-    Scalar(BitSize),
-    Composite(Vec<Shape>),
-}
-
-impl Shape {
-    pub fn leaf_bits(&self) -> Vec<BitSize> {
-        match self {
-            Shape::Scalar(b) => vec![*b],
-            Shape::Composite(items) => items.iter().flat_map(Shape::leaf_bits).collect(),
-        }
-    }
-
-    /// A value of this shape from leaves in order (missing leaves stay 32-bit undef
-    /// shaped only if the iterator runs dry, which callers prevent).
-    pub fn val(&self, leaves: &mut impl Iterator<Item = crate::ir::Value>) -> Val {
-        match self {
-            Shape::Scalar(_) => Val::Scalar(leaves.next().unwrap_or(crate::ir::Value(0))),
-            Shape::Composite(items) => {
-                Val::Composite(items.iter().map(|s| s.val(leaves)).collect())
-            }
-        }
-    }
-}
-
-pub(crate) fn shape_of(m: &Module, ty: u32, depth: u32) -> Result<Shape, Error> {
-    if depth > 64 {
-        return Err(m.err_plain(format!("type %{ty} nests too deeply")));
-    }
-    let bits = |b: u32| BitSize::from_bits(b).filter(|b| *b != BitSize::B1);
-    Ok(match m.ty(ty)? {
-        Ty::Bool => Shape::Scalar(BitSize::B1),
-        // A 64-bit scalar is two 32-bit words, low word first (the IR's values are
-        // at most 32 bits wide; see docs/import.md).
-        Ty::Int { width: 64, .. } | Ty::Float { width: 64 } => {
-            Shape::Composite(vec![Shape::Scalar(BitSize::B32); 2])
-        }
-        Ty::Int { width, .. } | Ty::Float { width } => match bits(*width) {
-            Some(b) => Shape::Scalar(b),
-            None => {
-                return Err(
-                    m.err_plain(format!("type %{ty}: {width}-bit scalars are not supported"))
-                )
-            }
-        },
-        Ty::Vector { elem, n } => {
-            let e = shape_of(m, *elem, depth + 1)?;
-            Shape::Composite(vec![e; *n as usize])
-        }
-        Ty::Matrix { col, n } => {
-            let c = shape_of(m, *col, depth + 1)?;
-            Shape::Composite(vec![c; *n as usize])
-        }
-        Ty::Array { elem, len } => {
-            if *len > 4096 {
-                return Err(m.err_plain(format!(
-                    "type %{ty}: array of {len} elements is too large to scalarize"
-                )));
-            }
-            let e = shape_of(m, *elem, depth + 1)?;
-            Shape::Composite(vec![e; *len as usize])
-        }
-        Ty::Struct { members } => {
-            let mut items = vec![];
-            for mt in members.clone() {
-                items.push(shape_of(m, mt, depth + 1)?);
-            }
-            Shape::Composite(items)
-        }
-        other => {
-            return Err(m.err_plain(format!("type %{ty} ({other:?}) cannot be held in a value")))
-        }
-    })
-}
-
-/// Whether an interface variable of this stage and class is arrayed per vertex.
-/// Callers also require the variable's type to be an array: system values such as
-/// `gl_InvocationID` or `gl_TessCoord` are inputs of these stages but not arrayed.
-pub(crate) fn per_vertex(stage: Stage, class: StorageClass, patch: bool) -> bool {
-    !patch
-        && match class {
-            StorageClass::Input => {
-                matches!(stage, Stage::TessCtrl | Stage::TessEval | Stage::Geometry)
-            }
-            StorageClass::Output => stage == Stage::TessCtrl,
-            _ => false,
-        }
 }
 
 /// The VS/TES output topology a GS consumer implies (its input primitive, without

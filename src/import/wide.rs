@@ -12,8 +12,8 @@ use std::sync::Arc;
 use rspirv::dr::Instruction;
 use rspirv::spirv::Op;
 
+use super::context::Translator;
 use super::module::Ty;
-use super::spirv::Translator;
 use super::val::Val;
 use crate::ir::{InstKind, OpaqueCode, OpaqueOp, OpaqueTy, Purity, ScalarTy, Value};
 use crate::Error;

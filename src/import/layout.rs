@@ -1,0 +1,353 @@
+//! Where values lie: the scalarized shape of a SPIR-V type, the locations an interface
+//! variable takes, which variables are arrayed per vertex, and the word layout of
+//! buffer blocks. Pure functions of the module's types, shared by linking and
+//! translation.
+
+use rspirv::spirv::StorageClass;
+
+use super::module::{Module, Ty};
+use super::tree::{Addr, Leaf, Tree};
+use super::val::Val;
+use crate::ir::{BitSize, Stage};
+use crate::Error;
+
+/// The scalarized structure of a data type: where its scalar leaves are.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Shape {
+    Scalar(BitSize),
+    Composite(Vec<Shape>),
+}
+
+impl Shape {
+    pub fn leaf_bits(&self) -> Vec<BitSize> {
+        match self {
+            Shape::Scalar(b) => vec![*b],
+            Shape::Composite(items) => items.iter().flat_map(Shape::leaf_bits).collect(),
+        }
+    }
+
+    /// A value of this shape from leaves in order (missing leaves stay 32-bit undef
+    /// shaped only if the iterator runs dry, which callers prevent).
+    pub fn val(&self, leaves: &mut impl Iterator<Item = crate::ir::Value>) -> Val {
+        match self {
+            Shape::Scalar(_) => Val::Scalar(leaves.next().unwrap_or(crate::ir::Value(0))),
+            Shape::Composite(items) => {
+                Val::Composite(items.iter().map(|s| s.val(leaves)).collect())
+            }
+        }
+    }
+}
+
+pub(crate) fn shape_of(m: &Module, ty: u32, depth: u32) -> Result<Shape, Error> {
+    if depth > 64 {
+        return Err(m.err_plain(format!("type %{ty} nests too deeply")));
+    }
+    let bits = |b: u32| BitSize::from_bits(b).filter(|b| *b != BitSize::B1);
+    Ok(match m.ty(ty)? {
+        Ty::Bool => Shape::Scalar(BitSize::B1),
+        // A 64-bit scalar is two 32-bit words, low word first (the IR's values are
+        // at most 32 bits wide; see docs/import.md).
+        Ty::Int { width: 64, .. } | Ty::Float { width: 64 } => {
+            Shape::Composite(vec![Shape::Scalar(BitSize::B32); 2])
+        }
+        Ty::Int { width, .. } | Ty::Float { width } => match bits(*width) {
+            Some(b) => Shape::Scalar(b),
+            None => {
+                return Err(
+                    m.err_plain(format!("type %{ty}: {width}-bit scalars are not supported"))
+                )
+            }
+        },
+        Ty::Vector { elem, n } => {
+            let e = shape_of(m, *elem, depth + 1)?;
+            Shape::Composite(vec![e; *n as usize])
+        }
+        Ty::Matrix { col, n } => {
+            let c = shape_of(m, *col, depth + 1)?;
+            Shape::Composite(vec![c; *n as usize])
+        }
+        Ty::Array { elem, len } => {
+            if *len > 4096 {
+                return Err(m.err_plain(format!(
+                    "type %{ty}: array of {len} elements is too large to scalarize"
+                )));
+            }
+            let e = shape_of(m, *elem, depth + 1)?;
+            Shape::Composite(vec![e; *len as usize])
+        }
+        Ty::Struct { members } => {
+            let mut items = vec![];
+            for mt in members.clone() {
+                items.push(shape_of(m, mt, depth + 1)?);
+            }
+            Shape::Composite(items)
+        }
+        other => {
+            return Err(m.err_plain(format!("type %{ty} ({other:?}) cannot be held in a value")))
+        }
+    })
+}
+
+/// Whether an interface variable of this stage and class is arrayed per vertex.
+/// Callers also require the variable's type to be an array: system values such as
+/// `gl_InvocationID` or `gl_TessCoord` are inputs of these stages but not arrayed.
+pub(crate) fn per_vertex(stage: Stage, class: StorageClass, patch: bool) -> bool {
+    !patch
+        && match class {
+            StorageClass::Input => {
+                matches!(stage, Stage::TessCtrl | Stage::TessEval | Stage::Geometry)
+            }
+            StorageClass::Output => stage == Stage::TessCtrl,
+            _ => false,
+        }
+}
+
+/// Locations (vec4 slots) a type occupies as a shader input or output.
+pub(crate) fn locations(m: &Module, ty: u32, depth: u32) -> Result<u32, Error> {
+    if depth > 32 {
+        return Err(m.err_plain(format!("type %{ty} nests too deeply")));
+    }
+    Ok(match m.ty(ty)? {
+        // A 64-bit vector of 3 or 4 components takes two locations.
+        Ty::Vector { elem, n } if *n > 2 && is_wide_scalar(m, *elem) => 2,
+        Ty::Bool | Ty::Int { .. } | Ty::Float { .. } | Ty::Vector { .. } => 1,
+        Ty::Matrix { col, n } => n.saturating_mul(locations(m, *col, depth + 1)?),
+        Ty::Array { elem, len } => len.saturating_mul(locations(m, *elem, depth + 1)?),
+        Ty::Struct { members } => {
+            let mut n = 0u32;
+            for mt in members {
+                n = n.saturating_add(locations(m, *mt, depth + 1)?);
+            }
+            n
+        }
+        other => return Err(m.err_plain(format!("type %{ty} ({other:?}) has no locations"))),
+    })
+}
+
+fn is_wide_scalar(m: &Module, ty: u32) -> bool {
+    matches!(
+        m.ty(ty),
+        Ok(Ty::Int { width: 64, .. } | Ty::Float { width: 64 })
+    )
+}
+
+pub(crate) fn word_tree(shape: &Shape, next: &mut u32) -> Tree {
+    match shape {
+        Shape::Scalar(b) => {
+            let w = *next;
+            *next += 1;
+            Tree::Leaf(Leaf {
+                addr: Addr::Word(w),
+                bits: *b,
+                dynamic: None,
+            })
+        }
+        Shape::Composite(items) => Tree::Node {
+            kids: items.iter().map(|s| word_tree(s, next)).collect(),
+            stride: None,
+            runtime: false,
+        },
+    }
+}
+
+/// Layout of a buffer block member by `Offset`/`ArrayStride`/`MatrixStride`.
+/// `matrix` is (stride, row-major) inherited from the enclosing member.
+pub(crate) fn buf_tree(
+    m: &Module,
+    ty: u32,
+    off: u32,
+    matrix: Option<(u32, bool)>,
+    mk: &dyn Fn(u32) -> Addr,
+    depth: u32,
+) -> Result<Tree, Error> {
+    if depth > 32 {
+        return Err(m.err_plain(format!("buffer type %{ty} nests too deeply")));
+    }
+    let leaf = |o: u32, bits| {
+        Tree::Leaf(Leaf {
+            addr: mk(o),
+            bits,
+            dynamic: None,
+        })
+    };
+    // A 64-bit scalar is its two words, low word first (little-endian memory).
+    let wide = |o: u32| -> Result<Tree, Error> {
+        Ok(Tree::Node {
+            kids: vec![
+                leaf(o, BitSize::B32),
+                leaf(at(m, ty, o, 1, 4)?, BitSize::B32),
+            ],
+            stride: None,
+            runtime: false,
+        })
+    };
+    Ok(match m.ty(ty)? {
+        Ty::Bool => leaf(off, BitSize::B1),
+        Ty::Int { width: 32, .. } | Ty::Float { width: 32 } => leaf(off, BitSize::B32),
+        Ty::Int { width: 64, .. } | Ty::Float { width: 64 } => wide(off)?,
+        Ty::Vector { elem, n } => {
+            let b = buf_tree(m, *elem, off, None, mk, depth + 1)?;
+            let size = scalar_size(m, *elem);
+            // Components are scalars at `off + size·i`: if the end fits, every shift does.
+            at(m, ty, off, *n, size)?;
+            let kids = (0..*n).map(|i| shift(&b, i * size, mk)).collect();
+            Tree::Node {
+                kids,
+                stride: Some(size),
+                runtime: false,
+            }
+        }
+        Ty::Matrix { col, n } => {
+            let (stride, row_major) = matrix.ok_or_else(|| {
+                m.err_plain(format!("matrix %{ty} in a buffer without MatrixStride"))
+            })?;
+            let (rows, elem) = match m.ty(*col)? {
+                Ty::Vector { n, elem } => (*n, *elem),
+                _ => (1, *col),
+            };
+            let size = scalar_size(m, elem);
+            let (col_step, row_step) = if row_major {
+                (size, stride)
+            } else {
+                (stride, size)
+            };
+            let cell = |o: u32| match size {
+                8 => wide(o),
+                _ => Ok(leaf(o, BitSize::B32)),
+            };
+            let mut kids = vec![];
+            for c in 0..*n {
+                let column = at(m, ty, off, c, col_step)?;
+                let cells = (0..rows)
+                    .map(|r| cell(at(m, ty, column, r, row_step)?))
+                    .collect::<Result<_, Error>>()?;
+                kids.push(Tree::Node {
+                    kids: cells,
+                    stride: Some(row_step),
+                    runtime: false,
+                });
+            }
+            Tree::Node {
+                kids,
+                stride: Some(col_step),
+                runtime: false,
+            }
+        }
+        Ty::Array { elem, len } => {
+            let stride = m.deco(ty).array_stride.ok_or_else(|| {
+                m.err_plain(format!("array %{ty} in a buffer without ArrayStride"))
+            })?;
+            if *len > 4096 {
+                return Err(m.err_plain(format!("buffer array %{ty} is too long to scalarize")));
+            }
+            let mut kids = vec![];
+            for i in 0..*len {
+                let o = at(m, ty, off, i, stride)?;
+                kids.push(buf_tree(m, *elem, o, matrix, mk, depth + 1)?);
+            }
+            Tree::Node {
+                kids,
+                stride: Some(stride),
+                runtime: false,
+            }
+        }
+        Ty::Struct { members } => {
+            let mut kids = vec![];
+            for (i, mt) in members.iter().enumerate() {
+                let d = m.member_deco(ty, i as u32);
+                let o = d.offset.ok_or_else(|| {
+                    m.err_plain(format!("member {i} of buffer struct %{ty} has no Offset"))
+                })?;
+                let mat = d.matrix_stride.map(|s| (s, d.row_major));
+                kids.push(buf_tree(m, *mt, at(m, ty, off, 1, o)?, mat, mk, depth + 1)?);
+            }
+            Tree::Node {
+                kids,
+                stride: None,
+                runtime: false,
+            }
+        }
+        // One element stands for all: indices shift it by the stride (`Tree::walk`).
+        Ty::RuntimeArray { elem } => {
+            let stride = m
+                .deco(ty)
+                .array_stride
+                .ok_or_else(|| m.err_plain(format!("runtime array %{ty} without ArrayStride")))?;
+            Tree::Node {
+                kids: vec![buf_tree(m, *elem, off, matrix, mk, depth + 1)?],
+                stride: Some(stride),
+                runtime: true,
+            }
+        }
+        other => {
+            return Err(m.err_plain(format!(
+                "type %{ty} ({other:?}) is not supported in a buffer (16-bit members are not)"
+            )))
+        }
+    })
+}
+
+/// Bytes one scalar of a buffer member takes: 8 for 64-bit types, else 4.
+fn scalar_size(m: &Module, ty: u32) -> u32 {
+    match m.ty(ty) {
+        Ok(Ty::Int { width: 64, .. } | Ty::Float { width: 64 }) => 8,
+        _ => 4,
+    }
+}
+
+/// Byte offset `base + index·step` inside buffer type `ty`; offsets that do not fit
+/// 32 bits (hostile strides or offsets) are an error.
+fn at(m: &Module, ty: u32, base: u32, index: u32, step: u32) -> Result<u32, Error> {
+    index
+        .checked_mul(step)
+        .and_then(|d| base.checked_add(d))
+        .ok_or_else(|| m.err_plain(format!("buffer type %{ty} reaches past byte 2^32")))
+}
+
+fn shift(t: &Tree, by: u32, mk: &dyn Fn(u32) -> Addr) -> Tree {
+    match t {
+        Tree::Leaf(l) => {
+            let o = match l.addr {
+                Addr::Ubo { offset, .. } | Addr::Ssbo { offset, .. } => offset + by,
+                _ => by,
+            };
+            Tree::Leaf(Leaf {
+                addr: mk(o),
+                bits: l.bits,
+                dynamic: None,
+            })
+        }
+        Tree::Node {
+            kids,
+            stride,
+            runtime,
+        } => Tree::Node {
+            kids: kids.iter().map(|k| shift(k, by, mk)).collect(),
+            stride: *stride,
+            runtime: *runtime,
+        },
+    }
+}
+
+/// Size in bytes a buffer type covers (last byte read + 1).
+pub(crate) fn buf_size(m: &Module, ty: u32) -> Result<u32, Error> {
+    let t = buf_tree(
+        m,
+        ty,
+        0,
+        None,
+        &|o| Addr::Ubo {
+            block: 0,
+            offset: o,
+        },
+        0,
+    )?;
+    Ok(t.leaves()
+        .iter()
+        .filter_map(|l| match l.addr {
+            Addr::Ubo { offset, .. } => Some(offset + 4),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0))
+}
