@@ -189,10 +189,12 @@ const FRAGMENT: &[Builtin] = &[
 ];
 
 /// The renames and declarations for the fixed-function built-ins a shader of
-/// `stage` uses (`uses` says whether an identifier occurs in it).
+/// `stage` uses (`uses` says whether an identifier occurs in it, `declares` whether
+/// the shader redeclares it itself, which then keeps its qualifiers).
 pub(crate) fn rewrite(
     stage: Stage,
     uses: &dyn Fn(&str) -> bool,
+    declares: &dyn Fn(&str) -> bool,
 ) -> (Vec<(&'static str, &'static str)>, String) {
     let stage_list: &[Builtin] = match stage {
         Stage::Vertex => VERTEX,
@@ -209,8 +211,10 @@ pub(crate) fn rewrite(
             continue;
         }
         renames.push((bi.name, bi.to));
-        decls.push_str(bi.decl);
-        decls.push('\n');
+        if !declares(bi.name) {
+            decls.push_str(bi.decl);
+            decls.push('\n');
+        }
     }
     if ftransform {
         renames.push(("ftransform", "varysat_ftransform"));
@@ -229,7 +233,7 @@ mod tests {
     fn only_used_built_ins_are_declared() {
         let src = "gl_Position = ftransform(); gl_FrontColor = gl_Color;";
         let uses = |w: &str| src.contains(w);
-        let (renames, decls) = rewrite(Stage::Vertex, &uses);
+        let (renames, decls) = rewrite(Stage::Vertex, &uses, &|_| false);
         assert!(renames.contains(&("gl_FrontColor", "varysat_COL0")));
         assert!(renames.contains(&("gl_Color", "varysat_Color")));
         assert!(renames.contains(&("ftransform", "varysat_ftransform")));
@@ -237,9 +241,13 @@ mod tests {
         assert!(decls.contains("uniform mat4 varysat_ModelViewProjectionMatrix;"));
         assert!(!decls.contains("varysat_NormalMatrix"));
         // In the FS, gl_Color is the interpolated front (or back) colour.
-        let (renames, decls) = rewrite(Stage::Fragment, &|w: &str| w == "gl_Color");
+        let (renames, decls) = rewrite(Stage::Fragment, &|w: &str| w == "gl_Color", &|_| false);
         assert_eq!(renames, vec![("gl_Color", "varysat_COL0")]);
         assert_eq!(decls, "in vec4 varysat_COL0;\n");
+        // A redeclared built-in keeps the shader's own declaration (and qualifiers).
+        let (renames, decls) = rewrite(Stage::Fragment, &|w: &str| w == "gl_Color", &|_| true);
+        assert_eq!(renames, vec![("gl_Color", "varysat_COL0")]);
+        assert_eq!(decls, "");
     }
 
     #[test]
@@ -255,6 +263,11 @@ mod tests {
         let v400 = "#version 400 compatibility\nvoid main() { gl_Position = gl_Vertex; }\n";
         let out = crate::import::rewrite_desktop_glsl(v400, Stage::Vertex).expect("rewritten");
         assert!(out.contains("in vec4 varysat_Vertex;"), "{out}");
+        // GLSL 1.30 may redeclare a fixed-function varying with a qualifier.
+        let v130 = "#version 130\nflat out vec4 gl_FrontColor;\nvoid main() { gl_FrontColor = vec4(0); }\n";
+        let out = crate::import::rewrite_desktop_glsl(v130, Stage::Vertex).expect("rewritten");
+        assert!(out.contains("flat out vec4 varysat_COL0;"), "{out}");
+        assert_eq!(out.matches("vec4 varysat_COL0;").count(), 1, "{out}");
     }
 
     #[test]

@@ -239,7 +239,8 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
             decls.push_str("layout(location = 0) out vec4 varysat_FragData[8];\n");
         }
     }
-    let (renames, compat_decls) = super::compat::rewrite(stage, &|w| has_word(src, w));
+    let (renames, compat_decls) =
+        super::compat::rewrite(stage, &|w| has_word(src, w), &|w| declares(src, w));
     words.extend(renames);
     decls.push_str(&compat_decls);
     // Declarations go after the `#extension` lines, which must precede them.
@@ -271,6 +272,26 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
 
 fn has_word(src: &str, w: &str) -> bool {
     idents(src).any(|(_, id)| id == w)
+}
+
+/// Whether the source declares `w` itself: the identifier before it is a type
+/// (GLSL 1.30 lets a shader redeclare `gl_FrontColor` with an interpolation
+/// qualifier).
+fn declares(src: &str, w: &str) -> bool {
+    let is_type = |t: &str| {
+        matches!(t, "float" | "int" | "uint")
+            || ["vec", "mat", "ivec", "uvec"].iter().any(|p| {
+                t.strip_prefix(p).is_some_and(|n| {
+                    !n.is_empty() && n.chars().all(|c| c.is_ascii_digit() || c == 'x')
+                })
+            })
+    };
+    // A type, only blanks, then the name (`vec4 gl_FrontColor`, not `vec4(1.0) - gl_Color`).
+    let ids: Vec<(usize, &str)> = idents(src).collect();
+    ids.windows(2).any(|p| {
+        let ((a, t), (b, id)) = (p[0], p[1]);
+        id == w && is_type(t) && src[a + t.len()..b].trim().is_empty()
+    })
 }
 
 /// Identifiers of a line with their byte offsets.
