@@ -116,3 +116,38 @@ fn cli_writes_both_stages_named_after_the_inputs() {
         "a.vert.spv"
     );
 }
+
+#[test]
+fn the_sample_mask_input_exports_as_its_built_in() {
+    if !tools() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("varysat-export-mask-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=0) out flat int v_bits;
+void main() { gl_Position = pos; v_bits = 5; }
+";
+    let fs = "#version 450
+layout(location=0) flat in int v_bits;
+layout(location=0) out vec4 color;
+void main() { color = vec4(float(gl_SampleMaskIn[0] & v_bits)); }
+";
+    let (a, b) = (dir.join("m.vert"), dir.join("m.frag"));
+    std::fs::write(&a, vs).expect("write vs");
+    std::fs::write(&b, fs).expect("write fs");
+    let ((pipe, _), (pm, cm)) =
+        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    // The constant is propagated, so the exported FS reads the mask and nothing else.
+    assert_eq!(outcome.report.after.components, 0, "{}", outcome.report);
+    let (x, y) = varysat::export::pipeline_to_spirv(&outcome.pipeline, &pm, &cm).expect("exports");
+    validate(&x, "vs").unwrap_or_else(|e| panic!("{e}"));
+    validate(&y, "fs").unwrap_or_else(|e| panic!("{e}"));
+    let dis = format!("{:?}", rspirv::dr::load_words(&y).expect("parses"));
+    assert!(
+        dis.contains("SampleMask"),
+        "the FS reads the SampleMask built-in"
+    );
+}

@@ -231,3 +231,38 @@ fn the_former_wrong_code_is_caught_and_no_longer_produced() {
         assert!(!text.contains("undef"), "no read became undef:\n{text}");
     }
 }
+
+#[test]
+fn the_sample_mask_covers_the_fragments_own_sample() {
+    let p = parse(
+        "(pair
+          (producer vs
+            (%p = load_input ATTR0.x)
+            (store_output POS.x %p))
+          (consumer fs
+            (%m = load_system_value sample_mask_in)
+            (%s = load_system_value sample_id)
+            (%fm = u2f32 %m)
+            (%fs = u2f32 %s)
+            (store_output DATA0.x %fm)
+            (store_output DATA0.y %fs)))",
+    );
+    let mut masks = std::collections::BTreeSet::new();
+    for seed in 0..2 {
+        let o = run(&p, seed);
+        for prim in 0..2 {
+            for frag in 0..4 {
+                let mask = out(&o, prim, frag, "DATA0.x") as u32;
+                let sample = out(&o, prim, frag, "DATA0.y") as u32;
+                assert_eq!(mask, Inputs::new(seed).sample_mask_in(prim, frag));
+                assert!(mask < 16, "four samples per pixel: {mask:#b}");
+                assert_ne!(mask & (1 << sample), 0, "{mask:#b} lacks sample {sample}");
+                masks.insert(mask);
+            }
+        }
+    }
+    assert!(
+        masks.len() > 2,
+        "the mask varies between fragments: {masks:?}"
+    );
+}

@@ -345,7 +345,7 @@ void main() { g_uv = v_uv[1]; gl_Position = gl_in[1].gl_Position; EmitVertex(); 
 }
 
 #[test]
-fn other_fragment_built_ins_are_stage_bound_opaque_loads() {
+fn other_fragment_built_ins_are_stage_bound_opaque_loads_or_system_values() {
     if !tools() {
         return;
     }
@@ -361,7 +361,6 @@ void main() {
     let ops = opaque_ops(&p.consumer);
     for (name, code) in [
         ("builtin_pointcoord", "builtin:16"),
-        ("builtin_samplemask", "builtin:20"),
         ("builtin_helperinvocation", "builtin:23"),
     ] {
         assert!(
@@ -370,6 +369,13 @@ void main() {
             "{name}: {ops:?}"
         );
     }
+    // The sample mask is modelled: a system value, not an opaque load.
+    assert!(
+        !ops.iter().any(|(n, _, _)| n == "builtin_samplemask"),
+        "{ops:?}"
+    );
+    let text = varysat::text::print(&p);
+    assert!(text.contains("load_system_value sample_mask_in"), "{text}");
     optimizes_equivalently(&p);
 }
 

@@ -257,6 +257,18 @@ fn attribute_read_outside_the_vertex_shader() {
 }
 
 #[test]
+fn fragment_shader_reads_the_clip_vertex() {
+    check(
+        &vs_with(&[
+            "  (consumer fs",
+            "    (%x = load_interpolated_input CLIP_VERTEX.x persp center)",
+            "    (store_output DATA0.x %x)))",
+        ]),
+        &["bad.pair:8:5: error: `CLIP_VERTEX.x` feeds clipping before rasterization; a fragment shader cannot read it"],
+    );
+}
+
+#[test]
 fn uniform_word_out_of_range() {
     check(
         &vs_with(&[

@@ -291,7 +291,7 @@ fn locations(comps: &BTreeMap<IoSlot, CompInfo>) -> BTreeMap<(Slot, bool), u32> 
     let legacy = |s: Slot| {
         matches!(
             s,
-            Slot::Col(_) | Slot::Bfc(_) | Slot::Fogc | Slot::Tex(_) | Slot::Pntc
+            Slot::Col(_) | Slot::Bfc(_) | Slot::Fogc | Slot::Tex(_) | Slot::Pntc | Slot::ClipVertex
         )
     };
     for s in comps.keys() {
@@ -622,6 +622,7 @@ impl<'a> StageIo<'a> {
             S::ViewIndex => (BuiltIn::ViewIndex, vec![], I32, None),
             S::FrontFace => (BuiltIn::FrontFacing, vec![], bool_ty, None),
             S::SampleId => (BuiltIn::SampleId, vec![], I32, None),
+            S::SampleMaskIn => (BuiltIn::SampleMask, vec![0], I32, Some(-1)),
             S::TessCoordX => (BuiltIn::TessCoord, vec![0], F32, Some(3)),
             S::TessCoordY => (BuiltIn::TessCoord, vec![1], F32, Some(3)),
             S::TessCoordZ => (BuiltIn::TessCoord, vec![2], F32, Some(3)),

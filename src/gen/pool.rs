@@ -411,7 +411,7 @@ impl Gen {
             Stage::Vertex => &[VertexId, InstanceId, ViewIndex],
             Stage::TessCtrl | Stage::Geometry => &[PrimitiveId, InvocationId, ViewIndex],
             Stage::TessEval => &[PrimitiveId, PatchVerticesIn, ViewIndex],
-            Stage::Fragment => &[PrimitiveId, SampleId, ViewIndex],
+            Stage::Fragment => &[PrimitiveId, SampleId, ViewIndex, SampleMaskIn],
         };
         let sv = choices[a as usize % choices.len()];
         if sv == InvocationId {

@@ -438,6 +438,7 @@ impl<'a> Translator<'a> {
                 .collect()),
             B::FragDepth => slot(Slot::Depth, 0, false, false),
             B::SampleMask if !input => vec(vec![slot(Slot::SampleMask, 0, false, false)]),
+            B::SampleMask => vec(vec![sys(SystemValue::SampleMaskIn)]),
             B::VertexIndex | B::VertexId => sys(SystemValue::VertexId),
             B::InstanceIndex | B::InstanceId => sys(SystemValue::InstanceId),
             B::InvocationId => sys(SystemValue::InvocationId),

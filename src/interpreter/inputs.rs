@@ -25,6 +25,7 @@ enum Tag {
     ViewIndex,
     FrontFace,
     SampleId,
+    SampleMaskIn,
     TessCoord,
     Barycentric,
     ClipW,
@@ -197,6 +198,13 @@ impl Inputs {
     /// `sample_id` of a fragment, in `0..4`.
     pub fn sample_id(&self, prim: u32, frag: u32) -> u32 {
         (self.hash(Tag::SampleId, &[prim as u64, frag as u64]) % 4) as u32
+    }
+
+    /// `sample_mask_in` of a fragment: the covered samples of its pixel (4 samples),
+    /// always including its own `sample_id`.
+    pub fn sample_mask_in(&self, prim: u32, frag: u32) -> u32 {
+        let covered = self.hash(Tag::SampleMaskIn, &[prim as u64, frag as u64]) as u32 & 0xf;
+        covered | (1 << self.sample_id(prim, frag))
     }
 
     /// `frag_coord` x, y (pixel centres in `[0, 256)`) and z (depth in `[0, 1)`).

@@ -214,6 +214,9 @@ impl StageIo for FsIo<'_> {
             SystemValue::PrimitiveId => Scalar::new(self.prim, size),
             SystemValue::FrontFace => Scalar::new(self.inputs.front_face(self.prim) as u32, size),
             SystemValue::SampleId => Scalar::new(self.inputs.sample_id(self.prim, self.frag), size),
+            SystemValue::SampleMaskIn => {
+                Scalar::new(self.inputs.sample_mask_in(self.prim, self.frag), size)
+            }
             SystemValue::FragCoordX => Scalar::float(x, size),
             SystemValue::FragCoordY => Scalar::float(y, size),
             SystemValue::FragCoordZ => Scalar::float(z, size),

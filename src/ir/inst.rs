@@ -110,6 +110,8 @@ keyword_enum! {
         FrontFace = "front_face",
         /// FS: sample index.
         SampleId = "sample_id",
+        /// FS: the samples of the pixel this fragment covers, a bit mask.
+        SampleMaskIn = "sample_mask_in",
         /// TES: tessellation coordinate u.
         TessCoordX = "tess_coord_x",
         /// TES: tessellation coordinate v.
@@ -159,9 +161,8 @@ impl SystemValue {
             InvocationId => matches!(stage, TessCtrl | Geometry),
             PrimitiveId => stage != Vertex,
             ViewIndex => true,
-            FrontFace | SampleId | FragCoordX | FragCoordY | FragCoordZ | FragCoordW => {
-                stage == Fragment
-            }
+            FrontFace | SampleId | SampleMaskIn | FragCoordX | FragCoordY | FragCoordZ
+            | FragCoordW => stage == Fragment,
             TessCoordX | TessCoordY | TessCoordZ => stage == TessEval,
             PatchVerticesIn => matches!(stage, TessCtrl | TessEval),
         }

@@ -54,6 +54,10 @@ pub enum Slot {
     Depth,
     /// Fragment sample mask output.
     SampleMask,
+    /// Legacy clip vertex (user clipping against clip planes), consumed by clipping
+    /// after the last pre-rasterization stage; last so that adding it kept the order
+    /// of every other slot.
+    ClipVertex,
 }
 
 /// Which 16 bits of a 32-bit component a 16-bit value occupies.
@@ -90,7 +94,8 @@ pub enum SlotClass {
     Tex,
     /// COLn/BFCn: constants only in [0,1], deduplicated among colours only.
     Color,
-    /// POS, PSIZ, CLIP/CULL, LAYER, VIEWPORT: system-value outputs that stay.
+    /// POS, PSIZ, CLIP/CULL, LAYER, VIEWPORT, CLIP_VERTEX: system-value outputs that
+    /// stay.
     SysVal,
     /// TESS_LEVEL_OUTER/INNER.
     TessLevel,
@@ -129,6 +134,7 @@ impl Slot {
         v.extend((0..32).map(Slot::Patch));
         v.extend((0..ATTR_SLOTS).map(Slot::Attr));
         v.extend((0..8).map(Slot::Data));
+        v.push(Slot::ClipVertex);
         v
     }
 
@@ -144,7 +150,8 @@ impl Slot {
             | Slot::ClipDist(_)
             | Slot::CullDist(_)
             | Slot::Layer
-            | Slot::Viewport => SlotClass::SysVal,
+            | Slot::Viewport
+            | Slot::ClipVertex => SlotClass::SysVal,
             Slot::TessLevelOuter | Slot::TessLevelInner => SlotClass::TessLevel,
             Slot::Attr(_) => SlotClass::Attribute,
             Slot::Data(_) | Slot::Depth | Slot::SampleMask => SlotClass::FragResult,
@@ -228,6 +235,7 @@ impl fmt::Display for Slot {
             Slot::Data(i) => write!(f, "DATA{i}"),
             Slot::Depth => write!(f, "DEPTH"),
             Slot::SampleMask => write!(f, "SAMPLE_MASK"),
+            Slot::ClipVertex => write!(f, "CLIP_VERTEX"),
         }
     }
 }
@@ -258,6 +266,7 @@ impl FromStr for Slot {
             "TESS_LEVEL_INNER" => Some(Slot::TessLevelInner),
             "DEPTH" => Some(Slot::Depth),
             "SAMPLE_MASK" => Some(Slot::SampleMask),
+            "CLIP_VERTEX" => Some(Slot::ClipVertex),
             _ => None,
         };
         fixed

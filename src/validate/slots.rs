@@ -86,6 +86,11 @@ fn role_problem(stage: Stage, access: Access, io: IoSlot) -> Option<String> {
             "vs inputs must be vertex attributes `ATTRn`, found `{io}`"
         ));
     }
+    if io.slot == Slot::ClipVertex && stage == Stage::Fragment {
+        return Some(format!(
+            "`{io}` feeds clipping before rasterization; a fragment shader cannot read it"
+        ));
+    }
     if stage == Stage::Fragment && access == Access::Store && class != SlotClass::FragResult {
         return Some(format!(
             "fs outputs must be `DATAn`, `DEPTH` or `SAMPLE_MASK`, found `{io}`"
