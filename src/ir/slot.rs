@@ -354,8 +354,9 @@ mod tests {
             let text = s.to_string();
             assert_eq!(text.parse::<Slot>(), Ok(s), "{text}");
         }
-        // Fixed slots, COL, BFC, TEX, VAR, PATCH, ATTR (dual-slot 64-bit doubles 16), DATA.
-        assert_eq!(Slot::all().len(), 15 + 2 + 2 + 8 + 32 + 32 + 32 + 8);
+        // Fixed slots, COL, BFC, TEX, VAR, PATCH, ATTR (dual-slot 64-bit doubles 16), DATA,
+        // CLIP_VERTEX.
+        assert_eq!(Slot::all().len(), 15 + 2 + 2 + 8 + 32 + 32 + 32 + 8 + 1);
     }
 
     #[test]
