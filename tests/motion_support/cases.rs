@@ -96,6 +96,21 @@ fn flat_cases() -> Vec<(String, String, String)> {
         x("flat", &sel(U, A, B)),
     ));
     for op in COMPARE {
+        for widen in ["b2f32", "b2i32"] {
+            for (suffix, shape) in [("", "xx"), ("-xf", "xf"), ("-fx", "fx")] {
+                let m = mode.next().unwrap_or(&"flat");
+                let (_, lhs, rhs) = case(String::new(), m, op, shape);
+                let rhs = rhs.trim_start_matches(&format!("(xfer {m} "));
+                let inner = &rhs[..rhs.len() - 1];
+                out.push((
+                    format!("flat-{widen}-{op}{suffix}"),
+                    format!("({widen} {lhs})"),
+                    x(m, &format!("({widen} {inner})")),
+                ));
+            }
+        }
+    }
+    for op in COMPARE {
         let m = "(vertex 2i32)";
         let cond = format!("({op} {} {})", x(m, C), x(m, A));
         out.push((
