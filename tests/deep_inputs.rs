@@ -1,13 +1,17 @@
-//! Inputs as deep as they are long: a dependency chain of 12,000 instructions, and rule
-//! and cost files of 50,000 `(`. Every stage that walks values (parsing, validation,
-//! lowering, extraction, emission, packing, printing, the interpreter) must handle them
-//! without recursion, so each test runs on a thread with the default 2 MiB stack: a
-//! recursive walk overflows it long before the chain ends (a stack overflow aborts the
-//! whole test binary, which is the failure this file guards against).
+//! Inputs as deep as they are long: a dependency chain of 12,000 instructions (also
+//! through exact extraction), rule and cost files of 50,000 `(`, and `if`s nested
+//! 3,000 deep in a pair built in code. Every stage that walks values (parsing,
+//! validation, lowering, extraction, emission, packing, printing, the interpreter)
+//! must handle chains without recursion, and nesting beyond `ir::MAX_NESTING` is
+//! refused by `optimize` and the interpreter before anything follows it, so each test runs on a thread with the default
+//! 2 MiB stack: a recursive walk overflows it long before the chain ends (a stack
+//! overflow aborts the whole test binary, which is the failure this file guards
+//! against).
 
 use varysat::internals::egraph::RuleSet;
-use varysat::internals::extract::CostModel;
+use varysat::internals::extract::{CostModel, Extraction};
 use varysat::interpreter::{check_equivalent, run, EquivConfig, RunConfig};
+use varysat::ir::{Stmt, MAX_NESTING};
 use varysat::text::{parse, print};
 use varysat::{optimize, Error, Options};
 
@@ -97,11 +101,15 @@ fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 /// Optimizes `text`, then checks the output reparses, prints, and behaves like the
 /// input in the interpreter.
 fn optimize_and_check(text: String) {
+    optimize_and_check_with(text, Options::new().iter_limit(2));
+}
+
+/// [`optimize_and_check`] under `opts` (a small budget keeps the debug-build run
+/// short; the chain must still get through lowering, extraction, emission and
+/// packing).
+fn optimize_and_check_with(text: String, opts: Options) {
     on_small_stack(move || {
         let input = parse(&text, None).expect("chain parses");
-        // A small budget keeps the debug-build run short; the chain must still get
-        // through lowering, extraction, emission and packing.
-        let opts = Options::new().iter_limit(2);
         let out = optimize(&input, &opts).expect("optimize succeeds");
         let printed = print(&out.pipeline);
         let reparsed = parse(&printed, None).expect("output reparses");
@@ -123,6 +131,95 @@ fn optimize_and_check(text: String) {
 #[test]
 fn producer_dependency_chain_optimizes_on_a_small_stack() {
     optimize_and_check(producer_chain(LINKS));
+}
+
+/// The branch-and-bound decides one key per class of the chain: its search stack is
+/// as deep as the chain is long.
+#[test]
+fn exact_extraction_of_a_chain_runs_on_a_small_stack() {
+    let exact = Extraction::Exact {
+        time_limit: std::time::Duration::from_millis(500),
+    };
+    let opts = Options::new().iter_limit(1).extraction(exact);
+    optimize_and_check_with(producer_chain(LINKS), opts);
+}
+
+/// A pair whose VS stores `VAR0.x` under `levels` nested `if`s. Only code can build
+/// it: the `.pair` reader refuses lists nested that deep.
+fn nested_ifs(levels: usize) -> varysat::Pipeline {
+    let mut p = parse(
+        "(pair (producer vs (%a = load_input ATTR0.x) (%z = const 32 0.0)
+           (%c = flt %z %a) (store_output VAR0.x %a))
+         (consumer fs (%v = load_interpolated_input VAR0.x persp center)
+           (store_output DATA0.x %v)))",
+        None,
+    )
+    .expect("parses");
+    let body = &mut p.producer.body;
+    let store = body.pop().expect("a store");
+    let cond = match &body[2] {
+        Stmt::Inst(i) => i.result.expect("flt has a result"),
+        other => panic!("expected the flt, found {other:?}"),
+    };
+    let mut block = vec![store];
+    for _ in 0..levels {
+        block = vec![Stmt::If {
+            cond,
+            then_body: block,
+            else_body: vec![],
+            phis: vec![],
+            loc: None,
+        }];
+    }
+    body.extend(block);
+    p
+}
+
+/// Takes `p`'s producer apart level by level: dropping 3,000 nested blocks at once
+/// would itself recurse once per level.
+fn dismantle(mut p: varysat::Pipeline) {
+    let mut block = std::mem::take(&mut p.producer.body);
+    while let Some(stmt) = block.pop() {
+        if let Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } = stmt
+        {
+            block.extend(then_body);
+            block.extend(else_body);
+        }
+    }
+}
+
+#[test]
+fn nesting_beyond_the_limit_is_refused_before_anything_recurses() {
+    let p = nested_ifs(3_000);
+    let (p, validated, ran, optimized) = on_small_stack(move || {
+        // Validation walks without recursion and accepts any depth.
+        let validated = varysat::validate::validate(&p);
+        let ran = run(&p, &RunConfig::default())
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        let optimized = optimize(&p, &Options::new())
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        (p, validated, ran, optimized)
+    });
+    validated.expect("valid at any depth");
+    let limit = format!("nest more than {MAX_NESTING} deep");
+    for result in [ran, optimized] {
+        let msg = result.expect_err("refused");
+        assert!(msg.contains(&limit), "{msg}");
+    }
+    dismantle(p);
+    // At the limit itself the pair is valid and runs.
+    let ok = nested_ifs(MAX_NESTING);
+    varysat::validate::validate(&ok).expect("valid at the limit");
+    run(&ok, &RunConfig::default()).expect("runs at the limit");
+    optimize(&ok, &Options::new()).expect("optimizes at the limit");
+    let over = nested_ifs(MAX_NESTING + 1);
+    assert!(run(&over, &RunConfig::default()).is_err());
 }
 
 #[test]

@@ -72,7 +72,17 @@ impl Default for RunConfig {
 
 /// Runs pipeline `p` once on the inputs of `cfg.seed`. Fails with
 /// [`Error::Interpret`] when an invocation's loops exceed `cfg.loop_limit`, a TCS has a barrier
-/// inside control flow, or the pair is malformed (an unknown value, an ill-typed op).
+/// inside control flow, the pair is malformed (an unknown value, an ill-typed op), or
+/// its ifs and loops nest deeper than [`crate::ir::MAX_NESTING`].
 pub fn run(p: &Pipeline, cfg: &RunConfig) -> Result<Observation, Error> {
+    // Execution follows the nesting one stack frame per level: bound it first.
+    for shader in [&p.producer, &p.consumer] {
+        if crate::ir::too_deep(&shader.body).is_some() {
+            return Err(Error::Interpret(format!(
+                "ifs and loops nest more than {} deep",
+                crate::ir::MAX_NESTING
+            )));
+        }
+    }
     run::run_pair(p, cfg)
 }

@@ -26,7 +26,8 @@ pub use shader::{Block, Inst, LoopPhi, Phi, Shader, SrcLoc, Stmt, Value, ValueIn
 pub use slot::{Half, IoSlot, Slot, SlotClass};
 pub use stage::{Primitive, ProvokingVertex, Stage, StageInfo};
 pub use walk::{
-    for_each_block_mut, for_each_inst_mut, for_each_stmt_mut, insts, walk, Visit, Walk,
+    for_each_block_mut, for_each_inst_mut, for_each_stmt_mut, insts, too_deep, walk, Visit, Walk,
+    MAX_NESTING,
 };
 
 /// Width of a value in bits.

@@ -106,6 +106,29 @@ impl<'a> Iterator for Walk<'a> {
     }
 }
 
+/// The deepest nesting of `if`s and loops a shader may be optimized or run with.
+/// Execution, lowering and emission follow the nesting with one stack frame per
+/// level, so `optimize` and the interpreter refuse deeper shaders before anything
+/// recurses ([`too_deep`]); validation and printing walk without recursion and accept
+/// any depth. The `.pair` reader's list-depth
+/// limit (also 128) keeps every text input well below it; pairs built in code or
+/// imported from SPIR-V are checked.
+pub const MAX_NESTING: usize = 128;
+
+/// The first `if` or loop of `block` that sits inside [`MAX_NESTING`] others, found
+/// without recursion.
+pub fn too_deep(block: &[Stmt]) -> Option<&Stmt> {
+    let mut it = walk(block);
+    while let Some(visit) = it.next() {
+        if let Visit::Enter(s @ (Stmt::If { .. } | Stmt::Loop { .. })) = visit {
+            if it.depth() >= MAX_NESTING {
+                return Some(s);
+            }
+        }
+    }
+    None
+}
+
 /// Every instruction in `block` and its nested blocks, in program order.
 pub fn insts(block: &[Stmt]) -> impl Iterator<Item = &Inst> {
     walk(block).filter_map(|visit| match visit {

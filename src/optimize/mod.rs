@@ -51,6 +51,15 @@ pub use crate::pack::PackOptions;
 pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     let start = Instant::now();
     crate::validate::validate(p)?;
+    // Lowering and emission follow the nesting one stack frame per level: bound it.
+    for shader in [&p.producer, &p.consumer] {
+        if crate::ir::too_deep(&shader.body).is_some() {
+            return Err(Error::Limit(format!(
+                "ifs and loops nest more than {} deep",
+                crate::ir::MAX_NESTING
+            )));
+        }
+    }
     let rewrites = opts.rules.rewrites()?;
     let visible;
     let p = if opts.assume_visible && p.visibility != Default::default() {
