@@ -15,12 +15,7 @@ DIR=${1:-target/real-corpus}
 MAX=${2:-1000000}
 
 bash scripts/setup.sh
-export DEBIAN_FRONTEND=noninteractive
-for pkg in glmark2-data piglit; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || apt-get install -y -qq "$pkg" >/dev/null 2>&1 \
-        || { apt-get update -qq >/dev/null && apt-get install -y -qq "$pkg" >/dev/null; } \
-        || echo "warning: could not install $pkg" >&2
-done
+source scripts/corpus_packages.sh
 
 cargo build -q --release --bin varysat || exit 1
 BIN=target/release/varysat

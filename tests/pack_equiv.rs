@@ -3,36 +3,16 @@
 
 mod pack_support;
 
-use std::path::Path;
-
-use pack_support::{fs_pair, V};
+use pack_support::{example_pairs, fs_pair, option_sets, V};
 use proptest::prelude::*;
-use varysat::internals::pack::{pack, PackOptions};
+use varysat::internals::pack::pack;
 use varysat::interpreter::{check_equivalent, EquivConfig};
 use varysat::ir::{Half, Interp, InterpLoc, InterpMode, IoSlot, Slot};
 use varysat::text::parse_file;
 
-fn option_sets() -> Vec<PackOptions> {
-    (0..16u8)
-        .map(|bits| PackOptions {
-            flexible_interp: bits & 1 != 0,
-            convergent_fill: bits & 2 != 0,
-            pack_16bit: bits & 4 != 0,
-            rotate_colors: bits & 8 != 0,
-            convergent: None,
-        })
-        .collect()
-}
-
 #[test]
 fn every_example_is_equivalent_after_packing() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pairs");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "pair"))
-        .collect();
-    files.sort();
+    let files = example_pairs();
     for f in &files {
         let p = parse_file(f).unwrap();
         for o in option_sets() {

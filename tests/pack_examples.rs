@@ -2,41 +2,23 @@
 //! pair still validates, no two surviving varyings share an address, packing again
 //! needs no more vec4s, and two examples' exact layouts.
 
+mod pack_support;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use pack_support::{example_pairs, option_sets};
 use varysat::internals::pack::{pack, LoadRewrite, PackOptions};
 use varysat::ir::{InstKind, IoSlot};
 use varysat::text::{parse, parse_file};
 use varysat::validate::validate;
 
-fn all_option_sets() -> Vec<PackOptions> {
-    let mut v = vec![];
-    for bits in 0..16u8 {
-        v.push(PackOptions {
-            flexible_interp: bits & 1 != 0,
-            convergent_fill: bits & 2 != 0,
-            pack_16bit: bits & 4 != 0,
-            rotate_colors: bits & 8 != 0,
-            convergent: None,
-        });
-    }
-    v
-}
-
 #[test]
 fn every_example_packs_to_a_valid_collision_free_pair() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pairs");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "pair"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 10, "examples missing in {}", dir.display());
+    let files = example_pairs();
     for f in &files {
         let p = parse_file(f).unwrap();
-        for o in all_option_sets() {
+        for o in option_sets() {
             let (out, l) = pack(&p, &o).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
             validate(&out).unwrap_or_else(|e| panic!("{} {o:?}: {e}", f.display()));
             let targets: BTreeSet<IoSlot> = l.map.values().copied().collect();

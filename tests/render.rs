@@ -6,45 +6,12 @@
 
 mod render_support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use render_support::harness::{corpus, gpu, words};
 use render_support::{compare, coverage, Gpu, Setup, Stages};
-use varysat::import::{
-    import_files_with_modules, stage_from_extension, tool_available, ImportOptions, GLSLANG,
-};
+use varysat::import::{import_files_with_modules, stage_from_extension, ImportOptions};
 use varysat::ir::Stage;
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/glsl")
-}
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty())
-}
-
-/// lavapipe and glslang, or `None` after saying why (a failure in CI).
-fn gpu() -> Option<Gpu> {
-    if !tool_available(GLSLANG) {
-        assert!(!in_ci(), "{GLSLANG} is missing in CI: run scripts/setup.sh");
-        eprintln!("skipping: {GLSLANG} not installed (run scripts/setup.sh)");
-        return None;
-    }
-    match Gpu::lavapipe() {
-        Ok(g) => Some(g),
-        Err(e) if in_ci() => panic!("lavapipe is missing in CI ({e}): run scripts/setup.sh"),
-        Err(e) => {
-            eprintln!("skipping: {e} (run scripts/setup.sh)");
-            None
-        }
-    }
-}
-
-fn words(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
 
 fn vs_fs_pairs() -> Vec<(String, String)> {
     let text = std::fs::read_to_string(corpus().join("pairs.txt")).expect("pairs.txt");

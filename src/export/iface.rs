@@ -123,47 +123,42 @@ fn accesses(s: &Shader) -> Vec<Access> {
                 | InstKind::StorePerVertexOutput { .. }
                 | InstKind::LoadOutput { .. }
         );
-        let (slot, bits, interp, flat_load, indirect) = match &i.kind {
-            InstKind::StoreOutput {
-                slot,
-                value,
-                indirect,
-                ..
-            }
-            | InstKind::StorePerVertexOutput {
-                slot,
-                value,
-                indirect,
-                ..
-            } => (*slot, s.bits(*value), None, false, indirect.is_some()),
+        let loaded = match &i.kind {
             InstKind::LoadOutput { slot, indirect, .. }
-            | InstKind::LoadPerVertexInput { slot, indirect, .. } => (
+            | InstKind::LoadPerVertexInput { slot, indirect, .. } => Some((
                 *slot,
                 rbits.unwrap_or(BitSize::B32),
                 None,
                 false,
                 indirect.is_some(),
-            ),
-            InstKind::LoadInput { slot, indirect } => (
+            )),
+            InstKind::LoadInput { slot, indirect } => Some((
                 *slot,
                 rbits.unwrap_or(BitSize::B32),
                 None,
                 fs,
                 indirect.is_some(),
-            ),
+            )),
             InstKind::LoadInterpolatedInput {
                 slot,
                 mode,
                 indirect,
                 ..
-            } => (
+            } => Some((
                 *slot,
                 rbits.unwrap_or(BitSize::B32),
                 Some((mode.interp, mode.loc)),
                 false,
                 indirect.is_some(),
-            ),
-            _ => return,
+            )),
+            _ => None,
+        };
+        let stored = i
+            .kind
+            .output_store()
+            .map(|(slot, value, indirect)| (slot, s.bits(value), None, false, indirect.is_some()));
+        let Some((slot, bits, interp, flat_load, indirect)) = stored.or(loaded) else {
+            return;
         };
         out.push(Access {
             slot,

@@ -13,6 +13,7 @@ use super::context::{fail, Sides};
 use super::globals::Globals;
 use crate::import::link::StageLayout;
 use crate::import::module::{id_at, Module, Ty};
+use crate::import::spirv::is_image_op;
 use crate::Error;
 
 /// Which kind of buffer an IR index names.
@@ -229,30 +230,6 @@ fn declare_view(g: &mut Globals, d: &BufDecl, kind: BufKind) -> Result<View, Err
         vec4,
         base: d.base,
     })
-}
-
-/// Opcodes the importer turns into `tex` instructions.
-fn is_image_op(op: Op) -> bool {
-    matches!(
-        op,
-        Op::ImageSampleImplicitLod
-            | Op::ImageSampleExplicitLod
-            | Op::ImageSampleDrefImplicitLod
-            | Op::ImageSampleDrefExplicitLod
-            | Op::ImageSampleProjImplicitLod
-            | Op::ImageSampleProjExplicitLod
-            | Op::ImageSampleProjDrefImplicitLod
-            | Op::ImageSampleProjDrefExplicitLod
-            | Op::ImageFetch
-            | Op::ImageGather
-            | Op::ImageDrefGather
-            | Op::ImageRead
-            | Op::ImageQuerySize
-            | Op::ImageQuerySizeLod
-            | Op::ImageQueryLod
-            | Op::ImageQueryLevels
-            | Op::ImageQuerySamples
-    )
 }
 
 /// The template of every sampler index the module's image instructions use; an

@@ -412,7 +412,9 @@ impl<'a> Translator<'a> {
     }
 }
 
-fn is_image_op(op: Op) -> bool {
+/// Opcodes the importer turns into `tex` instructions (the exporter rewrites the
+/// same set).
+pub(crate) fn is_image_op(op: Op) -> bool {
     matches!(
         op,
         Op::ImageSampleImplicitLod

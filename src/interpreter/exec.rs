@@ -16,7 +16,7 @@ use crate::ir::{
     KnownUniforms, Pipeline, Shader, SrcLoc, Stmt, SystemValue, UniformWord, Value, Visit, Xfb,
 };
 
-use super::{Inputs, Scalar};
+use super::{alu_defined, Inputs, Scalar};
 
 /// Stage-specific inputs and outputs of one invocation. Loads a stage does not have
 /// give undefined values; stores and events it does not have are ignored.
@@ -545,17 +545,7 @@ impl<'s> Invocation<'s> {
                 *b = unsigned_zero(*b, *size);
             }
         }
-        let defined = match (op, vals) {
-            (AluOp::BCsel, [c, a, b]) => {
-                c.defined
-                    && if c.bits & 1 != 0 {
-                        a.defined
-                    } else {
-                        b.defined
-                    }
-            }
-            _ => vals.iter().all(|s| s.defined),
-        };
+        let defined = alu_defined(op, vals);
         Ok(Scalar::new(eval_alu(op, &bits, &sizes), out).defined_if(defined))
     }
 }

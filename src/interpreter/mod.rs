@@ -10,6 +10,7 @@
 mod equiv;
 mod exec;
 mod inputs;
+mod matrix;
 mod observe;
 mod opaque;
 mod raster;
@@ -23,6 +24,7 @@ pub use inputs::{Inputs, INPUT_RANGE};
 pub use observe::{FragmentInfo, Item, ObsKey, Observation, Unit};
 pub use opaque::EFFECT_BUFFER_BASE;
 pub use raster::{interpolate, offset_barycentrics, OFFSET_SCALE, SAMPLE_OFFSETS};
+pub(crate) use value::alu_defined;
 pub use value::Scalar;
 
 use crate::error::Error;

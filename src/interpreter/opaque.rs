@@ -9,6 +9,7 @@
 use crate::ir::{BitSize, OpaqueCode, OpaqueOp, Purity, ScalarTy};
 
 use super::inputs::Inputs;
+use super::matrix::{determinant, inverse};
 use super::Scalar;
 
 /// Storage buffers at or above this binding hold the records of opaque effects.
@@ -203,57 +204,6 @@ fn find_umsb(x: u32) -> u32 {
 fn find_smsb(x: u32) -> u32 {
     let x = x as i32;
     find_umsb(if x < 0 { !x as u32 } else { x as u32 })
-}
-
-/// Column-major square matrix entries `m[col * n + row]`.
-fn dim(m: &[f32]) -> Option<usize> {
-    match m.len() {
-        4 => Some(2),
-        9 => Some(3),
-        16 => Some(4),
-        _ => None,
-    }
-}
-
-fn minor(m: &[f32], n: usize, skip_col: usize, skip_row: usize) -> Vec<f32> {
-    let mut out = vec![];
-    for c in (0..n).filter(|c| *c != skip_col) {
-        for r in (0..n).filter(|r| *r != skip_row) {
-            out.push(m[c * n + r]);
-        }
-    }
-    out
-}
-
-fn determinant(m: &[f32]) -> Option<f32> {
-    let n = dim(m)?;
-    if n == 2 {
-        return Some(m[0] * m[3] - m[2] * m[1]);
-    }
-    let mut sum = 0.0;
-    for c in 0..n {
-        let sign = if c % 2 == 0 { 1.0 } else { -1.0 };
-        sum += sign * m[c * n] * determinant(&minor(m, n, c, 0))?;
-    }
-    Some(sum)
-}
-
-/// The inverse by cofactors, column-major like the input.
-fn inverse(m: &[f32]) -> Option<Vec<f32>> {
-    let n = dim(m)?;
-    let det = determinant(m)?;
-    let mut out = vec![0.0; n * n];
-    for c in 0..n {
-        for r in 0..n {
-            let sign = if (c + r) % 2 == 0 { 1.0 } else { -1.0 };
-            let cof = match n {
-                2 => minor(m, n, r, c)[0],
-                _ => determinant(&minor(m, n, r, c))?,
-            };
-            out[c * n + r] = sign * cof / det;
-        }
-    }
-    Some(out)
 }
 
 /// `refract(I, N, eta)` for vectors of `(len - 1) / 2` components.

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::ir::{from_f32, to_f32, BitSize};
+use crate::ir::{from_f32, to_f32, AluOp, BitSize};
 
 /// One runtime value: a bit pattern of `size` bits and whether it is defined.
 ///
@@ -70,6 +70,22 @@ impl Scalar {
             size,
             defined: self.defined,
         }
+    }
+}
+
+/// Whether an ALU result over these operands is defined: a select needs its
+/// condition and the operand it picks; every other op needs all its operands.
+pub(crate) fn alu_defined(op: AluOp, vals: &[Scalar]) -> bool {
+    match (op, vals) {
+        (AluOp::BCsel, [c, a, b]) => {
+            c.defined
+                && if c.bits & 1 != 0 {
+                    a.defined
+                } else {
+                    b.defined
+                }
+        }
+        _ => vals.iter().all(|s| s.defined),
     }
 }
 

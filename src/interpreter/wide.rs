@@ -11,6 +11,7 @@ use rspirv::spirv::Op;
 use crate::ir::{to_f32, BitSize, OpaqueCode, OpaqueOp, ScalarTy};
 
 use super::inputs::Inputs;
+use super::matrix::{determinant, inverse};
 use super::Scalar;
 
 /// Whether an operation's operands or result include a 64-bit type.
@@ -366,56 +367,6 @@ fn whole_glsl(code: u32, groups: &[Vec<Num>]) -> Option<Vec<Out>> {
         }
         _ => return None,
     })
-}
-
-/// Side of a square column-major matrix with these entries.
-fn side(m: &[f64]) -> Option<usize> {
-    match m.len() {
-        4 => Some(2),
-        9 => Some(3),
-        16 => Some(4),
-        _ => None,
-    }
-}
-
-fn minor(m: &[f64], n: usize, skip_col: usize, skip_row: usize) -> Vec<f64> {
-    let mut out = vec![];
-    for c in (0..n).filter(|c| *c != skip_col) {
-        for r in (0..n).filter(|r| *r != skip_row) {
-            out.push(m[c * n + r]);
-        }
-    }
-    out
-}
-
-fn determinant(m: &[f64]) -> Option<f64> {
-    let n = side(m)?;
-    if n == 2 {
-        return Some(m[0] * m[3] - m[2] * m[1]);
-    }
-    let mut sum = 0.0;
-    for c in 0..n {
-        let sign = if c % 2 == 0 { 1.0 } else { -1.0 };
-        sum += sign * m[c * n] * determinant(&minor(m, n, c, 0))?;
-    }
-    Some(sum)
-}
-
-fn inverse(m: &[f64]) -> Option<Vec<f64>> {
-    let n = side(m)?;
-    let det = determinant(m)?;
-    let mut out = vec![0.0; n * n];
-    for c in 0..n {
-        for r in 0..n {
-            let sign = if (c + r) % 2 == 0 { 1.0 } else { -1.0 };
-            let cof = match n {
-                2 => minor(m, n, r, c)[0],
-                _ => determinant(&minor(m, n, r, c))?,
-            };
-            out[c * n + r] = sign * cof / det;
-        }
-    }
-    Some(out)
 }
 
 #[cfg(test)]

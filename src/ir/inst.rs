@@ -429,6 +429,48 @@ impl InstKind {
         }
     }
 
+    /// An output store's slot, stored value and indirect index, whether per
+    /// vertex or not; `None` for anything else.
+    pub fn output_store(&self) -> Option<(IoSlot, Value, Option<Indirect>)> {
+        match self {
+            InstKind::StoreOutput {
+                slot,
+                value,
+                indirect,
+                ..
+            }
+            | InstKind::StorePerVertexOutput {
+                slot,
+                value,
+                indirect,
+                ..
+            } => Some((*slot, *value, *indirect)),
+            _ => None,
+        }
+    }
+
+    /// The slot an input load reads at a fixed position (no indirect index),
+    /// whatever its interpolation or vertex; `None` for anything else.
+    pub fn direct_input_slot(&self) -> Option<IoSlot> {
+        match self {
+            InstKind::LoadInput {
+                slot,
+                indirect: None,
+            }
+            | InstKind::LoadInterpolatedInput {
+                slot,
+                indirect: None,
+                ..
+            }
+            | InstKind::LoadPerVertexInput {
+                slot,
+                indirect: None,
+                ..
+            } => Some(*slot),
+            _ => None,
+        }
+    }
+
     /// Whether the instruction produces a value.
     pub fn has_result(&self) -> bool {
         if let InstKind::Opaque { op, .. } = self {

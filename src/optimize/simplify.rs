@@ -269,23 +269,11 @@ fn drop_overwritten_stores(s: &mut Shader) {
 pub(super) fn stored_values(s: &Shader) -> BTreeMap<IoSlot, Option<Value>> {
     let mut out: BTreeMap<IoSlot, Option<Value>> = BTreeMap::new();
     s.for_each_inst(|inst| {
-        let (slot, value, indirect) = match &inst.kind {
-            InstKind::StoreOutput {
-                slot,
-                value,
-                indirect,
-                ..
-            }
-            | InstKind::StorePerVertexOutput {
-                slot,
-                value,
-                indirect,
-                ..
-            } => (*slot, *value, indirect.is_some()),
-            _ => return,
+        let Some((slot, value, indirect)) = inst.kind.output_store() else {
+            return;
         };
         let entry = out.entry(slot).or_insert(Some(value));
-        if indirect || *entry != Some(value) {
+        if indirect.is_some() || *entry != Some(value) {
             *entry = None;
         }
     });
@@ -370,22 +358,9 @@ fn propagate_constant_outputs(p: &mut Pipeline) -> Vec<VaryingReport> {
     };
     let mut used = BTreeSet::new();
     consumer.for_each_inst_mut(|inst| {
-        let slot = match &inst.kind {
-            InstKind::LoadInput {
-                slot,
-                indirect: None,
-            }
-            | InstKind::LoadInterpolatedInput {
-                slot,
-                indirect: None,
-                ..
-            }
-            | InstKind::LoadPerVertexInput {
-                slot,
-                indirect: None,
-                ..
-            } => *slot,
-            _ => return,
+        let slot = match inst.kind.direct_input_slot() {
+            Some(slot) => slot,
+            None => return,
         };
         let Some(&(value, size)) = constants.get(&slot) else {
             return;

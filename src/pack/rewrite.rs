@@ -88,22 +88,9 @@ fn producer_inst(inst: &mut Inst, plan: &Plan) {
 }
 
 fn consumer_inst(inst: &mut Inst, plan: &Plan) {
-    let old = match &inst.kind {
-        InstKind::LoadInput {
-            slot,
-            indirect: None,
-        }
-        | InstKind::LoadInterpolatedInput {
-            slot,
-            indirect: None,
-            ..
-        }
-        | InstKind::LoadPerVertexInput {
-            slot,
-            indirect: None,
-            ..
-        } => *slot,
-        _ => return,
+    let old = match inst.kind.direct_input_slot() {
+        Some(slot) => slot,
+        None => return,
     };
     if plan.undef_loads.contains(&old) {
         inst.kind = InstKind::Undef;

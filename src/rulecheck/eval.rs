@@ -15,7 +15,7 @@ use super::model::{
 };
 use super::values::{value, Draw, Rng};
 use crate::egraph::{Side, VNode, XferMode};
-use crate::interpreter::{interpolate, offset_barycentrics, Scalar, SAMPLE_OFFSETS};
+use crate::interpreter::{alu_defined, interpolate, offset_barycentrics, Scalar, SAMPLE_OFFSETS};
 use crate::ir::{eval_alu, unsign_zero_operands, AluOp, BitSize, InterpLoc, OpClass};
 
 /// A node's value at one entry.
@@ -188,17 +188,7 @@ impl<'a> Eval<'a> {
         }
         let mut bits: Vec<u32> = vals.iter().map(|s| s.bits).collect();
         unsign_zero_operands(op, &mut bits, &sizes);
-        let defined = match (op, vals) {
-            (AluOp::BCsel, [c, a, b]) => {
-                c.defined
-                    && if c.bits & 1 != 0 {
-                        a.defined
-                    } else {
-                        b.defined
-                    }
-            }
-            _ => vals.iter().all(|s| s.defined),
-        };
+        let defined = alu_defined(op, vals);
         let result = Scalar::new(eval_alu(op, &bits, &sizes), out).defined_if(defined);
         if result.defined && op.class() == OpClass::Float {
             self.note_float(result);

@@ -173,3 +173,29 @@ pub fn pack_checked(
     }
     (out, l)
 }
+
+/// The sixteen combinations of the packer's four switches (no convergence hints).
+pub fn option_sets() -> Vec<varysat::internals::pack::PackOptions> {
+    (0..16u8)
+        .map(|bits| varysat::internals::pack::PackOptions {
+            flexible_interp: bits & 1 != 0,
+            convergent_fill: bits & 2 != 0,
+            pack_16bit: bits & 4 != 0,
+            rotate_colors: bits & 8 != 0,
+            convergent: None,
+        })
+        .collect()
+}
+
+/// The shipped example pairs (`examples/pairs/*.pair`), sorted by name.
+pub fn example_pairs() -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pairs");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pair"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "examples missing in {}", dir.display());
+    files
+}

@@ -4,6 +4,7 @@
 //! and an optimized pipeline can be compared pixel by pixel.
 #![allow(dead_code)]
 
+pub mod harness;
 pub mod reflect;
 
 use std::collections::BTreeMap;
