@@ -942,8 +942,52 @@ fn lower_until(
             }
         }
         if !grew {
-            return (lowered, false);
+            return (keep_region(lowered), false);
         }
+    }
+}
+
+/// The region rule (`super::region`): keeps only what the consumer's roots and input
+/// loads reach, and the outputs among it. Loads count as starts even when their value
+/// is dead, since the report and the as-written price still read their classes.
+fn keep_region(l: Lowered) -> Lowered {
+    let starts = l
+        .roots
+        .values()
+        .chain(l.loads.iter().map(|ld| &ld.class))
+        .copied()
+        .collect::<Vec<_>>();
+    let Some(c) = super::region::compact(&l.egraph, &l.original, starts) else {
+        return l;
+    };
+    let old = &l.egraph;
+    let class = |id: Id| c.class(old, id);
+    let roots = l.roots.iter().map(|(v, id)| Some((*v, class(*id)?))).collect();
+    let loads = l
+        .loads
+        .iter()
+        .map(|ld| {
+            Some(InputLoad {
+                class: class(ld.class)?,
+                ..ld.clone()
+            })
+        })
+        .collect();
+    let outputs = l
+        .outputs
+        .iter()
+        .filter_map(|(io, id)| Some((*io, class(*id)?)))
+        .collect();
+    let (Some(roots), Some(loads)) = (roots, loads) else {
+        return l;
+    };
+    Lowered {
+        egraph: c.egraph,
+        original: c.original,
+        roots,
+        loads,
+        outputs,
+        ..l
     }
 }
 

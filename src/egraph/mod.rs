@@ -6,6 +6,7 @@ pub mod comm_match;
 pub mod lang;
 pub mod lower;
 pub mod per_emit;
+pub mod region;
 pub mod rules;
 pub mod saturate;
 pub(crate) mod sexp;

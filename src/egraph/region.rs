@@ -1,0 +1,165 @@
+//! The region rule: after lowering, the e-graph keeps only the terms the extraction
+//! can reach — the consumer's roots and input loads, through their `xfer` nodes into
+//! the producer cones of the outputs the consumer reads. Everything else lowering
+//! built (the cone of an output only fixed function reads, such as a VS's POS before
+//! an FS; unread and pinned outputs; producer values no read output uses; dead
+//! consumer values) is dropped before saturation, so no rule ever runs on it.
+//!
+//! Why no better varying choice lies outside (docs/design.md, "The region rule"): the
+//! rewrite laws relate terms, not graphs. A rewrite step builds its right-hand side
+//! from the classes its left-hand side matched, so every term an e-class of the
+//! reachable part can come to hold is reached from that part's own terms by rewrite
+//! steps; an unreachable term adds no equality among reachable ones, and the analysis
+//! facts rule conditions test (free, convergent, constant, cost) are computed from a
+//! class's own nodes. Saturated, the reachable classes hold the same terms with or
+//! without the dropped ones; under a budget the smaller graph gets further.
+
+use std::collections::BTreeMap;
+
+use egg::{Id, Language};
+
+use super::analysis::VGraph;
+use super::lang::VNode;
+
+/// The classes reachable from `starts` through every node of every class, indexed by
+/// canonical class id.
+fn reachable(g: &VGraph, starts: impl IntoIterator<Item = Id>) -> Vec<bool> {
+    let n = g.classes().map(|c| usize::from(c.id) + 1).max().unwrap_or(0);
+    let mut seen = vec![false; n];
+    let mut stack: Vec<Id> = starts.into_iter().map(|s| g.find(s)).collect();
+    while let Some(c) = stack.pop() {
+        let i = usize::from(c);
+        if seen[i] {
+            continue;
+        }
+        seen[i] = true;
+        for node in &g[c].nodes {
+            stack.extend(node.children().iter().map(|k| g.find(*k)));
+        }
+    }
+    seen
+}
+
+/// The reachable part of a lowered graph, rebuilt from the nodes lowering added.
+pub struct Compacted {
+    /// The new graph (rebuilt, analysis recomputed from the same nodes).
+    pub egraph: VGraph,
+    /// The nodes lowering added that survive, with their new classes, in lowering order.
+    pub original: Vec<(VNode, Id)>,
+    /// Old canonical class id → new class id, for the surviving classes.
+    map: BTreeMap<Id, Id>,
+}
+
+impl Compacted {
+    /// The new class of the old class `old` (canonical or not), when it survived.
+    pub fn class(&self, old: &VGraph, id: Id) -> Option<Id> {
+        self.map.get(&old.find(id)).copied()
+    }
+}
+
+/// Rebuilds `g` keeping only what `starts` reach. `original` lists every node lowering
+/// added, children first, so each kept node's children are already in the new graph;
+/// nodes the analysis added (folded constants) come back through the same analysis.
+/// `None` if a kept node's child was never added by lowering (then the caller keeps the
+/// whole graph).
+pub fn compact(
+    g: &VGraph,
+    original: &[(VNode, Id)],
+    starts: impl IntoIterator<Item = Id>,
+) -> Option<Compacted> {
+    let keep = reachable(g, starts);
+    let mut out = VGraph::new(g.analysis.clone());
+    let mut map: BTreeMap<Id, Id> = BTreeMap::new();
+    let mut kept = Vec::new();
+    for (node, id) in original {
+        let old = g.find(*id);
+        if !keep.get(usize::from(old)).copied().unwrap_or(false) {
+            continue;
+        }
+        let mut children = Vec::with_capacity(node.children().len());
+        for c in node.children() {
+            children.push(*map.get(&g.find(*c))?);
+        }
+        let mut next = children.into_iter();
+        let mapped = node.clone().map_children(|_| next.next().unwrap_or(Id::from(0)));
+        let new = out.add(mapped.clone());
+        let new = match map.get(&old) {
+            Some(&prev) if prev != new => {
+                out.union(prev, new);
+                prev
+            }
+            _ => new,
+        };
+        map.insert(old, new);
+        kept.push((mapped, new));
+    }
+    out.rebuild();
+    let map = map.into_iter().map(|(o, n)| (o, out.find(n))).collect();
+    Some(Compacted {
+        egraph: out,
+        original: kept,
+        map,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::egraph::analysis::VAnalysis;
+    use crate::egraph::lower::lower;
+    use crate::egraph::VNode;
+    use crate::interpreter::{check_equivalent, EquivConfig};
+    use crate::ir::{InstKind, IoSlot, Slot, Stmt};
+
+    /// A VS whose POS takes eight ops over ATTR0 and whose only varying is ATTR1.x; an
+    /// FS that reads it, adds 1 and also computes a dead product.
+    const PAIR: &str = "(pair
+  (producer vs
+    (%p = load_input ATTR0.x)
+    (%q1 = fmul %p %p)
+    (%q2 = fadd %q1 %p)
+    (%q3 = fmul %q2 %q1)
+    (%q4 = fsub %q3 %q2)
+    (%q5 = fmul %q4 %q4)
+    (%q6 = fadd %q5 %q3)
+    (%q7 = fmul %q6 %q5)
+    (%q8 = fadd %q7 %q6)
+    (store_output POS.x %q8)
+    (%a = load_input ATTR1.x)
+    (store_output VAR0.x %a))
+  (consumer fs
+    (%x = load_interpolated_input VAR0.x persp center)
+    (%dead = fmul %x %x)
+    (%one = const 32 1.0)
+    (%r = fadd %x %one)
+    (store_output DATA0.x %r)))";
+
+    #[test]
+    fn only_what_the_roots_reach_is_lowered() {
+        let pair = crate::text::parse(PAIR, Some("region.pair")).unwrap();
+        let lowered = lower(&pair, VAnalysis::default(), false);
+        let g = &lowered.egraph;
+        // What the root `%r` reaches: the FS `fadd` and its constant, the `xfer`, its
+        // interpolation mode and the producer's ATTR1.x. The POS cone (ATTR0.x and
+        // eight ops, which only the rasterizer reads) and the dead FS product are not
+        // in the graph.
+        assert_eq!(g.total_number_of_nodes(), 5, "{:?}", g.dump());
+        let attr0 = VNode::Input(IoSlot::new(Slot::Attr(0), 0));
+        assert!(g.classes().all(|c| !c.nodes.contains(&attr0)));
+        assert_eq!(lowered.original.len(), 5);
+        assert!(lowered.outputs.contains_key(&IoSlot::var(0, 0)));
+        assert!(!lowered.outputs.contains_key(&IoSlot::new(Slot::Pos, 0)));
+    }
+
+    #[test]
+    fn work_outside_the_region_is_still_emitted() {
+        let pair = crate::text::parse(PAIR, Some("region.pair")).unwrap();
+        let out = crate::optimize(&pair, &crate::Options::new()).unwrap();
+        assert!(out.report.fallback.is_none(), "{}", out.report);
+        check_equivalent(&pair, &out.pipeline, &EquivConfig::default()).unwrap();
+        let stores_pos = out.pipeline.producer.body.iter().any(|s| {
+            matches!(s, Stmt::Inst(i) if matches!(&i.kind,
+                InstKind::StoreOutput { slot, .. } if slot.slot == Slot::Pos))
+        });
+        assert!(stores_pos, "POS is still stored");
+    }
+}
