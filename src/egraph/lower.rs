@@ -962,7 +962,11 @@ fn keep_region(l: Lowered) -> Lowered {
     };
     let old = &l.egraph;
     let class = |id: Id| c.class(old, id);
-    let roots = l.roots.iter().map(|(v, id)| Some((*v, class(*id)?))).collect();
+    let roots = l
+        .roots
+        .iter()
+        .map(|(v, id)| Some((*v, class(*id)?)))
+        .collect();
     let loads = l
         .loads
         .iter()

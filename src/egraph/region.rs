@@ -24,7 +24,11 @@ use super::lang::VNode;
 /// The classes reachable from `starts` through every node of every class, indexed by
 /// canonical class id.
 fn reachable(g: &VGraph, starts: impl IntoIterator<Item = Id>) -> Vec<bool> {
-    let n = g.classes().map(|c| usize::from(c.id) + 1).max().unwrap_or(0);
+    let n = g
+        .classes()
+        .map(|c| usize::from(c.id) + 1)
+        .max()
+        .unwrap_or(0);
     let mut seen = vec![false; n];
     let mut stack: Vec<Id> = starts.into_iter().map(|s| g.find(s)).collect();
     while let Some(c) = stack.pop() {
@@ -81,7 +85,9 @@ pub fn compact(
             children.push(*map.get(&g.find(*c))?);
         }
         let mut next = children.into_iter();
-        let mapped = node.clone().map_children(|_| next.next().unwrap_or(Id::from(0)));
+        let mapped = node
+            .clone()
+            .map_children(|_| next.next().unwrap_or(Id::from(0)));
         let new = out.add(mapped.clone());
         let new = match map.get(&old) {
             Some(&prev) if prev != new => {
