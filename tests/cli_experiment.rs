@@ -73,7 +73,8 @@ fn json_compares_configurations() {
 
 #[test]
 fn table_csv_and_svg() {
-    let svg = std::env::temp_dir().join(format!("varysat-exp-{}.svg", std::process::id()));
+    let svg = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-exp-{}.svg", std::process::id()));
     let out = varysat(&["experiment", "--svg", svg.to_str().unwrap(), CORPUS]);
     assert!(out.status.success());
     let table = String::from_utf8(out.stdout).unwrap();
@@ -90,7 +91,8 @@ fn table_csv_and_svg() {
 
 #[test]
 fn bad_rule_file_is_located() {
-    let bad = std::env::temp_dir().join(format!("varysat-exp-cli-{}.rules", std::process::id()));
+    let bad = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-exp-cli-{}.rules", std::process::id()));
     std::fs::write(&bad, "(rule r (fneg ?x) ?y)").unwrap();
     let out = varysat(&["experiment", "--rules", bad.to_str().unwrap(), CORPUS]);
     assert_eq!(out.status.code(), Some(1));

@@ -58,7 +58,8 @@ fn root() -> PathBuf {
 }
 
 fn corpus_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("varysat-exp-{tag}-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-exp-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::fs::write(dir.join("const.pair"), CONST_PAIR).unwrap();
     std::fs::write(dir.join("sub/identity.pair"), IDENTITY_PAIR).unwrap();
@@ -527,7 +528,8 @@ const PROMOTE_PAIR: &str = "(pair
 
 #[test]
 fn motion_variants_differ_where_only_their_law_helps() {
-    let dir = std::env::temp_dir().join(format!("varysat-exp-motion-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-exp-motion-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("backward.pair"), BACKWARD_PAIR).unwrap();
     std::fs::write(dir.join("forward.pair"), FORWARD_PAIR).unwrap();
@@ -599,7 +601,8 @@ fn rule_specs_combine_and_report_errors_with_positions() {
     assert!(set.names().contains(&"bcsel-same"));
     assert!(load_rules("default,default").is_err());
 
-    let bad = std::env::temp_dir().join(format!("varysat-exp-bad-{}.rules", std::process::id()));
+    let bad = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-exp-bad-{}.rules", std::process::id()));
     std::fs::write(&bad, "\n  (rule r (fadd ?x) ?x)").unwrap();
     let msg = load_rules(&bad.display().to_string())
         .unwrap_err()

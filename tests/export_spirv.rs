@@ -24,7 +24,8 @@ fn tools() -> bool {
 }
 
 fn validate(words: &[u32], what: &str) -> Result<(), String> {
-    let dir = std::env::temp_dir().join(format!("varysat-export-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-export-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let f = dir.join("m.spv");
     std::fs::write(&f, varysat::export::to_bytes(words)).map_err(|e| e.to_string())?;
@@ -88,7 +89,8 @@ fn cli_writes_both_stages_named_after_the_inputs() {
     if !tools() {
         return;
     }
-    let out = std::env::temp_dir().join(format!("varysat-emit-{}", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-emit-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let status = Command::new(env!("CARGO_BIN_EXE_varysat"))
         .arg("opt")
@@ -122,7 +124,8 @@ fn the_sample_mask_input_exports_as_its_built_in() {
     if !tools() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("varysat-export-mask-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-export-mask-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let vs = "#version 450
 layout(location=0) in vec4 pos;

@@ -192,7 +192,8 @@ fn spirv_files_import_by_location() {
     // The same pair compiled to SPIR-V first and imported from .spv files keeps the
     // explicit locations 0, 1, 2 of push_const.
     let d = corpus();
-    let dir = std::env::temp_dir().join(format!("varysat-test-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("tmp");
     let mut files = vec![];
     for f in ["push_const.vert", "push_const.frag"] {

@@ -76,7 +76,8 @@ fn unsupported_instruction_is_named_with_its_id() {
     if !tools() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("varysat-err-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-err-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("tmp");
     let vs = write(
         &dir,

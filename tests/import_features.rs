@@ -24,7 +24,8 @@ fn tools() -> bool {
 
 /// Writes the sources into a fresh directory and returns their paths.
 fn files(name: &str, srcs: &[(&str, &str)]) -> Vec<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("varysat-import-features-{name}"));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-import-features-{name}"));
     std::fs::create_dir_all(&dir).expect("temp dir");
     srcs.iter()
         .map(|(file, text)| {
@@ -303,7 +304,8 @@ void main() { color = v_missing + vec4(v_uv, 0.0, 1.0); }
     );
     let vs_spv = spirv("link-spv", "a.vert", VS_PLAIN);
     let fs_spv = spirv("link-spv", "a.frag", fs);
-    let dir = std::env::temp_dir().join("varysat-import-features-link-spv");
+    let dir =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("varysat-import-features-link-spv");
     let (a, b) = (dir.join("a.vert.spv"), dir.join("a.frag.spv"));
     std::fs::write(&a, vs_spv).expect("write");
     std::fs::write(&b, fs_spv).expect("write");

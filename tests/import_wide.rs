@@ -25,7 +25,8 @@ fn tools() -> bool {
 }
 
 fn import(name: &str, vs: &str, fs: &str) -> Result<Pipeline, String> {
-    let dir = std::env::temp_dir().join(format!("varysat-import-wide-{name}"));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-import-wide-{name}"));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let paths: Vec<PathBuf> = [("a.vert", vs), ("a.frag", fs)]
         .iter()

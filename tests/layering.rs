@@ -277,7 +277,8 @@ fn export_and_import_stages_share_a_context_and_form_no_cycle() {
 
 #[test]
 fn folder_check_catches_a_driver_import_and_a_cycle() {
-    let tmp = std::env::temp_dir().join(format!("varysat-layering-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-layering-{}", std::process::id()));
     let folder = tmp.join("src").join("planted");
     fs::create_dir_all(&folder).unwrap();
     fs::write(

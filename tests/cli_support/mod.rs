@@ -16,7 +16,8 @@ pub fn varysat(args: &[&str]) -> Output {
 
 /// Writes `text` to a fresh file under a per-process, per-test-binary directory.
 pub fn temp_file(tag: &str, name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("varysat-{tag}-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
@@ -30,5 +31,6 @@ pub fn stderr(o: &Output) -> String {
 
 /// The rule-check cache directory `varysat` runs with here.
 pub fn cache_dir() -> PathBuf {
-    std::env::temp_dir().join(format!("varysat-rule-cache-{}", std::process::id()))
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-rule-cache-{}", std::process::id()))
 }
