@@ -23,6 +23,7 @@ fn saturated(p: &Pipeline) -> (VGraph, Lowered) {
         propagation_limit: Some(12),
         producer_is_gs: p.producer.stage() == Stage::Geometry,
         visibility: p.visibility.clone(),
+        ..Default::default()
     };
     let lowered = lower(p, analysis, false);
     let rewrites = RuleSet::default_set().rewrites().expect("default rules");

@@ -247,6 +247,7 @@ fn joins(rule: &str, a: &str, b: &str) -> bool {
         propagation_limit: Some(12),
         producer_is_gs: false,
         visibility: Default::default(),
+        ..Default::default()
     };
     let mut g = VGraph::new(analysis);
     let ea: RecExpr<VNode> = a.parse().expect("left side parses");
@@ -401,6 +402,7 @@ fn joins_with(text: &str, a: &str, b: &str) -> bool {
         propagation_limit: Some(12),
         producer_is_gs: false,
         visibility: Default::default(),
+        ..Default::default()
     });
     let ea: RecExpr<VNode> = a.parse().expect("left side parses");
     let eb: RecExpr<VNode> = b.parse().expect("right side parses");

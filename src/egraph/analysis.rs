@@ -23,6 +23,13 @@ pub struct VAnalysis {
     /// resource is visible, so it never propagates or moves into a stage that cannot
     /// read it.
     pub visibility: crate::ir::Visibility,
+    /// The node budget of the saturation running on the graph (`saturate` sets it):
+    /// once the graph holds this many nodes, every rule's condition refuses further
+    /// matches, so one iteration cannot overshoot the budget many times over (egg
+    /// checks its own limit only between iterations).
+    pub node_cap: Option<usize>,
+    /// Whether `node_cap` refused a match (saturation then stopped at the budget).
+    pub capped: bool,
 }
 
 /// What the analysis knows about one e-class.
@@ -319,6 +326,7 @@ mod tests {
             propagation_limit: Some(12),
             producer_is_gs: true,
             visibility: Default::default(),
+            ..Default::default()
         });
         let same = class_of(&mut g, "(xfer persp.center (i2f32 psv:primitive_id))");
         assert!(g[same].data.convergent_c);

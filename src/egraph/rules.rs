@@ -145,6 +145,12 @@ pub struct Conds(pub Vec<Cond>);
 
 impl Condition<VNode, VAnalysis> for Conds {
     fn check(&self, egraph: &mut VGraph, _eclass: Id, subst: &Subst) -> bool {
+        if let Some(cap) = egraph.analysis.node_cap {
+            if egraph.total_size() >= cap {
+                egraph.analysis.capped = true;
+                return false;
+            }
+        }
         self.0.iter().all(|c| c.holds(egraph, subst))
     }
 

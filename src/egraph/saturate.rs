@@ -120,17 +120,28 @@ pub fn saturate(
     budgets: &Budgets,
 ) -> (VGraph, SaturationStats) {
     let node_limit = budgets.node_limit(egraph.total_number_of_nodes());
+    let mut egraph = egraph;
+    egraph.analysis.node_cap = Some(node_limit);
+    egraph.analysis.capped = false;
     let runner: Runner<VNode, VAnalysis> = Runner::default()
         .with_egraph(egraph)
         .with_node_limit(node_limit)
         .with_iter_limit(budgets.iterations)
-        .with_time_limit(budgets.time);
+        .with_time_limit(budgets.time)
+        // Once the cap refused a match the graph is at its budget: searching the
+        // rules again would only be refused again.
+        .with_hook(|r| match r.egraph.analysis.capped {
+            true => Err("node cap".into()),
+            false => Ok(()),
+        });
     let runner = match budgets.scheduler {
         Scheduler::Backoff => runner.with_scheduler(BackoffScheduler::default()),
         Scheduler::Simple => runner.with_scheduler(SimpleScheduler),
     };
     let runner = runner.run(rules);
     let stop = match &runner.stop_reason {
+        // Matches the cap refused leave egg no work: it stopped at the node budget.
+        _ if runner.egraph.analysis.capped => Stop::NodeLimit(node_limit),
         Some(StopReason::Saturated) | None => Stop::Saturated,
         // egg reports what it saw; the report names the budget that was exceeded.
         Some(StopReason::IterationLimit(_)) => Stop::IterationLimit(budgets.iterations),
@@ -147,6 +158,7 @@ pub fn saturate(
         }
     }
     let mut egraph = runner.egraph;
+    egraph.analysis.node_cap = None;
     egraph.rebuild();
     let stats = SaturationStats {
         stop,
@@ -156,4 +168,42 @@ pub fn saturate(
         applied,
     };
     (egraph, stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::egraph::{RuleSet, VAnalysis};
+    use egg::RecExpr;
+
+    /// An `iand` chain over 16 uniforms: integer associativity with commutative
+    /// matching gives a class per subset of operands (2^16), far beyond any budget.
+    fn chain_graph() -> VGraph {
+        let mut text = "uniform:0".to_string();
+        for i in 1..16 {
+            text = format!("(iand {text} uniform:{i})");
+        }
+        let expr: RecExpr<VNode> = text.parse().unwrap();
+        let mut g = VGraph::new(VAnalysis::default());
+        g.add_expr(&expr);
+        g.rebuild();
+        g
+    }
+
+    #[test]
+    fn the_node_cap_stops_an_iteration_at_the_budget() {
+        let rules = RuleSet::default_set().rewrites().unwrap();
+        let budgets = Budgets {
+            nodes: 2_000,
+            nodes_per_lowered: 1,
+            ..Budgets::default()
+        };
+        let (g, stats) = saturate(chain_graph(), &rules, &budgets);
+        assert_eq!(stats.stop, Stop::NodeLimit(2_000));
+        // Refused from the first match past the cap on: at most one right-hand side
+        // (a few nodes) over it, where one unbounded iteration of `iand-assoc` on
+        // this chain adds thousands.
+        assert!(g.total_size() <= 2_000 + 8, "{} nodes", g.total_size());
+        assert!(g.analysis.node_cap.is_none(), "the cap ends with the run");
+    }
 }

@@ -55,6 +55,7 @@ pub(crate) fn analysis_for(p: &Pipeline, opts: &Options) -> VAnalysis {
         } else {
             p.visibility.clone()
         },
+        ..Default::default()
     }
 }
 
