@@ -639,22 +639,81 @@ fn same_effect(p: &Problem<'_>, a: &VNode, b: &VNode, ctx: Ctx) -> bool {
 }
 
 impl DagExtractor {
-    /// Flips single choices of `cur` while the whole-DAG cost drops.
+    /// The alternatives a flip of `key` may try: valid nodes other than the current
+    /// choice that can change the cost.
+    fn alternatives(p: &Problem<'_>, cur: &Selection, key: (Id, Ctx)) -> Vec<VNode> {
+        let current = cur.choice.get(&key);
+        p.egraph[key.0]
+            .nodes
+            .iter()
+            .filter(|n| valid(p.egraph, key.0, n, key.1) && current != Some(n))
+            .filter(|n| current.is_none_or(|c| !same_effect(p, c, n, key.1)))
+            .cloned()
+            .collect()
+    }
+
+    /// Flips single choices of `cur` while the whole-DAG cost drops, pricing each flip
+    /// incrementally (`super::incremental`) by what it adds to and removes from the
+    /// DAG. Same flips in the same order as [`DagExtractor::local_search_full`], so
+    /// the same result; a GS producer (per-emit routing) or a start that is already
+    /// cyclic uses that whole-DAG search.
     pub fn local_search(&self, p: &Problem<'_>, mut cur: Selection) -> Selection {
+        if p.gs_emits.is_some() {
+            return self.local_search_full(p, cur);
+        }
+        let mut inc = super::incremental::Incremental::new(p, &cur);
+        // An incomplete or cyclic start (never one the extractors build) is left to
+        // the whole-DAG search, which handles every selection.
+        if inc.total() == Cost::INFINITE {
+            return self.local_search_full(p, cur);
+        }
+        let mut cur_cost = inc.total();
+        let mut evals = 0;
+        loop {
+            let mut improved = false;
+            for key in reachable(p, &cur) {
+                for alt in Self::alternatives(p, &cur, key) {
+                    if evals >= self.max_evaluations || p.past_deadline() {
+                        return cur;
+                    }
+                    evals += 1;
+                    // A key without a choice keeps the flip, as in the whole-DAG
+                    // search (only possible outside the DAG: the start is complete).
+                    let had = cur.choice.contains_key(&key);
+                    let Some(undo) = inc.set(key, alt.clone()) else {
+                        // A cycle: infinite, never better. (Every key the walk meets
+                        // has a choice, which the whole-DAG search puts back.)
+                        continue;
+                    };
+                    let c = inc.total();
+                    if c < cur_cost || !had {
+                        if c < cur_cost {
+                            cur_cost = c;
+                            improved = true;
+                        }
+                        cur.choice.insert(key, alt);
+                        inc.commit();
+                    } else {
+                        inc.undo(undo);
+                    }
+                }
+            }
+            if !improved {
+                return cur;
+            }
+        }
+    }
+
+    /// [`DagExtractor::local_search`] re-evaluating the whole DAG for every flip: the
+    /// reference the incremental search is tested against, and the search for GS
+    /// producers.
+    pub fn local_search_full(&self, p: &Problem<'_>, mut cur: Selection) -> Selection {
         let mut cur_cost = dag_cost(p, &cur).total;
         let mut evals = 0;
         loop {
             let mut improved = false;
             for key in reachable(p, &cur) {
-                let current = cur.choice.get(&key);
-                let alternatives: Vec<VNode> = p.egraph[key.0]
-                    .nodes
-                    .iter()
-                    .filter(|n| valid(p.egraph, key.0, n, key.1) && current != Some(n))
-                    .filter(|n| current.is_none_or(|c| !same_effect(p, c, n, key.1)))
-                    .cloned()
-                    .collect();
-                for alt in alternatives {
+                for alt in Self::alternatives(p, &cur, key) {
                     if evals >= self.max_evaluations || p.past_deadline() {
                         return cur;
                     }

@@ -6,6 +6,7 @@ pub mod cost;
 pub mod dag;
 pub mod exact;
 pub mod global;
+mod incremental;
 pub mod mode;
 mod priced;
 
