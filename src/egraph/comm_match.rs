@@ -149,9 +149,12 @@ impl Searcher<VNode, VAnalysis> for CommPattern {
         let mut goals = vec![(root, eclass)];
         let mut bound = vec![None; self.vars.len()];
         let mut found: Vec<Vec<Option<Id>>> = vec![];
+        // Both operand orders of a symmetric sub-pattern can bind alike: duplicates are
+        // dropped through a hash set (a class can have thousands of matches, so a scan
+        // of the list per match was quadratic), the list keeps the order found.
+        let mut seen: fxhash::FxHashSet<Vec<Option<Id>>> = fxhash::FxHashSet::default();
         self.solve(g, &mut goals, &mut bound, &mut |b| {
-            // Both operand orders of a symmetric sub-pattern can bind alike.
-            if !found.iter().any(|f| f == b) {
+            if seen.insert(b.to_vec()) {
                 found.push(b.to_vec());
             }
             found.len() < limit
