@@ -468,3 +468,73 @@ void main() { gl_FragColor = gl_SecondaryColor; }
     let p2 = import("compat_unwritten", vs, fs2);
     assert!(slots_used(&p2.consumer, false).contains(&"COL1.x".to_string()));
 }
+
+#[test]
+fn a_geometry_shader_without_layouts_gets_documented_defaults() {
+    if !tools() {
+        return;
+    }
+    use varysat::ir::{Primitive, StageInfo};
+    // No layout at all (piglit's compile-only GS tests): glslang alone refuses it.
+    // Reading vertex 2 is valid only if the assumed input primitive has three
+    // vertices, so import validating the pair checks the `triangles` default.
+    let gs = "#version 150
+in vec2 v_uv[];
+out vec2 g_uv;
+void main() { g_uv = v_uv[2]; gl_Position = gl_in[2].gl_Position; EmitVertex(); }
+";
+    let vs = "#version 150
+in vec4 pos;
+in vec2 uv;
+out vec2 v_uv;
+void main() { gl_Position = pos; v_uv = uv; }
+";
+    let p = files("gs-nolayout", &[("a.vert", vs), ("a.geom", gs)]);
+    let (pipe, warnings) =
+        varysat::import::import_files_with_warnings(&p[0], &p[1], &ImportOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("a.geom") && w.contains("`triangles`") && w.contains("256")),
+        "{warnings:?}"
+    );
+    let StageInfo::Geometry {
+        input,
+        output,
+        max_vertices,
+        ..
+    } = pipe.consumer.info
+    else {
+        panic!("not a GS: {:?}", pipe.consumer.info)
+    };
+    assert_eq!(
+        (input, output, max_vertices),
+        (Primitive::Triangles, Primitive::Points, 256)
+    );
+    optimizes_equivalently(&pipe);
+    // A declared input primitive is kept; only the output layout is added.
+    let lines = gs
+        .replace("#version 150\n", "#version 150\nlayout(lines) in;\n")
+        .replace("[2]", "[1]");
+    let p = files("gs-lines", &[("a.vert", vs), ("a.geom", &lines)]);
+    let (pipe, warnings) =
+        varysat::import::import_files_with_warnings(&p[0], &p[1], &ImportOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        warnings.iter().any(|w| !w.contains("`triangles`") && w.contains("`points`")),
+        "{warnings:?}"
+    );
+    assert!(matches!(
+        pipe.consumer.info,
+        StageInfo::Geometry {
+            input: Primitive::Lines,
+            ..
+        }
+    ));
+    // The same GS fed by a triangles-reading index but a lines layout is refused:
+    // the default never overrides what the shader says.
+    let bad = lines.replace("[1]", "[2]");
+    let p = files("gs-lines-bad", &[("a.vert", vs), ("a.geom", &bad)]);
+    assert!(import_files(&p[0], &p[1], &ImportOptions::default()).is_err());
+}

@@ -67,6 +67,16 @@ impl Drop for TempDir {
 
 /// Compiles one GLSL file (stage from its extension) to SPIR-V.
 pub fn compile_glsl(path: &Path, spirv_opt: bool) -> Result<Vec<u8>, Error> {
+    compile_glsl_with_notes(path, spirv_opt).map(|(spirv, _)| spirv)
+}
+
+/// [`compile_glsl`], also returning what the front end assumed that the source did
+/// not say (a geometry shader's missing layouts, see `gs_layout.rs`), each note
+/// prefixed with the file name.
+pub fn compile_glsl_with_notes(
+    path: &Path,
+    spirv_opt: bool,
+) -> Result<(Vec<u8>, Vec<String>), Error> {
     let file = path.display().to_string();
     let stage = stage_from_extension(path).ok_or_else(|| {
         fail(
@@ -75,7 +85,14 @@ pub fn compile_glsl(path: &Path, spirv_opt: bool) -> Result<Vec<u8>, Error> {
         )
     })?;
     let text = crate::input::read_text(path)?;
-    let source = rewrite_desktop_glsl(&text, stage).unwrap_or(text);
+    let mut source = rewrite_desktop_glsl(&text, stage).unwrap_or(text);
+    let mut notes = vec![];
+    if stage == Stage::Geometry {
+        if let Some((with_layout, note)) = super::gs_layout::add_missing(&source) {
+            source = with_layout;
+            notes.push(format!("{file}: {note}"));
+        }
+    }
     let dir = TempDir::new()?;
     let ext = match stage {
         Stage::Vertex => "vert",
@@ -113,17 +130,19 @@ pub fn compile_glsl(path: &Path, spirv_opt: bool) -> Result<Vec<u8>, Error> {
                     )
                 })?;
             if o.status.success() {
-                return std::fs::read(&opt).map_err(|source| Error::Io {
+                let spirv = std::fs::read(&opt).map_err(|source| Error::Io {
                     path: opt.display().to_string(),
                     source,
-                });
+                })?;
+                return Ok((spirv, notes));
             }
         }
     }
-    std::fs::read(&out).map_err(|source| Error::Io {
+    let spirv = std::fs::read(&out).map_err(|source| Error::Io {
         path: out.display().to_string(),
         source,
-    })
+    })?;
+    Ok((spirv, notes))
 }
 
 /// Compiles with glslang for Vulkan; when that fails, retries as OpenGL SPIR-V for

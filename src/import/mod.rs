@@ -17,6 +17,7 @@ mod files;
 mod framing;
 mod function;
 mod glsl;
+mod gs_layout;
 mod iface;
 pub(crate) mod layout;
 pub(crate) mod link;
@@ -33,7 +34,9 @@ mod wide;
 use std::path::Path;
 
 pub use files::stage_from_extension;
-pub use glsl::{compile_glsl, rewrite_desktop_glsl, tool_available, GLSLANG, SPIRV_OPT};
+pub use glsl::{
+    compile_glsl, compile_glsl_with_notes, rewrite_desktop_glsl, tool_available, GLSLANG, SPIRV_OPT,
+};
 pub use stats::{stats, Stats};
 
 use files::fail;
@@ -192,7 +195,8 @@ pub fn import_files_with_modules(
     consumer: &Path,
     opts: &ImportOptions,
 ) -> Result<(Imported, Modules), Error> {
-    let load = |p: &Path| -> Result<(Vec<u8>, bool), Error> {
+    let mut notes = vec![];
+    let mut load = |p: &Path| -> Result<(Vec<u8>, bool), Error> {
         let bytes = crate::input::read_bytes(p)?;
         let spv = bytes.len() >= 4
             && (bytes[..4] == [0x03, 0x02, 0x23, 0x07] || bytes[..4] == [0x07, 0x23, 0x02, 0x03]);
@@ -204,7 +208,9 @@ pub fn import_files_with_modules(
             let msg = "not a SPIR-V module (it does not start with the SPIR-V magic number)";
             return Err(Error::Import(Diagnostic::new(Some(&file), None, msg)));
         }
-        Ok((compile_glsl(p, opts.spirv_opt)?, true))
+        let (spirv, n) = compile_glsl_with_notes(p, opts.spirv_opt)?;
+        notes.extend(n);
+        Ok((spirv, true))
     };
     let (pb, pg) = load(producer)?;
     let (cb, cg) = load(consumer)?;
@@ -212,6 +218,7 @@ pub fn import_files_with_modules(
         producer.display().to_string(),
         consumer.display().to_string(),
     );
-    let imported = import_spirv_named(&pb, &pn, &cb, &cn, opts, pg && cg)?;
-    Ok((imported, (pb, cb)))
+    let (pipe, mut warnings) = import_spirv_named(&pb, &pn, &cb, &cn, opts, pg && cg)?;
+    notes.append(&mut warnings);
+    Ok(((pipe, notes), (pb, cb)))
 }
