@@ -522,7 +522,9 @@ void main() { gl_Position = pos; v_uv = uv; }
         varysat::import::import_files_with_warnings(&p[0], &p[1], &ImportOptions::default())
             .unwrap_or_else(|e| panic!("{e}"));
     assert!(
-        warnings.iter().any(|w| !w.contains("`triangles`") && w.contains("`points`")),
+        warnings
+            .iter()
+            .any(|w| !w.contains("`triangles`") && w.contains("`points`")),
         "{warnings:?}"
     );
     assert!(matches!(
@@ -537,4 +539,82 @@ void main() { gl_Position = pos; v_uv = uv; }
     let bad = lines.replace("[1]", "[2]");
     let p = files("gs-lines-bad", &[("a.vert", vs), ("a.geom", &bad)]);
     assert!(import_files(&p[0], &p[1], &ImportOptions::default()).is_err());
+}
+
+#[test]
+fn gpu_shader4_and_dimension_named_lookups_compile_the_core_way() {
+    if !tools() {
+        return;
+    }
+    // GL_EXT_gpu_shader4 (glslang does not know it): `unsigned int`, integer
+    // varyings, dimension-named lookups; a 1.x shadow lookup returns a vec4.
+    let vs = "#version 120
+#extension GL_EXT_gpu_shader4 : require
+attribute vec4 pos;
+attribute unsigned int k;
+flat varying unsigned int v_k;
+varying vec3 v_c;
+void main() { gl_Position = pos; v_k = k ^ 5u; v_c = pos.xyz; }
+";
+    let fs = "#version 120
+#extension GL_EXT_gpu_shader4 : require
+uniform sampler2DArray arr;
+uniform sampler2DShadow sh;
+uniform usampler2D texels;
+flat varying unsigned int v_k;
+varying vec3 v_c;
+void main() {
+  vec4 s = shadow2DProj(sh,
+                        vec4(v_c, 1.0));
+  uvec4 t = texelFetch2D(texels, ivec2(v_k), 0);
+  gl_FragColor = texture2DArray(arr, v_c) + s + vec4(t) + vec4(textureSize2D(texels, 0), 0, 0);
+}
+";
+    let p = import("gpu-shader4", vs, fs);
+    let fs_texs = {
+        let mut n = 0;
+        p.consumer.for_each_inst(|i| {
+            if matches!(i.kind, InstKind::Texture { .. }) {
+                n += 1;
+            }
+        });
+        n
+    };
+    assert!(fs_texs > 0, "no texture lookups imported");
+    optimizes_equivalently(&p);
+}
+
+#[test]
+fn gl_clip_vertex_is_the_clip_vertex_slot() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 120
+varying vec2 uv;
+void main() {
+  gl_Position = ftransform();
+  gl_ClipVertex = gl_ModelViewMatrix * gl_Vertex;
+  uv = gl_MultiTexCoord0.xy;
+}
+";
+    let fs = "#version 120
+varying vec2 uv;
+void main() { gl_FragColor = vec4(uv, 0.0, 1.0); }
+";
+    let p = import("clip-vertex", vs, fs);
+    let stores_clip_vertex = |s: &Shader| {
+        let mut n = 0;
+        s.for_each_inst(|i| {
+            if let InstKind::StoreOutput { slot, .. } = &i.kind {
+                if slot.slot == varysat::ir::Slot::ClipVertex {
+                    n += 1;
+                }
+            }
+        });
+        n
+    };
+    assert_eq!(stores_clip_vertex(&p.producer), 4);
+    // A system-value output: optimization keeps all four components.
+    let out = optimizes_equivalently(&p);
+    assert_eq!(stores_clip_vertex(&out.producer), 4);
 }

@@ -14,10 +14,11 @@
 //!   `FOGC`; the FS's `gl_Color`/`gl_SecondaryColor` read `COL0`/`COL1` (the slot's
 //!   meaning covers two-sided colour selection), `gl_TexCoord[i]` and
 //!   `gl_FogFragCoord` read `TEXi` and `FOGC`. Like built-ins, they are never link
-//!   errors when the other stage does not write them.
+//!   errors when the other stage does not write them;
+//! - the VS's `gl_ClipVertex` (the eye-space position user clip planes compare
+//!   against) is the `CLIP_VERTEX` slot, a system-value output the FS cannot read.
 //!
-//! Not rewritten (glslang still reports them): `gl_ClipVertex` (user clip planes),
-//! the lighting, material, fog and point state structs, and the fixed-function
+//! Not rewritten (glslang still reports them): the lighting, material, fog and point state structs, and the fixed-function
 //! varyings of geometry and tessellation stages.
 
 use crate::ir::{Slot, Stage};
@@ -34,6 +35,7 @@ pub(crate) fn fixed_function_slot(name: &str) -> Option<Slot> {
         "BFC1" => Slot::Bfc(1),
         "TEX" => Slot::Tex(0),
         "FOGC" => Slot::Fogc,
+        "CLIP_VERTEX" => Slot::ClipVertex,
         _ => return None,
     })
 }
@@ -178,6 +180,11 @@ const VERTEX: &[Builtin] = &[
     ),
     b("gl_TexCoord", "varysat_TEX", "out vec4 varysat_TEX[8];"),
     b("gl_FogFragCoord", "varysat_FOGC", "out float varysat_FOGC;"),
+    b(
+        "gl_ClipVertex",
+        "varysat_CLIP_VERTEX",
+        "out vec4 varysat_CLIP_VERTEX;",
+    ),
 ];
 
 /// Fragment-shader inputs.
@@ -274,6 +281,10 @@ mod tests {
     fn fixed_function_names_map_to_their_slots() {
         assert_eq!(fixed_function_slot("varysat_BFC1"), Some(Slot::Bfc(1)));
         assert_eq!(fixed_function_slot("varysat_TEX"), Some(Slot::Tex(0)));
+        assert_eq!(
+            fixed_function_slot("varysat_CLIP_VERTEX"),
+            Some(Slot::ClipVertex)
+        );
         assert_eq!(fixed_function_slot("varysat_Vertex"), None);
         assert_eq!(fixed_function_slot("COL0"), None);
     }

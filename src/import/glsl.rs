@@ -7,8 +7,9 @@
 //! 1.50 code is valid 4.50 code once the version changes, and the 1.x words below do
 //! not occur in it): the version becomes `450`; in a vertex shader `attribute` becomes `in`
 //! and `varying` becomes `out`, in a fragment shader `varying` becomes `in`;
-//! `texture2D`, `textureCube`, `texture3D`, `shadow2D` become `texture` and their
-//! `Proj`/`Lod` forms `textureProj`/`textureLod`; `gl_FragColor` becomes an output
+//! the dimension-named texture built-ins (`texture2D`, `shadow2DProj`,
+//! `texelFetch2D`, and those of `GL_EXT_gpu_shader4`) take their core names (see
+//! `legacy_texture.rs`); `gl_FragColor` becomes an output
 //! declared at location 0 and `gl_FragData[i]` an output array at locations 0-7.
 //! Loose (non-block) uniforms compile as OpenGL-flavoured SPIR-V (`glslangValidator
 //! -G`). A `#line` directive keeps the reported line numbers those of the original
@@ -234,14 +235,13 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
     if version >= 330 && !compatibility {
         return None;
     }
+    let (wrapped, shadow) = super::legacy_texture::wrap_shadow_calls(src);
+    let src = wrapped.as_str();
+    let gpu_shader4 = src.lines().any(|l| {
+        let t = l.trim_start();
+        t.starts_with("#extension") && t.contains("GL_EXT_gpu_shader4")
+    });
     let mut words: Vec<(&str, &str)> = vec![
-        ("texture2D", "texture"),
-        ("texture3D", "texture"),
-        ("textureCube", "texture"),
-        ("shadow2D", "texture"),
-        ("texture2DProj", "textureProj"),
-        ("texture2DLod", "textureLod"),
-        ("textureCubeLod", "textureLod"),
         ("gl_FragColor", "varysat_FragColor"),
         ("gl_FragData", "varysat_FragData"),
     ];
@@ -262,6 +262,17 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
         super::compat::rewrite(stage, &|w| has_word(src, w), &|w| declares(src, w));
     words.extend(renames);
     decls.push_str(&compat_decls);
+    if shadow {
+        decls.push_str(super::legacy_texture::SHADOW4_DECL);
+    }
+    let rewrite_line = |line: &str| {
+        let line = if gpu_shader4 {
+            super::legacy_texture::gpu_shader4_line(line)
+        } else {
+            line.to_owned()
+        };
+        replace_words(&line, &words)
+    };
     // Declarations go after the `#extension` lines, which must precede them.
     let skip = version_line.map(|i| i + 1).unwrap_or(0);
     let body = src
@@ -277,13 +288,13 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
         out.push_str(&format!("#line {}\n", skip + 1));
     }
     for line in src.lines().take(body).skip(skip) {
-        out.push_str(&replace_words(line, &words));
+        out.push_str(&rewrite_line(line));
         out.push('\n');
     }
     out.push_str(&decls);
     out.push_str(&format!("#line {}\n", body + 1));
     for line in src.lines().skip(body) {
-        out.push_str(&replace_words(line, &words));
+        out.push_str(&rewrite_line(line));
         out.push('\n');
     }
     Some(out)
@@ -341,13 +352,19 @@ fn idents(s: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
+/// Renames the identifiers of `words` and the dimension-named texture built-ins
+/// (see `legacy_texture.rs`).
 fn replace_words(line: &str, words: &[(&str, &str)]) -> String {
     let mut out = String::new();
     let mut last = 0;
     for (at, id) in idents(line) {
-        if let Some((_, to)) = words.iter().find(|(from, _)| *from == id) {
+        let to = match words.iter().find(|(from, _)| *from == id) {
+            Some((_, to)) => Some((*to).to_owned()),
+            None => super::legacy_texture::core_name(id),
+        };
+        if let Some(to) = to {
             out.push_str(&line[last..at]);
-            out.push_str(to);
+            out.push_str(&to);
             last = at + id.len();
         }
     }

@@ -20,6 +20,7 @@ mod glsl;
 mod gs_layout;
 mod iface;
 pub(crate) mod layout;
+mod legacy_texture;
 pub(crate) mod link;
 pub(crate) mod mem;
 pub(crate) mod module;
