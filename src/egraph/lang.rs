@@ -220,25 +220,31 @@ impl Language for VNode {
         }
     }
 
+    // Hot: egg's matcher calls it for every node of every class a pattern visits, and
+    // most calls compare different variants, which the first arm that fits rejects.
+    // Variants other than ALU, opaque and mode nodes have a fixed number of children.
     fn matches(&self, other: &Self) -> bool {
-        let same_children = self.children().len() == other.children().len();
-        let same_op = match (self, other) {
+        match (self, other) {
             (
                 VNode::Alu {
-                    op: a, exact: x, ..
+                    op: a,
+                    exact: x,
+                    children: c,
                 },
                 VNode::Alu {
-                    op: b, exact: y, ..
+                    op: b,
+                    exact: y,
+                    children: d,
                 },
-            ) => a == b && x == y,
+            ) => a == b && x == y && c.len() == d.len(),
+            (VNode::Xfer(_), VNode::Xfer(_)) | (VNode::PerEmit(_), VNode::PerEmit(_)) => true,
+            (VNode::Mode(a, c), VNode::Mode(b, d)) => a == b && c.len() == d.len(),
             (VNode::Ubo { block: a, .. }, VNode::Ubo { block: b, .. }) => a == b,
-            (VNode::Op { op: a, .. }, VNode::Op { op: b, .. }) => a == b,
-            (VNode::Mode(a, _), VNode::Mode(b, _)) => a == b,
-            (VNode::PerEmit(_), VNode::PerEmit(_)) | (VNode::Xfer(_), VNode::Xfer(_)) => true,
-            (a, b) if a.children().is_empty() && b.children().is_empty() => a == b,
-            _ => false,
-        };
-        same_op && same_children
+            (VNode::Op { op: a, children: c }, VNode::Op { op: b, children: d }) => {
+                c.len() == d.len() && a == b
+            }
+            (a, b) => a.children().is_empty() && b.children().is_empty() && a == b,
+        }
     }
 
     fn children(&self) -> &[Id] {
