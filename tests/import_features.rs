@@ -618,3 +618,124 @@ void main() { gl_FragColor = vec4(uv, 0.0, 1.0); }
     let out = optimizes_equivalently(&p);
     assert_eq!(stores_clip_vertex(&out.producer), 4);
 }
+
+/// Instructions of a shader (every statement, nested ones included).
+fn inst_count(s: &Shader) -> usize {
+    let mut n = 0;
+    s.for_each_inst(|_| n += 1);
+    n
+}
+
+#[test]
+fn dynamically_indexed_uniform_arrays_are_indexed_loads() {
+    if !tools() {
+        return;
+    }
+    // Issue 16's case: a 192-element default-block array indexed by an attribute
+    // (a skinning palette) used to become a selection over all 768 words.
+    let vs = "#version 120
+uniform vec4 palette[192];
+uniform float scale;
+attribute vec4 pos;
+attribute float bone;
+varying vec4 v_col;
+varying float v_k;
+void main() {
+  int i = int(bone);
+  gl_Position = pos + palette[i] * scale;
+  v_col = palette[i + 1] + palette[3];
+  v_k = scale;
+}
+";
+    let fs = "#version 120
+uniform vec4 palette[192];
+varying vec4 v_col;
+varying float v_k;
+void main() { gl_FragColor = v_col * v_k + palette[3]; }
+";
+    let p = import("uniform-array", vs, fs);
+    let (vs_n, fs_n) = (inst_count(&p.producer), inst_count(&p.consumer));
+    assert!(vs_n < 120 && fs_n < 40, "VS {vs_n}, FS {fs_n} instructions");
+    // The array is read through the default block's UBO, declared after the real
+    // blocks (none here) with one word per uniform scalar: 768 + 1 words.
+    assert_eq!(p.ubos.len(), 1);
+    assert_eq!(p.ubos[0].size, (192 * 4 + 1) * 4);
+    let (mut ubo, mut words) = (0, 0);
+    for s in [&p.producer, &p.consumer] {
+        s.for_each_inst(|i| match i.kind {
+            InstKind::LoadUbo { .. } => ubo += 1,
+            InstKind::LoadUniform { .. } => words += 1,
+            _ => {}
+        });
+    }
+    // VS: 4 + 4 dynamic + 4 constant palette loads; FS: 4 constant ones. `scale`
+    // (not an array) stays a default-block word.
+    assert_eq!(ubo, 16);
+    assert!(words >= 1);
+    let out = optimizes_equivalently(&p);
+    // Uniform values still propagate: `v_k` (= `scale`) stops being a varying, so
+    // the FS reads 4 input components instead of 5.
+    let inputs = |s: &Shader| {
+        let mut n = 0;
+        s.for_each_inst(|i| {
+            n += matches!(
+                i.kind,
+                InstKind::LoadInput { .. } | InstKind::LoadInterpolatedInput { .. }
+            ) as usize;
+        });
+        n
+    };
+    assert_eq!(inputs(&p.consumer), 5);
+    assert_eq!(inputs(&out.consumer), 4, "{}", varysat::text::print(&out));
+}
+
+#[test]
+fn carry_borrow_and_extended_multiplies_import_as_alu_ops_and_exact_high_words() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location=0) in uvec2 a;
+layout(location=1) in ivec2 b;
+layout(location=0) flat out uvec4 v_u;
+layout(location=1) flat out ivec2 v_i;
+void main() {
+  uint carry, borrow, hi, lo;
+  uint s = uaddCarry(a.x, a.y, carry);
+  uint d = usubBorrow(a.x, a.y, borrow);
+  umulExtended(a.x, a.y, hi, lo);
+  ivec2 ihi, ilo;
+  imulExtended(b, b.yx, ihi, ilo);
+  v_u = uvec4(s + carry, d + borrow, hi, lo);
+  v_i = ihi + ilo;
+  gl_Position = vec4(0.0);
+}
+";
+    let fs = "#version 450
+layout(location=0) flat in uvec4 v_u;
+layout(location=1) flat in ivec2 v_i;
+layout(location=0) out vec4 color;
+void main() { color = vec4(v_u) + vec4(v_i, 0.0, 0.0); }
+";
+    let p = import("mul-extended", vs, fs);
+    let names: Vec<String> = opaque_ops(&p.producer)
+        .into_iter()
+        .map(|(n, purity, _)| {
+            assert_eq!(purity, Purity::Pure, "{n}");
+            n
+        })
+        .collect();
+    // Only the high words of the products are opaque: one per component.
+    assert_eq!(
+        names.iter().filter(|n| *n == "umulextended").count(),
+        1,
+        "{names:?}"
+    );
+    assert_eq!(
+        names.iter().filter(|n| *n == "smulextended").count(),
+        2,
+        "{names:?}"
+    );
+    assert_eq!(names.len(), 3, "{names:?}");
+    optimizes_equivalently(&p);
+}

@@ -131,6 +131,55 @@ fn is_wide_scalar(m: &Module, ty: u32) -> bool {
     )
 }
 
+/// Whether a type is or contains an array (through struct members).
+pub(crate) fn holds_array(m: &Module, ty: u32, depth: u32) -> bool {
+    if depth > 64 {
+        return false;
+    }
+    match m.types.get(&ty) {
+        Some(Ty::Array { .. }) | Some(Ty::RuntimeArray { .. }) => true,
+        Some(Ty::Struct { members }) => members.iter().any(|t| holds_array(m, *t, depth + 1)),
+        _ => false,
+    }
+}
+
+/// The tree of a default-block uniform read through the default block's UBO
+/// (`block`): the words of [`word_tree`] at byte offsets 4 × word. A composite
+/// whose items have one shape (array, vector, matrix column list) is strided by
+/// the item's size, so a dynamic index into it is a byte offset: one load per
+/// scalar read instead of a selection over every element.
+pub(crate) fn default_block_tree(shape: &Shape, next: &mut u32, block: u32) -> Tree {
+    match shape {
+        Shape::Scalar(b) => {
+            let w = *next;
+            *next += 1;
+            Tree::Leaf(Leaf {
+                addr: Addr::Ubo {
+                    block,
+                    offset: w.saturating_mul(4),
+                },
+                bits: *b,
+                dynamic: None,
+            })
+        }
+        Shape::Composite(items) => {
+            let uniform = items.windows(2).all(|p| p[0] == p[1]);
+            let stride = items
+                .first()
+                .filter(|_| uniform)
+                .map(|i| (i.leaf_bits().len() as u32).saturating_mul(4));
+            Tree::Node {
+                kids: items
+                    .iter()
+                    .map(|s| default_block_tree(s, next, block))
+                    .collect(),
+                stride,
+                runtime: false,
+            }
+        }
+    }
+}
+
 pub(crate) fn word_tree(shape: &Shape, next: &mut u32) -> Tree {
     match shape {
         Shape::Scalar(b) => {

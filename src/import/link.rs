@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use fxhash::FxHashMap;
 use rspirv::spirv::StorageClass;
 
-use super::layout::{buf_size, locations, per_vertex, shape_of};
+use super::layout::{buf_size, holds_array, locations, per_vertex, shape_of};
 use super::module::{Module, Ty};
 use crate::ir::{Stage, UboDecl};
 use crate::Error;
@@ -27,6 +27,10 @@ pub(crate) struct StageLayout {
     pub ssbo: FxHashMap<u32, u32>,
     /// Sampler/image (or array of them) → first sampler index.
     pub sampler: FxHashMap<u32, u32>,
+    /// The UBO standing for the default uniform block, when a default-block uniform
+    /// holds an array: such uniforms are read from it at byte offset 4 × word, so a
+    /// dynamic index is one indexed load (see `layout::default_block_tree`).
+    pub default_ubo: Option<u32>,
 }
 
 /// The pair's shared layout.
@@ -74,7 +78,23 @@ pub(crate) fn link(p: &Module, c: &Module, by_name: bool, strict: bool) -> Resul
         warnings.push(format!("{}: {msg}; it reads undefined values", c.file));
     }
     let uniform_words = link_uniforms(p, c, &mut lp, &mut lc)?;
-    let ubos = link_buffers(p, c, &mut lp, &mut lc)?;
+    let mut ubos = link_buffers(p, c, &mut lp, &mut lc)?;
+    let arrays = [(p, &lp), (c, &lc)].into_iter().any(|(m, l)| {
+        l.uniform_word
+            .keys()
+            .any(|v| m.vars.get(v).is_some_and(|g| holds_array(m, g.ty, 0)))
+    });
+    if arrays {
+        // After the real blocks, so their numbering does not change.
+        let block = ubos.len() as u32;
+        ubos.push(UboDecl {
+            block,
+            size: uniform_words.saturating_mul(4).max(4),
+            loc: None,
+        });
+        lp.default_ubo = Some(block);
+        lc.default_ubo = Some(block);
+    }
     link_samplers(p, c, &mut lp, &mut lc)?;
     Ok(Linked {
         producer: lp,

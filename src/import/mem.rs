@@ -354,6 +354,11 @@ impl<'a> Translator<'a> {
         if let Some(w) = self.layout.uniform_word.get(&var) {
             let shape = self.shape(g.ty)?;
             let mut next = *w;
+            if let Some(block) = self.layout.default_ubo {
+                if super::layout::holds_array(self.m, g.ty, 0) {
+                    return Ok(super::layout::default_block_tree(&shape, &mut next, block));
+                }
+            }
             return Ok(word_tree(&shape, &mut next));
         }
         if let Some(b) = self.layout.ubo_block.get(&var) {

@@ -13,6 +13,7 @@ mod cfg;
 mod compat;
 mod context;
 mod emit;
+mod extended;
 mod files;
 mod framing;
 mod function;

@@ -371,6 +371,9 @@ impl<'a> Translator<'a> {
             }
             Op::SampledImage | Op::Image => Some(self.val(self.id(inst, 0)?)?),
             op if is_image_op(op) => Some(self.image_op(inst)?),
+            Op::IAddCarry | Op::ISubBorrow | Op::UMulExtended | Op::SMulExtended => {
+                Some(self.extended_arith(inst)?)
+            }
             _ => Some(self.alu_inst(inst)?),
         };
         if let (Some(r), Some(v)) = (rid, out) {

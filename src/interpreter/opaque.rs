@@ -119,6 +119,9 @@ fn real(op: &OpaqueOp, comp: u8, vals: &[Scalar]) -> Option<Real> {
                 203 => bitfield_extract(u(0)?, u(1)?, u(2)?, width, false),
                 204 => u(0)?.reverse_bits() >> (32 - width),
                 205 => u(0)?.count_ones(),
+                // The high words of OpUMulExtended / OpSMulExtended.
+                151 => ((u(0)? as u64 * u(1)? as u64) >> 32) as u32,
+                152 => ((u(0)? as i32 as i64 * u(1)? as i32 as i64) >> 32) as u32,
                 _ => return None,
             };
             Some(Real::Bits(r))
@@ -258,6 +261,17 @@ mod tests {
         let inv = op("ext:GLSL.std.450:34", "f32x2x2.3", &["f32x2x2"]);
         let m = [f(2.0), f(0.0), f(0.0), f(4.0)];
         assert_eq!(value(&inv, &m, &inputs, BitSize::B32).as_f32(), 0.25);
+        // High words of 32 x 32 -> 64-bit products: 0xffffffff^2 = 0xfffffffe_00000001
+        // unsigned; as signed it is (-1)(-1) = 1, high word 0; -2 * 3 = -6 has an
+        // all-ones high word.
+        let umul = op("op:151", "u32", &["u32", "u32"]);
+        let r = value(&umul, &[u(u32::MAX), u(u32::MAX)], &inputs, BitSize::B32);
+        assert_eq!(r.bits, 0xffff_fffe);
+        let smul = op("op:152", "i32", &["i32", "i32"]);
+        let r = value(&smul, &[u(u32::MAX), u(u32::MAX)], &inputs, BitSize::B32);
+        assert_eq!(r.bits, 0);
+        let r = value(&smul, &[u(-2i32 as u32), u(3)], &inputs, BitSize::B32);
+        assert_eq!(r.bits, u32::MAX);
     }
 
     #[test]
