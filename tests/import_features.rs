@@ -739,3 +739,39 @@ void main() { color = vec4(v_u) + vec4(v_i, 0.0, 0.0); }
     assert_eq!(names.len(), 3, "{names:?}");
     optimizes_equivalently(&p);
 }
+
+#[test]
+fn core_extensions_and_amd_trinary_min_max_import() {
+    if !tools() {
+        return;
+    }
+    // GL_ARB_arrays_of_arrays (core in 4.30; glslang rejects the extension line)
+    // in a 330 shader, and AMD's min3/mid3 (their own SPIR-V instruction set),
+    // which are pure: computed from attributes only, they stay where they are or
+    // move, and the interpreter gives them their real meaning.
+    let vs = "#version 330
+#extension GL_ARB_arrays_of_arrays : require
+#extension GL_AMD_shader_trinary_minmax : require
+layout(location=0) in vec4 pos;
+layout(location=1) in ivec3 k;
+out vec2 v_m;
+void main() {
+  float w[2][2] = float[2][2](float[2](pos.x, pos.y), float[2](pos.z, pos.w));
+  v_m = vec2(mid3(w[0][0], w[0][1], w[1][0]), float(min3(k.x, k.y, k.z)));
+  gl_Position = pos;
+}
+";
+    let fs = "#version 150
+#extension GL_ARB_shader_precision : require
+in vec2 v_m;
+out vec4 color;
+void main() { color = vec4(v_m, 0.0, 1.0); }
+";
+    let p = import("core-ext", vs, fs);
+    let ops = opaque_ops(&p.producer);
+    let names: Vec<&str> = ops.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert!(names.contains(&"fmid3") && names.contains(&"smin3"), "{names:?}");
+    assert!(ops.iter().all(|(_, purity, code)| *purity == Purity::Pure
+        && matches!(code, OpaqueCode::Ext(set, _) if set == "SPV_AMD_shader_trinary_minmax")));
+    optimizes_equivalently(&p);
+}

@@ -549,6 +549,10 @@ impl<'a> Translator<'a> {
                 // to the shader's results (the import report notes them).
                 return Ok(None);
             }
+            if let Some(set) = id_at(inst, 0).and_then(|s| self.m.other_ext.get(&s)) {
+                let set = set.clone();
+                return self.opaque_other_ext(inst, &set);
+            }
             return Err(self.err(inst, "extended instruction set other than GLSL.std.450"));
         }
         let code = lit_at(inst, 1).ok_or_else(|| self.err(inst, "missing extended opcode"))?;

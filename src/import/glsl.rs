@@ -233,7 +233,7 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
         .and_then(|i| src.lines().nth(i))
         .is_some_and(|l| l.contains("compatibility"));
     if version >= 330 && !compatibility {
-        return None;
+        return core_extensions_as_450(src);
     }
     let (wrapped, shadow) = super::legacy_texture::wrap_shadow_calls(src);
     let src = wrapped.as_str();
@@ -268,6 +268,8 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
     let rewrite_line = |line: &str| {
         let line = if gpu_shader4 {
             super::legacy_texture::gpu_shader4_line(line)
+        } else if super::legacy_texture::enables_core_extension(line) {
+            String::new()
         } else {
             line.to_owned()
         };
@@ -295,6 +297,31 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
     out.push_str(&format!("#line {}\n", body + 1));
     for line in src.lines().skip(body) {
         out.push_str(&rewrite_line(line));
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// A desktop shader of version 330 or later that enables one of the extensions
+/// glslang rejects whose features are core in 4.50 (`legacy_texture::CORE_EXTENSIONS`):
+/// compiled as 4.50 with those lines blanked (line numbers do not move). `None`
+/// when it enables none, or is an ES shader.
+fn core_extensions_as_450(src: &str) -> Option<String> {
+    use super::legacy_texture::enables_core_extension;
+    if !src.lines().any(enables_core_extension) {
+        return None;
+    }
+    let mut out = String::with_capacity(src.len());
+    for line in src.lines() {
+        let t = line.trim_start();
+        if t.starts_with("#version") {
+            if t.contains(" es") {
+                return None;
+            }
+            out.push_str("#version 450");
+        } else if !enables_core_extension(line) {
+            out.push_str(line);
+        }
         out.push('\n');
     }
     Some(out)

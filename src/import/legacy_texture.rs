@@ -8,9 +8,30 @@
 //! order). A `shadow*` lookup returned a `vec4` in 1.x (the comparison result in
 //! r, g and b, alpha 1: the default `DEPTH_TEXTURE_MODE` luminance), where the core
 //! form returns a `float`, so it is wrapped in `varysat_shadow4`, which rebuilds
-//! that vector. `unsigned int` (a `GL_EXT_gpu_shader4` spelling) becomes `uint`,
-//! and the `#extension GL_EXT_gpu_shader4` line is blanked (everything it adds is
-//! core in the version the rewrite compiles as).
+//! that vector. `unsigned int` (a `GL_EXT_gpu_shader4` spelling) becomes `uint`.
+//! The `#extension` lines of [`CORE_EXTENSIONS`] are blanked: glslang rejects them,
+//! and everything they add is core in the version the rewrite compiles as (4.50).
+
+/// Extensions glslang does not accept whose features are all core GLSL 4.50:
+/// `GL_EXT_gpu_shader4` (1.30), `GL_ARB_shader_precision` (4.10, precision
+/// guarantees only, no syntax), `GL_ARB_arrays_of_arrays` and
+/// `GL_ARB_fragment_layer_viewport` (4.30).
+pub(crate) const CORE_EXTENSIONS: &[&str] = &[
+    "GL_EXT_gpu_shader4",
+    "GL_ARB_shader_precision",
+    "GL_ARB_arrays_of_arrays",
+    "GL_ARB_fragment_layer_viewport",
+];
+
+/// Whether a line enables one of [`CORE_EXTENSIONS`].
+pub(crate) fn enables_core_extension(line: &str) -> bool {
+    let t = line.trim_start();
+    let Some(rest) = t.strip_prefix("#extension") else {
+        return false;
+    };
+    let name = rest.split(':').next().unwrap_or("").trim();
+    CORE_EXTENSIONS.contains(&name)
+}
 
 /// The helper that gives a core shadow lookup its 1.x `vec4` result.
 pub(crate) const SHADOW4_DECL: &str =
@@ -114,10 +135,9 @@ pub(crate) fn wrap_shadow_calls(src: &str) -> (String, bool) {
     (out, wrapped)
 }
 
-/// `unsigned int` as `uint`, and the `GL_EXT_gpu_shader4` extension line blanked.
+/// `unsigned int` as `uint`, and a [`CORE_EXTENSIONS`] line blanked.
 pub(crate) fn gpu_shader4_line(line: &str) -> String {
-    let t = line.trim_start();
-    if t.starts_with("#extension") && t.contains("GL_EXT_gpu_shader4") {
+    if enables_core_extension(line) {
         return String::new();
     }
     let mut out = String::with_capacity(line.len());
@@ -208,5 +228,11 @@ mod tests {
             gpu_shader4_line("#extension GL_ARB_foo : require"),
             "#extension GL_ARB_foo : require"
         );
+        assert!(enables_core_extension(
+            "  #extension GL_ARB_arrays_of_arrays: enable"
+        ));
+        assert!(!enables_core_extension(
+            "#extension GL_ARB_arrays_of_arrays_x: enable"
+        ));
     }
 }

@@ -115,6 +115,9 @@ pub(crate) struct Module {
     pub glsl_ext: Option<u32>,
     /// Ids of imported `NonSemantic.*` instruction sets (debug printing, ...).
     pub non_semantic: Vec<u32>,
+    /// Other imported instruction sets (AMD's, ...) by id: their instructions are
+    /// carried as opaque ops (see `opaque.rs`).
+    pub other_ext: FxHashMap<u32, String>,
     /// Values set for specialization constants, by `SpecId`.
     pub spec: std::collections::BTreeMap<u32, u32>,
     pub stage: Stage,
@@ -192,6 +195,7 @@ impl Module {
             value_types: FxHashMap::default(),
             glsl_ext: None,
             non_semantic: vec![],
+            other_ext: FxHashMap::default(),
             spec: spec.clone(),
             stage: Stage::Vertex,
             entry_fn: 0,
@@ -311,6 +315,8 @@ impl Module {
                 }
                 if s.starts_with("NonSemantic.") {
                     self.non_semantic.push(id);
+                } else if s != "GLSL.std.450" {
+                    self.other_ext.insert(id, s.clone());
                 }
             }
         }

@@ -66,6 +66,31 @@ pub(crate) fn core_purity(op: Op) -> Option<Purity> {
     })
 }
 
+/// AMD's three-operand min/max/median set.
+pub(crate) const TRINARY_MINMAX: &str = "SPV_AMD_shader_trinary_minmax";
+
+/// The GLSL names of `SPV_AMD_shader_trinary_minmax` instructions 1-9.
+fn trinary_name(code: u32) -> Option<&'static str> {
+    let names = [
+        "fmin3", "umin3", "smin3", "fmax3", "umax3", "smax3", "fmid3", "umid3", "smid3",
+    ];
+    names.get((code as usize).checked_sub(1)?).copied()
+}
+
+/// An opaque op name for instruction `code` of set `set`: the set's letters and
+/// digits lowercased, `_`, the number.
+fn ext_op_name(set: &str, code: u32) -> String {
+    let mut name: String = set
+        .chars()
+        .map(|c| match c.is_ascii_alphanumeric() {
+            true => c.to_ascii_lowercase(),
+            false => '_',
+        })
+        .collect();
+    name.push_str(&format!("_{code}"));
+    name
+}
+
 /// Atomic instructions whose first operand is a pointer.
 pub(crate) fn is_atomic(op: Op) -> bool {
     use Op::*;
@@ -347,6 +372,23 @@ impl<'a> Translator<'a> {
             Ok(Some(v)) => Ok(v),
             _ => Err(self.unsupported(inst)),
         }
+    }
+
+    /// An instruction of an extended set other than `GLSL.std.450` and
+    /// `NonSemantic.*`: pure with its name for `SPV_AMD_shader_trinary_minmax`
+    /// (min3/max3/mid3, which the interpreter evaluates), otherwise an effect named
+    /// after the set and number (its meaning unknown, it is never moved, removed or
+    /// duplicated).
+    pub(crate) fn opaque_other_ext(&mut self, inst: &'a Instruction, set: &str) -> R<Option<Val>> {
+        let code = super::module::lit_at(inst, 1)
+            .ok_or_else(|| self.err(inst, "missing extended opcode"))?;
+        let ids: Vec<usize> = (2..inst.operands.len()).collect();
+        let (name, purity) = match (set, trinary_name(code)) {
+            (TRINARY_MINMAX, Some(n)) => (n.to_owned(), Purity::Pure),
+            _ => (ext_op_name(set, code), Purity::Effect),
+        };
+        let code = OpaqueCode::Ext(set.into(), code);
+        self.opaque(inst, name, purity, code, &ids, Extra::none())
     }
 
     /// A `GLSL.std.450` instruction without a native translation (`None` when the

@@ -111,6 +111,9 @@ fn real(op: &OpaqueOp, comp: u8, vals: &[Scalar]) -> Option<Real> {
     let u = |i: usize| vals.get(i).map(|v| v.bits);
     match &op.code {
         OpaqueCode::Ext(set, n) if set == "GLSL.std.450" => glsl(*n, comp, vals, &f),
+        OpaqueCode::Ext(set, n) if set == "SPV_AMD_shader_trinary_minmax" => {
+            trinary(*n, op, comp, vals)
+        }
         OpaqueCode::Core(code) => {
             let width = vals.first()?.size.bits();
             let r = match code {
@@ -128,6 +131,35 @@ fn real(op: &OpaqueOp, comp: u8, vals: &[Scalar]) -> Option<Real> {
         }
         _ => None,
     }
+}
+
+/// `SPV_AMD_shader_trinary_minmax` (1-9: f/u/s min3, max3, mid3), componentwise
+/// over three operands of one type.
+fn trinary(n: u32, op: &OpaqueOp, comp: u8, vals: &[Scalar]) -> Option<Real> {
+    let k = op.args.first()?.components();
+    let at = |j: usize| vals.get(j * k + comp as usize).copied();
+    let (a, b, c) = (at(0)?, at(1)?, at(2)?);
+    let kind = (n.checked_sub(1)? % 3) as u8; // 0 float, 1 unsigned, 2 signed
+    let which = (n - 1) / 3; // 0 min, 1 max, 2 mid
+    let key = |s: Scalar| -> f64 {
+        match kind {
+            0 => s.as_f32() as f64,
+            1 => s.bits as f64,
+            _ => sign_extend(s.bits, s.size) as f64,
+        }
+    };
+    let mut v = [a, b, c];
+    v.sort_by(|x, y| key(*x).total_cmp(&key(*y)));
+    let r = match which {
+        0 => v[0],
+        1 => v[2],
+        2 => v[1],
+        _ => return None,
+    };
+    Some(match kind {
+        0 => Real::Float(r.as_f32()),
+        _ => Real::Bits(r.bits),
+    })
 }
 
 fn glsl(n: u32, comp: u8, vals: &[Scalar], f: &dyn Fn(usize) -> Option<f32>) -> Option<Real> {
@@ -272,6 +304,26 @@ mod tests {
         assert_eq!(r.bits, 0);
         let r = value(&smul, &[u(-2i32 as u32), u(3)], &inputs, BitSize::B32);
         assert_eq!(r.bits, u32::MAX);
+        // AMD trinary: smid3(-5, 7, 2) = 2; fmax3 on component 1 of vec2s.
+        let smid3 = op(
+            "ext:SPV_AMD_shader_trinary_minmax:9",
+            "i32",
+            &["i32", "i32", "i32"],
+        );
+        let r = value(
+            &smid3,
+            &[u(-5i32 as u32), u(7), u(2)],
+            &inputs,
+            BitSize::B32,
+        );
+        assert_eq!(r.bits, 2);
+        let fmax3 = op(
+            "ext:SPV_AMD_shader_trinary_minmax:4",
+            "f32x2.1",
+            &["f32x2", "f32x2", "f32x2"],
+        );
+        let v = [f(9.0), f(1.0), f(0.0), f(-3.0), f(9.0), f(2.5)];
+        assert_eq!(value(&fmax3, &v, &inputs, BitSize::B32).as_f32(), 2.5);
     }
 
     #[test]
