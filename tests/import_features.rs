@@ -770,7 +770,10 @@ void main() { color = vec4(v_m, 0.0, 1.0); }
     let p = import("core-ext", vs, fs);
     let ops = opaque_ops(&p.producer);
     let names: Vec<&str> = ops.iter().map(|(n, _, _)| n.as_str()).collect();
-    assert!(names.contains(&"fmid3") && names.contains(&"smin3"), "{names:?}");
+    assert!(
+        names.contains(&"fmid3") && names.contains(&"smin3"),
+        "{names:?}"
+    );
     assert!(ops.iter().all(|(_, purity, code)| *purity == Purity::Pure
         && matches!(code, OpaqueCode::Ext(set, _) if set == "SPV_AMD_shader_trinary_minmax")));
     optimizes_equivalently(&p);
