@@ -377,6 +377,8 @@ pub fn emit_consumer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
     }
     let mut body = std::mem::take(&mut b.out);
     strip_region(&mut shader.body, &input.lowered.region);
+    // Exact sizes: a doubled statement vector is megabytes on a large shader.
+    body.reserve_exact(shader.body.len());
     body.append(&mut shader.body);
     shader.body = body;
     Ok(shader)
@@ -484,6 +486,7 @@ pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
         let roots: Vec<Id> = input.slots.keys().map(|k| k.value).collect();
         let invariant = emit_invariant_classes(input.egraph, input.selection, &roots);
         let mut shared: BTreeMap<(Id, Ctx), Value> = BTreeMap::new();
+        out.reserve_exact(body.len());
         for stmt in body {
             if let Stmt::Inst(Inst {
                 kind: InstKind::EmitVertex,
@@ -515,6 +518,8 @@ pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
         let mut b = builder(input, &mut shader, &mut names, None, None);
         b.leaves = leaves;
         b.store_all(stage)?;
+        // Exact: appending to the full body would double its capacity.
+        out.reserve_exact(b.out.len());
         out.append(&mut b.out);
     }
     shader.body = out;
