@@ -98,6 +98,12 @@ pub(crate) fn wrap_shadow_calls(src: &str) -> (String, bool) {
     let mut i = 0;
     while i < bytes.len() {
         let c = bytes[i];
+        // Comments are copied untouched: their parentheses need not balance.
+        if let Some(end) = comment_end(src, i) {
+            out.push_str(&src[i..end]);
+            i = end;
+            continue;
+        }
         if c.is_ascii_alphabetic() || c == b'_' {
             let start = i;
             while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
@@ -133,6 +139,19 @@ pub(crate) fn wrap_shadow_calls(src: &str) -> (String, bool) {
         i += len;
     }
     (out, wrapped)
+}
+
+/// Where the comment starting at byte `i` ends (after `*/`, or before the line
+/// break of a `//` comment), if one starts there.
+fn comment_end(src: &str, i: usize) -> Option<usize> {
+    let rest = &src[i..];
+    if rest.starts_with("//") {
+        return Some(i + rest.find('\n').unwrap_or(rest.len()));
+    }
+    if rest.starts_with("/*") {
+        return Some(i + rest[2..].find("*/").map_or(rest.len(), |e| e + 4));
+    }
+    None
 }
 
 /// `unsigned int` as `uint`, and a [`CORE_EXTENSIONS`] line blanked.
@@ -212,6 +231,12 @@ mod tests {
             "vec4 v = varysat_shadow4(shadow2DProj(s, vec4(c, 1.0)\n  , 0.5)) * 2.0;\nfloat shadow2DX;"
         );
         assert!(!wrap_shadow_calls("x = texture2D(s, c);").1);
+        // An unbalanced parenthesis in a comment inside the call changes nothing.
+        let src = "v = shadow2D(s, /* (see */ c // note (\n) + 1.0;";
+        assert_eq!(
+            wrap_shadow_calls(src).0,
+            "v = varysat_shadow4(shadow2D(s, /* (see */ c // note (\n)) + 1.0;"
+        );
     }
 
     #[test]
