@@ -763,9 +763,11 @@ void main() {
 ";
     let fs = "#version 150
 #extension GL_ARB_shader_precision : require
+#extension GL_ARB_texture_query_levels : require
+uniform sampler2D t;
 in vec2 v_m;
 out vec4 color;
-void main() { color = vec4(v_m, 0.0, 1.0); }
+void main() { color = vec4(v_m, float(textureQueryLevels(t)), 1.0); }
 ";
     let p = import("core-ext", vs, fs);
     let ops = opaque_ops(&p.producer);

@@ -268,8 +268,8 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
     let rewrite_line = |line: &str| {
         let line = if gpu_shader4 {
             super::legacy_texture::gpu_shader4_line(line)
-        } else if super::legacy_texture::enables_core_extension(line) {
-            String::new()
+        } else if let Some(define) = super::legacy_texture::core_extension_replacement(line) {
+            define
         } else {
             line.to_owned()
         };
@@ -307,7 +307,7 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
 /// compiled as 4.50 with those lines blanked (line numbers do not move). `None`
 /// when it enables none, or is an ES shader.
 fn core_extensions_as_450(src: &str) -> Option<String> {
-    use super::legacy_texture::enables_core_extension;
+    use super::legacy_texture::{core_extension_replacement, enables_core_extension};
     if !src.lines().any(enables_core_extension) {
         return None;
     }
@@ -319,7 +319,9 @@ fn core_extensions_as_450(src: &str) -> Option<String> {
                 return None;
             }
             out.push_str("#version 450");
-        } else if !enables_core_extension(line) {
+        } else if let Some(define) = core_extension_replacement(line) {
+            out.push_str(&define);
+        } else {
             out.push_str(line);
         }
         out.push('\n');

@@ -9,28 +9,39 @@
 //! r, g and b, alpha 1: the default `DEPTH_TEXTURE_MODE` luminance), where the core
 //! form returns a `float`, so it is wrapped in `varysat_shadow4`, which rebuilds
 //! that vector. `unsigned int` (a `GL_EXT_gpu_shader4` spelling) becomes `uint`.
-//! The `#extension` lines of [`CORE_EXTENSIONS`] are blanked: glslang rejects them,
-//! and everything they add is core in the version the rewrite compiles as (4.50).
+//! The `#extension` lines of [`CORE_EXTENSIONS`] are blanked: glslang rejects the
+//! extensions, and everything they add is core in the version the rewrite
+//! compiles as (4.50).
 
 /// Extensions glslang does not accept whose features are all core GLSL 4.50:
 /// `GL_EXT_gpu_shader4` (1.30), `GL_ARB_shader_precision` (4.10, precision
 /// guarantees only, no syntax), `GL_ARB_arrays_of_arrays` and
-/// `GL_ARB_fragment_layer_viewport` (4.30).
+/// `GL_ARB_fragment_layer_viewport`, `GL_ARB_texture_query_levels` (4.30).
 pub(crate) const CORE_EXTENSIONS: &[&str] = &[
     "GL_EXT_gpu_shader4",
     "GL_ARB_shader_precision",
     "GL_ARB_arrays_of_arrays",
     "GL_ARB_fragment_layer_viewport",
+    "GL_ARB_texture_query_levels",
 ];
 
 /// Whether a line enables one of [`CORE_EXTENSIONS`].
 pub(crate) fn enables_core_extension(line: &str) -> bool {
-    let t = line.trim_start();
-    let Some(rest) = t.strip_prefix("#extension") else {
-        return false;
-    };
+    core_extension_of(line).is_some()
+}
+
+/// The [`CORE_EXTENSIONS`] entry a `#extension` line names, if any.
+fn core_extension_of(line: &str) -> Option<&'static str> {
+    let rest = line.trim_start().strip_prefix("#extension")?;
     let name = rest.split(':').next().unwrap_or("").trim();
-    CORE_EXTENSIONS.contains(&name)
+    CORE_EXTENSIONS.iter().copied().find(|e| *e == name)
+}
+
+/// What replaces the `#extension` line of a [`CORE_EXTENSIONS`] entry: an empty
+/// line (glslang refuses to `#define` a `GL_` name, so a shader testing the
+/// extension's macro sees it undefined).
+pub(crate) fn core_extension_replacement(line: &str) -> Option<String> {
+    core_extension_of(line).map(|_| String::new())
 }
 
 /// The helper that gives a core shadow lookup its 1.x `vec4` result.
@@ -148,16 +159,16 @@ fn comment_end(src: &str, i: usize) -> Option<usize> {
     if rest.starts_with("//") {
         return Some(i + rest.find('\n').unwrap_or(rest.len()));
     }
-    if rest.starts_with("/*") {
-        return Some(i + rest[2..].find("*/").map_or(rest.len(), |e| e + 4));
+    if let Some(body) = rest.strip_prefix("/*") {
+        return Some(i + body.find("*/").map_or(rest.len(), |e| e + 4));
     }
     None
 }
 
 /// `unsigned int` as `uint`, and a [`CORE_EXTENSIONS`] line blanked.
 pub(crate) fn gpu_shader4_line(line: &str) -> String {
-    if enables_core_extension(line) {
-        return String::new();
+    if let Some(define) = core_extension_replacement(line) {
+        return define;
     }
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
