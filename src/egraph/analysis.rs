@@ -33,7 +33,7 @@ pub struct VAnalysis {
 }
 
 /// What the analysis knows about one e-class.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct VData {
     /// Constant bit pattern, when the class is a constant.
     pub konst: Option<u32>,

@@ -6,7 +6,7 @@
 //! commutative pattern node it tries both operand orders of the e-node. The matches are
 //! those a fully saturated commutativity law would give, without the twin nodes.
 
-use egg::{ENodeOrVar, Id, Language, Pattern, SearchMatches, Searcher, Subst, Var};
+use egg::{ENodeOrVar, Id, Language, Pattern, PatternAst, SearchMatches, Searcher, Subst, Var};
 
 use super::analysis::{VAnalysis, VGraph};
 use super::lang::VNode;
@@ -20,6 +20,8 @@ pub struct CommPattern {
     vars: Vec<Var>,
     /// For each variable node of `ast`, its index in `vars`.
     slot: Vec<usize>,
+    /// The pattern as egg writes it (the incremental scheduler reads its shape).
+    pattern: PatternAst<VNode>,
 }
 
 /// Whether a node is a two-operand commutative ALU op.
@@ -46,7 +48,12 @@ impl CommPattern {
                 ENodeOrVar::ENode(_) => 0,
             })
             .collect();
-        any.then_some(CommPattern { ast, vars, slot })
+        any.then_some(CommPattern {
+            ast,
+            vars,
+            slot,
+            pattern: p.ast.clone(),
+        })
     }
 
     /// Matches the pending `goals` (pattern node, class), last first, extending
@@ -183,5 +190,9 @@ impl Searcher<VNode, VAnalysis> for CommPattern {
 
     fn vars(&self) -> Vec<Var> {
         self.vars.clone()
+    }
+
+    fn get_pattern_ast(&self) -> Option<&PatternAst<VNode>> {
+        Some(&self.pattern)
     }
 }

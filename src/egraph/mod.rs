@@ -1,8 +1,9 @@
 //! The e-graph of a pair: language, analysis, lowering (with GS per-emit factoring),
-//! the rule-file loader and bounded saturation.
+//! the rule-file loader and bounded saturation with incremental e-matching.
 
 pub mod analysis;
 pub mod comm_match;
+pub mod incremental;
 pub mod lang;
 pub mod lower;
 pub mod per_emit;
@@ -17,6 +18,6 @@ pub use analysis::{VAnalysis, VData, VGraph, OPAQUE_COST};
 pub use lang::{Side, VNode, XferMode};
 pub use rules::{Cond, RuleDef, RuleSet};
 pub use saturate::{
-    Budgets, Scheduler, Stop, DEFAULT_ITER_LIMIT, DEFAULT_NODES_PER_LOWERED, DEFAULT_NODE_LIMIT,
-    DEFAULT_TIME_LIMIT,
+    Budgets, Matching, Scheduler, Stop, DEFAULT_ITER_LIMIT, DEFAULT_NODES_PER_LOWERED,
+    DEFAULT_NODE_LIMIT, DEFAULT_TIME_LIMIT,
 };

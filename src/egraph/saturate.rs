@@ -8,6 +8,7 @@ use std::time::Duration;
 use egg::{BackoffScheduler, Rewrite, Runner, SimpleScheduler, StopReason};
 
 use super::analysis::{VAnalysis, VGraph};
+use super::incremental::IncrementalScheduler;
 use super::lang::VNode;
 
 /// Default e-node budget floor: pairs of real shaders lower to a few hundred nodes;
@@ -27,11 +28,24 @@ pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(5);
 /// How rules are scheduled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scheduler {
-    /// egg's backoff scheduler: a rule that matches too often is banned for a while,
-    /// which keeps commutativity from crowding out the other rules.
+    /// Backoff: a rule that matches too often is banned for a while (egg's
+    /// `BackoffScheduler` limits), which keeps associativity from crowding out the
+    /// other rules.
     Backoff,
     /// Every rule on every match, every iteration.
     Simple,
+}
+
+/// How rules search the e-graph each iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Matching {
+    /// Each rule searches only the classes whose matches can have changed since its
+    /// last search ([`super::incremental`]); the graph grows exactly as under a full
+    /// search with the same bans.
+    Incremental,
+    /// egg's own search: every rule re-searches every class of its root operator each
+    /// iteration. The yardstick the incremental search is tested and measured against.
+    Full,
 }
 
 /// Saturation budgets.
@@ -48,6 +62,8 @@ pub struct Budgets {
     pub time: Duration,
     /// Scheduler.
     pub scheduler: Scheduler,
+    /// E-matching.
+    pub matching: Matching,
 }
 
 impl Default for Budgets {
@@ -58,6 +74,7 @@ impl Default for Budgets {
             iterations: DEFAULT_ITER_LIMIT,
             time: DEFAULT_TIME_LIMIT,
             scheduler: Scheduler::Backoff,
+            matching: Matching::Incremental,
         }
     }
 }
@@ -134,9 +151,11 @@ pub fn saturate(
             true => Err("node cap".into()),
             false => Ok(()),
         });
-    let runner = match budgets.scheduler {
-        Scheduler::Backoff => runner.with_scheduler(BackoffScheduler::default()),
-        Scheduler::Simple => runner.with_scheduler(SimpleScheduler),
+    let backoff = budgets.scheduler == Scheduler::Backoff;
+    let runner = match (budgets.matching, budgets.scheduler) {
+        (Matching::Incremental, _) => runner.with_scheduler(IncrementalScheduler::new(backoff)),
+        (Matching::Full, Scheduler::Backoff) => runner.with_scheduler(BackoffScheduler::default()),
+        (Matching::Full, Scheduler::Simple) => runner.with_scheduler(SimpleScheduler),
     };
     let runner = runner.run(rules);
     let stop = match &runner.stop_reason {

@@ -43,7 +43,7 @@ pub use count::{count_live_varyings, count_varyings};
 pub use options::Options;
 pub use report::{Counts, Fate, Outcome, Report, Timings, VaryingReport};
 // The types of the options' knobs, so that configuring a run needs no internal path.
-pub use crate::egraph::{Budgets, RuleSet, Scheduler};
+pub use crate::egraph::{Budgets, Matching, RuleSet, Scheduler};
 pub use crate::extract::{Cost, CostModel, Extraction};
 pub use crate::pack::PackOptions;
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::egraph::{Budgets, RuleSet, Scheduler};
+use crate::egraph::{Budgets, Matching, RuleSet, Scheduler};
 use crate::error::Error;
 use crate::extract::{CostModel, Extraction};
 use crate::ir::KnownUniforms;
@@ -113,6 +113,12 @@ impl Options {
     /// Specializes the pair on these known uniform words before optimizing it.
     pub fn known(mut self, known: KnownUniforms) -> Options {
         self.known = known;
+        self
+    }
+
+    /// Sets the e-matching (incremental, the default, or egg's full re-search).
+    pub fn matching(mut self, m: Matching) -> Options {
+        self.budgets.matching = m;
         self
     }
 
