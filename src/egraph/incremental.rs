@@ -132,14 +132,18 @@ impl IncrementalScheduler {
     }
 
     fn state(&mut self, rw: &Rewrite<VNode, VAnalysis>) -> &mut RuleState {
-        #[allow(unused_mut)]
-        let mut shape = shape_of(rw);
         #[cfg(test)]
-        if let Some(d) = self.depth_override {
-            shape.depth = d;
-        }
+        let depth_override = self.depth_override;
         self.rules.entry(rw.name).or_insert_with(|| RuleState {
-            shape,
+            shape: {
+                #[allow(unused_mut)]
+                let mut shape = shape_of(rw);
+                #[cfg(test)]
+                if let Some(d) = depth_override {
+                    shape.depth = d;
+                }
+                shape
+            },
             searched: None,
             banned_until: 0,
             times_banned: 0,

@@ -187,7 +187,8 @@ pub struct RuleDef {
 /// pair) and shared by clones; adding rules starts a fresh compilation.
 #[derive(Clone, Debug, Default)]
 pub struct RuleSet {
-    rules: Vec<RuleDef>,
+    /// Shared by clones until one of them changes (every `Options` holds a set).
+    rules: Arc<Vec<RuleDef>>,
     compiled: Arc<OnceLock<Vec<Rewrite<VNode, VAnalysis>>>>,
 }
 
@@ -421,6 +422,12 @@ impl RuleSet {
         &self.rules
     }
 
+    /// The rules for editing: unshared from other clones, and compiled anew later.
+    pub(crate) fn rules_mut(&mut self) -> &mut Vec<RuleDef> {
+        self.compiled = Arc::default();
+        Arc::make_mut(&mut self.rules)
+    }
+
     fn push(&mut self, rule: RuleDef) -> Result<(), Error> {
         if let Some(prev) = self.rules.iter().find(|r| r.name == rule.name) {
             let msg = format!(
@@ -429,23 +436,32 @@ impl RuleSet {
             );
             return Err(err(&rule.file, rule.loc, msg));
         }
-        self.rules.push(rule);
+        Arc::make_mut(&mut self.rules).push(rule);
         // The set changed: later `rewrites` calls compile it anew.
         self.compiled = Arc::default();
         Ok(())
     }
 
-    /// The compiled-in default rules (`rules/*.rules`).
+    /// The compiled-in default rules (`rules/*.rules`). Parsed, type-checked and
+    /// compiled once per process: every `Options::new()` asks for them, and parsing
+    /// ~600 rules costs more than optimizing a typical pair.
     pub fn default_set() -> RuleSet {
-        let mut set = RuleSet::default();
-        for (file, text) in DEFAULT_RULE_FILES {
-            // The shipped files are checked by the test suite; a failure here would be
-            // a build defect, so fall back to the rules that did parse.
-            if let Err(e) = set.extend_from_text(file, text) {
-                debug_assert!(false, "{e}");
-            }
-        }
-        set
+        static DEFAULT: OnceLock<RuleSet> = OnceLock::new();
+        DEFAULT
+            .get_or_init(|| {
+                let mut set = RuleSet::default();
+                for (file, text) in DEFAULT_RULE_FILES {
+                    // The shipped files are checked by the test suite; a failure here
+                    // would be a build defect, so fall back to the rules that parsed.
+                    if let Err(e) = set.extend_from_text(file, text) {
+                        debug_assert!(false, "{e}");
+                    }
+                }
+                // Compiled here so that every clone shares the compiled rewrites.
+                let _ = set.rewrites();
+                set
+            })
+            .clone()
     }
 
     /// Parses a rule file.
@@ -472,7 +488,8 @@ impl RuleSet {
 
     /// Adds every rule of `other`; duplicate names are an error.
     pub fn extend(&mut self, other: RuleSet) -> Result<(), Error> {
-        other.rules.into_iter().try_for_each(|rule| self.push(rule))
+        let rules = Arc::try_unwrap(other.rules).unwrap_or_else(|shared| (*shared).clone());
+        rules.into_iter().try_for_each(|rule| self.push(rule))
     }
 
     /// Names of all rules, in order.
@@ -494,7 +511,7 @@ impl RuleSet {
 
     fn compile(&self) -> Result<Vec<Rewrite<VNode, VAnalysis>>, Error> {
         let mut out = vec![];
-        for r in &self.rules {
+        for r in self.rules.iter() {
             // A left-hand side naming a commutative op matches it in both operand
             // orders (the e-graph keeps one): `CommPattern` instead of egg's matcher.
             let mut add = |name: String, l: &Pattern<VNode>, rhs: &Pattern<VNode>| {

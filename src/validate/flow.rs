@@ -244,6 +244,11 @@ impl<'a> Flow<'_, 'a> {
             self.ctx.error(loc, msg);
             return;
         };
+        // The common case, checked before any message text is built (this runs for
+        // every operand of every instruction).
+        if seen == Seen::Visible {
+            return;
+        }
         let name = self.ctx.name(v);
         let def = self.ctx.defs.get(v.index()).copied().flatten();
         let at = def

@@ -45,7 +45,7 @@ impl RuleSet {
             let msg = format!("no rule named `{name}` to leave out");
             return Err(Error::Rules(Diagnostic::new(None, None, msg)));
         };
-        self.rules.remove(i);
+        self.rules_mut().remove(i);
         self.compiled = Arc::default();
         Ok(())
     }
@@ -142,7 +142,7 @@ fn position(set: &RuleSet, file: &str, name: &str, at: &Sexp) -> Result<usize, E
 fn drop_names(set: &mut RuleSet, file: &str, item: &Sexp, args: &[Sexp]) -> Result<(), Error> {
     for (name, at) in words(file, item, args)? {
         let i = position(set, file, name, at)?;
-        set.rules.remove(i);
+        set.rules_mut().remove(i);
     }
     Ok(())
 }
@@ -150,7 +150,7 @@ fn drop_names(set: &mut RuleSet, file: &str, item: &Sexp, args: &[Sexp]) -> Resu
 fn drop_tags(set: &mut RuleSet, file: &str, item: &Sexp, args: &[Sexp]) -> Result<(), Error> {
     for (tag, at) in words(file, item, args)? {
         let before = set.rules.len();
-        set.rules.retain(|r| !has_tag(r, tag));
+        set.rules_mut().retain(|r| !has_tag(r, tag));
         if set.rules.len() == before {
             return Err(err(
                 file,
@@ -211,7 +211,7 @@ fn direction(
             vec![i]
         };
         for i in chosen {
-            one_way(&mut set.rules[i], dir);
+            one_way(&mut set.rules_mut()[i], dir);
         }
     }
     check_unique(set, file, item)
@@ -250,7 +250,7 @@ fn replace(set: &mut RuleSet, file: &str, item: &Sexp, args: &[Sexp]) -> Result<
         return Err(usage());
     }
     let i = position(set, file, name, first)?;
-    let mut rest = set.rules.split_off(i);
+    let mut rest = set.rules_mut().split_off(i);
     rest.remove(0);
     for form in forms {
         let expanded = template::expand(form).map_err(|(loc, m)| err(file, loc, m))?;
