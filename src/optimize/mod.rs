@@ -140,8 +140,11 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
         let mut next = out.pipeline.clone();
         simplify::simplify(&mut next);
         // An unchanged pair would only repeat the first (deterministic) run, whose
-        // result was either taken or already beaten by a repair round.
-        if next == *p {
+        // result was either taken or already beaten by a repair round. A round that
+        // changed no varying count and left nothing for the clean-ups has met no
+        // opportunity a second run could build on.
+        let still = out.report.after == out.report.before && next == out.pipeline;
+        if next == *p || still {
             break;
         }
         let again = run(&next, opts, &rewrites, base)?;
