@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use criterion::{black_box, Criterion};
+use varysat::optimize::Matching;
 use varysat::{Options, Pipeline};
 
 /// Targets of issue #12 (release build, one core).
@@ -178,6 +179,25 @@ fn report(rows: &mut [Row], runs: usize) {
     );
 }
 
+/// Incremental against full e-matching, pair by pair (both measured in this run).
+fn report_baseline(rows: &[Row], full: &[Row]) {
+    let sum = |rs: &[Row]| rs.iter().map(|r| r.sample.time).sum::<Duration>();
+    let mut ratios: Vec<f64> = rows
+        .iter()
+        .zip(full)
+        .map(|(i, f)| f.sample.time.as_secs_f64() / i.sample.time.as_secs_f64().max(1e-9))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "full / incremental e-matching, same run: summed {:.1} / {:.1} ms ({:.2}x); per pair median {:.2}x, max {:.2}x",
+        common::ms(sum(full)),
+        common::ms(sum(rows)),
+        sum(full).as_secs_f64() / sum(rows).as_secs_f64().max(1e-9),
+        ratios[ratios.len() / 2],
+        ratios.last().copied().unwrap_or(0.0),
+    );
+}
+
 fn main() {
     let dir = corpus_dir();
     let pairs = load(&dir);
@@ -194,6 +214,9 @@ fn main() {
         .unwrap_or(5);
     let opts = Options::new();
     let mut rows = measure(&pairs, &opts, runs);
+    // The same pairs under egg's full re-search, the baseline of incremental matching.
+    let full = measure(&pairs, &opts.clone().matching(Matching::Full), runs);
+    report_baseline(&rows, &full);
     report(&mut rows, runs);
     let mut c = Criterion::default().configure_from_args();
     for r in rows.iter().take(CRITERION_PAIRS) {

@@ -1,7 +1,9 @@
 //! Compares incremental e-matching (the default scheduler) with egg's full re-search
 //! on `.pair` files: the optimized text must be byte-identical; prints both times.
 //!
-//! `cargo run --release --example scheduler_compare -- FILES...`
+//! `cargo run --release --example scheduler_compare -- FILES...`; with
+//! `VARYSAT_ONLY=full` or `VARYSAT_ONLY=incremental` it runs that mode alone (for
+//! counting instructions under valgrind) and prints nothing per pair.
 
 use std::time::Instant;
 use varysat::optimize::Matching;
@@ -25,6 +27,17 @@ fn main() {
                 t,
             )
         };
+        match std::env::var("VARYSAT_ONLY").as_deref() {
+            Ok("full") => {
+                let _ = run(Matching::Full);
+                continue;
+            }
+            Ok("incremental") => {
+                let _ = run(Matching::Incremental);
+                continue;
+            }
+            _ => {}
+        }
         let (full, tf) = run(Matching::Full);
         let (inc, ti) = run(Matching::Incremental);
         t_full += tf;
