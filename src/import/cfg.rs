@@ -77,7 +77,18 @@ impl<'a> Translator<'a> {
     }
 
     /// Translates blocks from `at` (entered from `pred`) until `end` or divergence.
-    pub fn run(
+    pub fn run(&mut self, at: u32, pred: Option<u32>, end: Option<u32>) -> Result<Flow, Error> {
+        let base = self.fctx()?.path.len();
+        let flow = self.walk_from(at, pred, end);
+        // Also on error: `switch` catches some errors and walks the blocks again.
+        if let Some(f) = self.fns.last_mut() {
+            f.path.truncate(base);
+        }
+        flow
+    }
+
+    /// `run`'s walk; the blocks it enters stay on the function's path until it ends.
+    fn walk_from(
         &mut self,
         mut at: u32,
         mut pred: Option<u32>,
@@ -91,6 +102,23 @@ impl<'a> Translator<'a> {
                 }
             }
             let blk = self.block(at)?;
+            // In structured control flow every cycle goes through a loop header's
+            // back edge, which `exit` turns into a continue before this point. A
+            // block already on the path is an unstructured cycle (a continue
+            // construct branching back into the loop body, found by the
+            // `import_spirv` fuzz target): without this check the walk went round it
+            // until `MAX_BLOCK_VISITS`, translating the cycle's blocks thousands of
+            // times (over 10 s for one small module).
+            let f = self
+                .fns
+                .last_mut()
+                .ok_or_else(|| self.m.err_plain("no function being translated"))?;
+            if f.path.contains(&at) {
+                return Err(self.m.err_plain(format!(
+                    "branch back to %{at}, which is not the header of the loop it is in (unstructured cycle)"
+                )));
+            }
+            f.path.push(at);
             self.visit(at);
             let term = blk
                 .instructions

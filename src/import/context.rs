@@ -53,7 +53,9 @@ pub(crate) struct Translator<'a> {
     pub switch_break: Option<u32>,
 }
 
-/// Blocks one translation may walk. Inlining and structurizing duplicate blocks, so
-/// a small hostile module can otherwise expand without bound (the `import_spirv`
-/// fuzz target ran out of memory); real shaders stay far below this.
+/// Blocks one translation may walk. Inlining and structurizing duplicate blocks (a
+/// conditional branch without a merge translates what follows once per side), so a
+/// small hostile module can otherwise expand exponentially; real shaders stay far
+/// below this. Cycles outside loop headers, which first made the `import_spirv` fuzz
+/// target run out of memory here, are rejected by the walk itself (`run`).
 pub(crate) const MAX_BLOCK_VISITS: u32 = 1 << 14;

@@ -32,6 +32,9 @@ pub(crate) struct FnCtx<'a> {
     pub(crate) succs: FxHashMap<u32, Vec<u32>>,
     pub ret: Option<Val>,
     pub base_depth: usize,
+    /// Blocks on the walk from the function's entry (or the enclosing loop header)
+    /// to the block being translated, in the nested `run`s open now; see `run`.
+    pub(crate) path: Vec<u32>,
 }
 
 impl<'a> FnCtx<'a> {
@@ -44,6 +47,7 @@ impl<'a> FnCtx<'a> {
             succs: FxHashMap::default(),
             ret: None,
             base_depth,
+            path: vec![],
         };
         for (i, b) in f.blocks.iter().enumerate() {
             let id = b
