@@ -877,6 +877,14 @@ fn consumer_shapes(s: &Shader, f: &mut BTreeSet<String>) {
                 (AluOp::FFma, [a, u, b]) if is_input(a) && is_uniform(u) && is_input(b) => {
                     f.insert("movable in*u+in".into());
                 }
+                (AluOp::BCsel, [c, v, k]) if is_input(v) => {
+                    let konst = matches!(d.get(k), Some(InstKind::Const(_)));
+                    let cond = matches!(d.get(c), Some(InstKind::Alu { op: AluOp::FLt, srcs, .. })
+                        if srcs.len() == 2 && is_uniform(&srcs[1]));
+                    if konst && cond {
+                        f.insert("movable select with a constant".into());
+                    }
+                }
                 (AluOp::FAdd, [a, bk]) if is_input(a) => {
                     let scaled = matches!(d.get(bk), Some(InstKind::Alu { op: AluOp::FMul, srcs, .. })
                         if srcs.len() == 2 && is_input(&srcs[0]) && is_uniform(&srcs[1]));
@@ -943,6 +951,7 @@ fn every_feature_is_generated() {
             "derived varying",
             "movable in*u+in",
             "movable a+b*k",
+            "movable select with a constant",
             "back colour read as COLn",
             "fixed-function FS input",
             "system-value slot into a non-FS consumer",

@@ -188,3 +188,46 @@ fn a_select_on_a_constant_condition_does_not_keep_growing() {
     assert!(out.report.egraph_nodes < 728, "{}", out.report);
     assert!(check_equivalent(&p, &out.pipeline, &EquivConfig::default()).is_ok());
 }
+
+/// A select with a constant value moves across interpolation only on a free condition
+/// (`interp-bcsel-xk`). The same law on a condition that varies across the primitive
+/// (an interpolated input compared with a threshold) is wrong, saves a varying, and
+/// the reference interpreter catches it; the shipped rules leave that select alone.
+#[test]
+fn a_select_moved_across_interpolation_on_a_divergent_condition_is_caught() {
+    const PAIR: &str = "(pair (uniforms 1)
+      (producer vs
+        (%a = load_input ATTR0.x)
+        (%p = load_input ATTR1.x)
+        (store_output POS.x %a)
+        (store_output VAR0.x %a)
+        (store_output VAR1.x %p))
+      (consumer fs
+        (%ia = load_interpolated_input VAR0.x persp center)
+        (%ip = load_interpolated_input VAR1.x persp center)
+        (%u = load_uniform 0)
+        (%zero = const 32 0.0)
+        (%t = flt %ip %u)
+        (%r = bcsel %t %ia %zero)
+        (store_output DATA0.x %r)))";
+    let p = varysat::text::parse(PAIR, Some("select.pair")).expect("parses");
+    let sound = optimize(&p, &Options::new()).expect("optimizes");
+    assert_eq!(sound.report.after.components, 2, "{}", sound.report);
+    assert!(check_equivalent(&p, &sound.pipeline, &EquivConfig::default()).is_ok());
+
+    let bad = "(rule bad (bcsel (flt (xfer ?m ?p) ?u) (xfer ?m ?a) ?k) \
+               (xfer ?m (bcsel (flt ?p ?u) ?a ?k)) \
+               (if (not-free ?a) (interpolated ?m) (free ?u) (const ?k)) inexact)";
+    let opts = Options::new()
+        .extra_rules("bad.rules", bad)
+        .expect("rule parses");
+    let unsound = optimize(&p, &opts).expect("optimizes");
+    assert_eq!(unsound.report.after.components, 1, "{}", unsound.report);
+    assert!(
+        check_equivalent(&p, &unsound.pipeline, &EquivConfig::default()).is_err(),
+        "the divergent-condition select law went unnoticed"
+    );
+    // The rule checker refuses it too.
+    let set = RuleSet::parse("bad.rules", bad).expect("rule parses");
+    assert_eq!(varysat::rulecheck::check_set(&set, 400).len(), 1);
+}

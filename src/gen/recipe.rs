@@ -216,6 +216,11 @@ pub enum ShapeKind {
     /// `in_a * in_b`: not linear in the inputs, so it must never move across
     /// interpolation (the negative case of the code-motion laws).
     Product,
+    /// Selects with a constant value: `in_a < k1 ? in_b : 0.0` (moves when both
+    /// inputs are flat; never across interpolation, since the condition varies
+    /// across the primitive) and `k2 < k1 ? in_a : 0.5` (a free condition: moves
+    /// across every transfer).
+    SelectConst,
 }
 
 /// One movable consumer expression over inputs (`a`, `b`, `c`) and uniforms (`k1`, `k2`).

@@ -224,7 +224,8 @@ fn arb_shape() -> impl Strategy<Value = ShapeSpec> {
         Just(ShapeKind::Mad),
         Just(ShapeKind::Shared3),
         Just(ShapeKind::Scale),
-        Just(ShapeKind::Product)
+        Just(ShapeKind::Product),
+        Just(ShapeKind::SelectConst)
     ];
     (
         kind,

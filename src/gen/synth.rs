@@ -170,6 +170,7 @@ fn shape(r: &mut Rng) -> ShapeSpec {
         ShapeKind::Shared3,
         ShapeKind::Scale,
         ShapeKind::Product,
+        ShapeKind::SelectConst,
     ];
     ShapeSpec {
         kind: kinds[r.below(3) as usize],
