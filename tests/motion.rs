@@ -231,3 +231,35 @@ fn a_select_moved_across_interpolation_on_a_divergent_condition_is_caught() {
     let set = RuleSet::parse("bad.rules", bad).expect("rule parses");
     assert_eq!(varysat::rulecheck::check_set(&set, 400).len(), 1);
 }
+
+/// Open-coded TES interpolation times a factor moves into the producer only when the
+/// factor is the same in every producer invocation of the patch
+/// (`tes-interp-fmul-uc`). Without that condition the law is wrong: with the factor
+/// read from control point 0 of a per-vertex value, it saves a varying and the
+/// interpreter and the rule checker both catch it.
+#[test]
+fn a_divergent_factor_moved_into_open_coded_interpolation_is_caught() {
+    let p = pair("tests/opt/motion_tes_interp_patch.pair");
+    let sound = optimize(&p, &Options::new()).expect("optimizes");
+    assert_eq!(sound.report.after.components, 3, "{}", sound.report);
+    let s = |a: &str| {
+        let t = |k: usize, c: &str| format!("(fmul (xfer (vertex {k}i32) {a}) csv:tess_coord_{c})");
+        format!("(fadd (fadd {} {}) {})", t(0, "x"), t(1, "y"), t(2, "z"))
+    };
+    let bad = format!(
+        "(rule bad (fmul {} (xfer ?n ?q)) {} (if (not-free ?a) (uninterpolated ?n)) inexact)",
+        s("?a"),
+        s("(fmul ?a ?q)")
+    );
+    let opts = Options::new()
+        .extra_rules("bad.rules", &bad)
+        .expect("rule parses");
+    let unsound = optimize(&p, &opts).expect("optimizes");
+    assert_eq!(unsound.report.after.components, 2, "{}", unsound.report);
+    assert!(
+        check_equivalent(&p, &unsound.pipeline, &EquivConfig::default()).is_err(),
+        "the divergent-factor law went unnoticed"
+    );
+    let set = RuleSet::parse("bad.rules", &bad).expect("rule parses");
+    assert_eq!(varysat::rulecheck::check_set(&set, 400).len(), 1);
+}

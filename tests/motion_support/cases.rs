@@ -299,6 +299,21 @@ fn tess_cases() -> Vec<(String, String, String)> {
         "tes-interp-rot",
         WUV,
     ));
+    // A factor the same in every producer invocation: a patch input of a control
+    // point read at a fixed index, or a per-vertex input of a uniform expression's
+    // producer-convergent value (vertex 1 of `instance_id * 1.0`).
+    let patch_q = x("patch", "vin:0:VAR1.x");
+    out.push((
+        "tes-interp-fmul-uc".into(),
+        format!("(fmul {} {patch_q})", tess(A)),
+        tess(&format!("(fmul {A} vin:0:VAR1.x)")),
+    ));
+    let conv = "(i2f32 psv:instance_id)";
+    out.push((
+        "tes-interp-rot-fmul-uc".into(),
+        format!("(fmul {} {})", tess_rot(A), x("(vertex 1i32)", conv)),
+        tess_rot(&format!("(fmul {A} {conv})")),
+    ));
     out
 }
 
@@ -412,6 +427,13 @@ pub fn non_cases() -> Vec<(String, String, String)> {
             "flat-fpow-uf",
             x("flat", &format!("(fpow (fpow {U} {V}) {V})")),
             format!("(fpow {} {V})", x("flat", &format!("(fpow {U} {V})"))),
+        ),
+        // A factor that differs between the producer's invocations never moves into
+        // the open-coded interpolation.
+        (
+            "tes-interp-fmul-uc",
+            format!("(fmul {} {})", tess(A), x("(vertex 0i32)", B)),
+            tess(&format!("(fmul {A} {B})")),
         ),
         // The two pairings of vertices with coordinates never mix.
         (
