@@ -690,6 +690,10 @@ fn shader_features(s: &Shader, side: &str, f: &mut BTreeSet<String>) {
             if then_body.iter().chain(else_body).any(is_store) {
                 f.insert(format!("{side} store in if"));
             }
+            let emits = |st: &Stmt| matches!(st, Stmt::Inst(i) if i.kind == InstKind::EmitVertex);
+            if then_body.iter().chain(else_body).any(emits) {
+                f.insert(format!("{side} gs emit in if"));
+            }
         }
         Stmt::Loop { body, .. } => {
             f.insert(format!("{side} loop"));
@@ -924,6 +928,7 @@ fn every_feature_is_generated() {
             want.push(format!("{side} {what}"));
         }
     }
+    want.push("producer gs emit in if".into());
     want.extend(
         [
             "mode flat",

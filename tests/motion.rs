@@ -263,3 +263,41 @@ fn a_divergent_factor_moved_into_open_coded_interpolation_is_caught() {
     let set = RuleSet::parse("bad.rules", &bad).expect("rule parses");
     assert_eq!(varysat::rulecheck::check_set(&set, 400).len(), 1);
 }
+
+/// GS emits inside an `if` are emit sites of their own: the varyings are stored
+/// before each, with the values stored on the way to it. The optimized pair is
+/// equivalent; a wrong routing (each branch's emit getting the other branch's stores,
+/// here by swapping the branches of the optimized GS) is caught by the interpreter.
+#[test]
+fn gs_emits_inside_an_if_get_their_own_stores() {
+    use varysat::ir::{InstKind, Stmt};
+    let p = pair("tests/opt/gs_branch_emit_motion.pair");
+    let out = optimize(&p, &Options::new()).expect("optimizes");
+    assert_eq!(out.report.after.components, 1, "{}", out.report);
+    assert!(check_equivalent(&p, &out.pipeline, &EquivConfig::default()).is_ok());
+
+    let mut wrong = out.pipeline.clone();
+    let emits = |b: &[Stmt]| {
+        b.iter()
+            .any(|s| matches!(s, Stmt::Inst(i) if i.kind == InstKind::EmitVertex))
+    };
+    let mut swapped = false;
+    for stmt in &mut wrong.producer.body {
+        if let Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } = stmt
+        {
+            if emits(then_body) && emits(else_body) {
+                std::mem::swap(then_body, else_body);
+                swapped = true;
+            }
+        }
+    }
+    assert!(swapped, "the optimized GS keeps its branched emits");
+    assert!(
+        check_equivalent(&p, &wrong, &EquivConfig::default()).is_err(),
+        "stores routed to the other branch's emit went unnoticed"
+    );
+}

@@ -462,7 +462,11 @@ impl ProducerWalk<'_> {
                 }
             }
             InstKind::EmitVertex => {
-                if depth > 0 || in_loop {
+                // An emit inside an `if` is one more emit site: its vertex carries the
+                // values stored on the way to it (the branch's own environment), and
+                // emission stores them right before it. Only loops make the sites
+                // unknown.
+                if in_loop {
                     self.dynamic_emit = true;
                 }
                 self.snapshots.push(env.clone());
@@ -538,7 +542,7 @@ fn lower_producer(shader: &Shader, g: &mut Graph, pins: &mut Pins) -> ProducerMo
 
 fn gs_output(w: &mut ProducerWalk<'_>, io: IoSlot) -> Option<Id> {
     if w.dynamic_emit {
-        w.pins.pin(io, "GS emits inside control flow");
+        w.pins.pin(io, "GS emits inside a loop");
         return None;
     }
     let undef = w.g.add(VNode::Undef(io_bits(io)));

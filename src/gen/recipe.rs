@@ -33,6 +33,9 @@ pub struct Recipe {
     pub emits: u8,
     /// TCS: read outputs back, across a barrier.
     pub tcs_readback: bool,
+    /// GS producer with 2 or more emits: the second emit and the stores before it
+    /// sit inside an `if` (an emit site of its own, which may not run).
+    pub gs_emit_branch: bool,
 }
 
 /// One DAG node: `op` indexes the generator's op table (0 = `fadd`); operands are
@@ -270,6 +273,7 @@ impl Recipe {
             results: vec![],
             emits: 1,
             tcs_readback: false,
+            gs_emit_branch: false,
         }
     }
 }
