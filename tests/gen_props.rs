@@ -714,7 +714,11 @@ fn shader_features(s: &Shader, side: &str, f: &mut BTreeSet<String>) {
             }
         }
         InstKind::LoadInterpolatedInput { mode, indirect, .. } => {
-            f.insert(format!("mode {:?} {:?}", mode.interp, mode.loc));
+            if mode.interp == varysat::ir::Interp::Color {
+                f.insert("colour read with the shade model".into());
+            } else {
+                f.insert(format!("mode {:?} {:?}", mode.interp, mode.loc));
+            }
             if indirect.is_some() {
                 f.insert("indirect load".into());
             }
@@ -929,6 +933,7 @@ fn every_feature_is_generated() {
         }
     }
     want.push("producer gs emit in if".into());
+    want.push("colour read with the shade model".into());
     want.extend(
         [
             "mode flat",

@@ -601,6 +601,11 @@ fn consumer_pins(
             if matches!(mode.loc, InterpLoc::AtOffset | InterpLoc::AtSample) {
                 pins.pin(io, "read with at_offset/at_sample");
             }
+            // Flat or interpolated by a draw-time state: no motion law holds for both
+            // readings at once, so the read stays as written.
+            if mode.interp == crate::ir::Interp::Color {
+                pins.pin(io, "read with colour (shade-model) interpolation");
+            }
         }
         quals.entry(io).or_default().insert(q);
     });
