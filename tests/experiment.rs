@@ -356,8 +356,10 @@ fn motion_variants_are_derived_from_the_default_set() {
     // no-backward: one-way rules unchanged, each bidirectional law replaced by its
     // right-to-left reading, named NAME-fwd.
     let no_backward = rule_texts(&variant("no-backward.rules"));
+    let one_way_backward = ["tes-interp-fmul-uc", "tes-interp-rot-fmul-uc"];
     let want: Vec<RuleText> = default
         .iter()
+        .filter(|r| !one_way_backward.contains(&r.0.as_str()))
         .map(|r| {
             if r.4 {
                 (

@@ -266,3 +266,60 @@ fn the_sample_mask_covers_the_fragments_own_sample() {
         "the mask varies between fragments: {masks:?}"
     );
 }
+
+/// `color` interpolation (Mesa's `INTERP_MODE_NONE`) follows the seeded shade model:
+/// flat (the provoking vertex) in some runs, perspective-correct in the others. The
+/// default equivalence runs see both, so reading the colour always smooth or always
+/// flat instead is caught either way.
+#[test]
+fn colour_interpolation_follows_the_shade_model() {
+    use varysat::interpreter::{check_equivalent, EquivConfig};
+    let pair = |qualifier: &str| {
+        parse(&format!(
+            "(pair
+              (producer vs
+                (%a = load_input ATTR0.x)
+                (%b = load_input ATTR1.x)
+                (store_output POS.x %a)
+                (store_output COL0.x %b)
+                (store_output BFC0.x %b))
+              (consumer fs
+                (%c = {qualifier})
+                (store_output DATA0.x %c)))"
+        ))
+    };
+    let colour = pair("load_interpolated_input COL0.x color center");
+    let smooth = pair("load_interpolated_input COL0.x persp center");
+    let flat = pair("load_input COL0.x");
+    let seeds = 0..4u64;
+    let flat_runs: Vec<bool> = seeds
+        .clone()
+        .map(|s| Inputs::new(s).flat_shade_model())
+        .collect();
+    assert!(flat_runs.contains(&true) && flat_runs.contains(&false));
+    for s in seeds {
+        let reference = if Inputs::new(s).flat_shade_model() {
+            &flat
+        } else {
+            &smooth
+        };
+        assert_eq!(
+            out(&run(&colour, s), 0, 0, "DATA0.x").to_bits(),
+            out(&run(reference, s), 0, 0, "DATA0.x").to_bits(),
+            "seed {s}"
+        );
+    }
+    let cfg = EquivConfig::default();
+    assert!(check_equivalent(&colour, &colour, &cfg).is_ok());
+    assert!(check_equivalent(&colour, &smooth, &cfg).is_err());
+    assert!(check_equivalent(&colour, &flat, &cfg).is_err());
+    // Only colours are read this way.
+    let text = "(pair (producer vs (%a = load_input ATTR0.x) (store_output VAR0.x %a))
+      (consumer fs (%c = load_interpolated_input VAR0.x color center) (store_output DATA0.x %c)))";
+    let p = varysat::text::parse(text, None).expect("parses");
+    let err = varysat::validate::validate(&p).unwrap_err().to_string();
+    assert!(
+        err.contains("`color` interpolation reads a colour"),
+        "{err}"
+    );
+}

@@ -690,6 +690,10 @@ fn shader_features(s: &Shader, side: &str, f: &mut BTreeSet<String>) {
             if then_body.iter().chain(else_body).any(is_store) {
                 f.insert(format!("{side} store in if"));
             }
+            let emits = |st: &Stmt| matches!(st, Stmt::Inst(i) if i.kind == InstKind::EmitVertex);
+            if then_body.iter().chain(else_body).any(emits) {
+                f.insert(format!("{side} gs emit in if"));
+            }
         }
         Stmt::Loop { body, .. } => {
             f.insert(format!("{side} loop"));
@@ -710,7 +714,11 @@ fn shader_features(s: &Shader, side: &str, f: &mut BTreeSet<String>) {
             }
         }
         InstKind::LoadInterpolatedInput { mode, indirect, .. } => {
-            f.insert(format!("mode {:?} {:?}", mode.interp, mode.loc));
+            if mode.interp == varysat::ir::Interp::Color {
+                f.insert("colour read with the shade model".into());
+            } else {
+                f.insert(format!("mode {:?} {:?}", mode.interp, mode.loc));
+            }
             if indirect.is_some() {
                 f.insert("indirect load".into());
             }
@@ -877,6 +885,14 @@ fn consumer_shapes(s: &Shader, f: &mut BTreeSet<String>) {
                 (AluOp::FFma, [a, u, b]) if is_input(a) && is_uniform(u) && is_input(b) => {
                     f.insert("movable in*u+in".into());
                 }
+                (AluOp::BCsel, [c, v, k]) if is_input(v) => {
+                    let konst = matches!(d.get(k), Some(InstKind::Const(_)));
+                    let cond = matches!(d.get(c), Some(InstKind::Alu { op: AluOp::FLt, srcs, .. })
+                        if srcs.len() == 2 && is_uniform(&srcs[1]));
+                    if konst && cond {
+                        f.insert("movable select with a constant".into());
+                    }
+                }
                 (AluOp::FAdd, [a, bk]) if is_input(a) => {
                     let scaled = matches!(d.get(bk), Some(InstKind::Alu { op: AluOp::FMul, srcs, .. })
                         if srcs.len() == 2 && is_input(&srcs[0]) && is_uniform(&srcs[1]));
@@ -916,6 +932,8 @@ fn every_feature_is_generated() {
             want.push(format!("{side} {what}"));
         }
     }
+    want.push("producer gs emit in if".into());
+    want.push("colour read with the shade model".into());
     want.extend(
         [
             "mode flat",
@@ -943,6 +961,7 @@ fn every_feature_is_generated() {
             "derived varying",
             "movable in*u+in",
             "movable a+b*k",
+            "movable select with a constant",
             "back colour read as COLn",
             "fixed-function FS input",
             "system-value slot into a non-FS consumer",

@@ -161,6 +161,8 @@ fn vs_fs_every_interpolation_mode() {
                         let want = match interp {
                             Interp::Persp => persp(&vals, &l, w),
                             Interp::Linear => linear(&vals, &l),
+                            // Colours only (tests/fixed_function.rs).
+                            Interp::Color => unreachable!("no colour read here"),
                         };
                         assert!(
                             approx(got(*out), want),

@@ -188,3 +188,116 @@ fn a_select_on_a_constant_condition_does_not_keep_growing() {
     assert!(out.report.egraph_nodes < 728, "{}", out.report);
     assert!(check_equivalent(&p, &out.pipeline, &EquivConfig::default()).is_ok());
 }
+
+/// A select with a constant value moves across interpolation only on a free condition
+/// (`interp-bcsel-xk`). The same law on a condition that varies across the primitive
+/// (an interpolated input compared with a threshold) is wrong, saves a varying, and
+/// the reference interpreter catches it; the shipped rules leave that select alone.
+#[test]
+fn a_select_moved_across_interpolation_on_a_divergent_condition_is_caught() {
+    const PAIR: &str = "(pair (uniforms 1)
+      (producer vs
+        (%a = load_input ATTR0.x)
+        (%p = load_input ATTR1.x)
+        (store_output POS.x %a)
+        (store_output VAR0.x %a)
+        (store_output VAR1.x %p))
+      (consumer fs
+        (%ia = load_interpolated_input VAR0.x persp center)
+        (%ip = load_interpolated_input VAR1.x persp center)
+        (%u = load_uniform 0)
+        (%zero = const 32 0.0)
+        (%t = flt %ip %u)
+        (%r = bcsel %t %ia %zero)
+        (store_output DATA0.x %r)))";
+    let p = varysat::text::parse(PAIR, Some("select.pair")).expect("parses");
+    let sound = optimize(&p, &Options::new()).expect("optimizes");
+    assert_eq!(sound.report.after.components, 2, "{}", sound.report);
+    assert!(check_equivalent(&p, &sound.pipeline, &EquivConfig::default()).is_ok());
+
+    let bad = "(rule bad (bcsel (flt (xfer ?m ?p) ?u) (xfer ?m ?a) ?k) \
+               (xfer ?m (bcsel (flt ?p ?u) ?a ?k)) \
+               (if (not-free ?a) (interpolated ?m) (free ?u) (const ?k)) inexact)";
+    let opts = Options::new()
+        .extra_rules("bad.rules", bad)
+        .expect("rule parses");
+    let unsound = optimize(&p, &opts).expect("optimizes");
+    assert_eq!(unsound.report.after.components, 1, "{}", unsound.report);
+    assert!(
+        check_equivalent(&p, &unsound.pipeline, &EquivConfig::default()).is_err(),
+        "the divergent-condition select law went unnoticed"
+    );
+    // The rule checker refuses it too.
+    let set = RuleSet::parse("bad.rules", bad).expect("rule parses");
+    assert_eq!(varysat::rulecheck::check_set(&set, 400).len(), 1);
+}
+
+/// Open-coded TES interpolation times a factor moves into the producer only when the
+/// factor is the same in every producer invocation of the patch
+/// (`tes-interp-fmul-uc`). Without that condition the law is wrong: with the factor
+/// read from control point 0 of a per-vertex value, it saves a varying and the
+/// interpreter and the rule checker both catch it.
+#[test]
+fn a_divergent_factor_moved_into_open_coded_interpolation_is_caught() {
+    let p = pair("tests/opt/motion_tes_interp_patch.pair");
+    let sound = optimize(&p, &Options::new()).expect("optimizes");
+    assert_eq!(sound.report.after.components, 3, "{}", sound.report);
+    let s = |a: &str| {
+        let t = |k: usize, c: &str| format!("(fmul (xfer (vertex {k}i32) {a}) csv:tess_coord_{c})");
+        format!("(fadd (fadd {} {}) {})", t(0, "x"), t(1, "y"), t(2, "z"))
+    };
+    let bad = format!(
+        "(rule bad (fmul {} (xfer ?n ?q)) {} (if (not-free ?a) (uninterpolated ?n)) inexact)",
+        s("?a"),
+        s("(fmul ?a ?q)")
+    );
+    let opts = Options::new()
+        .extra_rules("bad.rules", &bad)
+        .expect("rule parses");
+    let unsound = optimize(&p, &opts).expect("optimizes");
+    assert_eq!(unsound.report.after.components, 2, "{}", unsound.report);
+    assert!(
+        check_equivalent(&p, &unsound.pipeline, &EquivConfig::default()).is_err(),
+        "the divergent-factor law went unnoticed"
+    );
+    let set = RuleSet::parse("bad.rules", &bad).expect("rule parses");
+    assert_eq!(varysat::rulecheck::check_set(&set, 400).len(), 1);
+}
+
+/// GS emits inside an `if` are emit sites of their own: the varyings are stored
+/// before each, with the values stored on the way to it. The optimized pair is
+/// equivalent; a wrong routing (each branch's emit getting the other branch's stores,
+/// here by swapping the branches of the optimized GS) is caught by the interpreter.
+#[test]
+fn gs_emits_inside_an_if_get_their_own_stores() {
+    use varysat::ir::{InstKind, Stmt};
+    let p = pair("tests/opt/gs_branch_emit_motion.pair");
+    let out = optimize(&p, &Options::new()).expect("optimizes");
+    assert_eq!(out.report.after.components, 1, "{}", out.report);
+    assert!(check_equivalent(&p, &out.pipeline, &EquivConfig::default()).is_ok());
+
+    let mut wrong = out.pipeline.clone();
+    let emits = |b: &[Stmt]| {
+        b.iter()
+            .any(|s| matches!(s, Stmt::Inst(i) if i.kind == InstKind::EmitVertex))
+    };
+    let mut swapped = false;
+    for stmt in &mut wrong.producer.body {
+        if let Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } = stmt
+        {
+            if emits(then_body) && emits(else_body) {
+                std::mem::swap(then_body, else_body);
+                swapped = true;
+            }
+        }
+    }
+    assert!(swapped, "the optimized GS keeps its branched emits");
+    assert!(
+        check_equivalent(&p, &wrong, &EquivConfig::default()).is_err(),
+        "stores routed to the other branch's emit went unnoticed"
+    );
+}

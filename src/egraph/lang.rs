@@ -56,6 +56,7 @@ impl XferMode {
                 let i = match m.interp {
                     Interp::Persp => "persp",
                     Interp::Linear => "linear",
+                    Interp::Color => "color",
                 };
                 let l = match m.loc {
                     InterpLoc::Center => "center",
@@ -83,6 +84,7 @@ impl XferMode {
         let interp = match i {
             "persp" => Interp::Persp,
             "linear" => Interp::Linear,
+            "color" => Interp::Color,
             _ => return None,
         };
         let loc = match l {

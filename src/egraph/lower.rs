@@ -462,7 +462,11 @@ impl ProducerWalk<'_> {
                 }
             }
             InstKind::EmitVertex => {
-                if depth > 0 || in_loop {
+                // An emit inside an `if` is one more emit site: its vertex carries the
+                // values stored on the way to it (the branch's own environment), and
+                // emission stores them right before it. Only loops make the sites
+                // unknown.
+                if in_loop {
                     self.dynamic_emit = true;
                 }
                 self.snapshots.push(env.clone());
@@ -538,7 +542,7 @@ fn lower_producer(shader: &Shader, g: &mut Graph, pins: &mut Pins) -> ProducerMo
 
 fn gs_output(w: &mut ProducerWalk<'_>, io: IoSlot) -> Option<Id> {
     if w.dynamic_emit {
-        w.pins.pin(io, "GS emits inside control flow");
+        w.pins.pin(io, "GS emits inside a loop");
         return None;
     }
     let undef = w.g.add(VNode::Undef(io_bits(io)));
@@ -596,6 +600,11 @@ fn consumer_pins(
         if let InstKind::LoadInterpolatedInput { mode, .. } = &i.kind {
             if matches!(mode.loc, InterpLoc::AtOffset | InterpLoc::AtSample) {
                 pins.pin(io, "read with at_offset/at_sample");
+            }
+            // Flat or interpolated by a draw-time state: no motion law holds for both
+            // readings at once, so the read stays as written.
+            if mode.interp == crate::ir::Interp::Color {
+                pins.pin(io, "read with colour (shade-model) interpolation");
             }
         }
         quals.entry(io).or_default().insert(q);

@@ -241,6 +241,13 @@ fn merge_interp(e: &mut CompInfo, a: &Access) -> Result<(), Error> {
         e.flat = true;
     }
     if let Some((interp, loc)) = a.interp {
+        if interp == Interp::Color {
+            // Vulkan has no shade model: neither `smooth` nor `flat` says it.
+            return Err(fail(format!(
+                "{} is read with colour (shade-model) interpolation, which SPIR-V cannot express",
+                a.slot
+            )));
+        }
         let plain = matches!(
             loc,
             InterpLoc::Center | InterpLoc::Centroid | InterpLoc::Sample

@@ -59,6 +59,9 @@ pub struct CostModel {
     pub extra_barycentric: u64,
     /// One slot between TCS/TES/GS stages, per vertex.
     pub stage_slot_per_vertex: u64,
+    /// One 32-bit TCS -> TES patch component (two 16-bit halves share one): AMD
+    /// stores and loads patch varyings in off-chip memory one dword at a time.
+    pub patch_component: u64,
     /// Stage weight (amplification) of the producer.
     pub weight_producer: u64,
     /// Stage weight of a consumer FS.
@@ -104,6 +107,7 @@ impl CostModel {
             flat_component: 4,
             extra_barycentric: 2,
             stage_slot_per_vertex: 4,
+            patch_component: 1,
             weight_producer: 1,
             weight_fs: 4,
             weight_gs: 2,
@@ -247,6 +251,7 @@ impl CostModel {
             "flat-component" => self.flat_component = number(file, arg(1)?)?,
             "extra-barycentric" => self.extra_barycentric = number(file, arg(1)?)?,
             "stage-slot-per-vertex" => self.stage_slot_per_vertex = number(file, arg(1)?)?,
+            "patch-component" => self.patch_component = number(file, arg(1)?)?,
             "weight" => {
                 let (stage, value) = (arg(1)?, number(file, arg(2)?)?);
                 let slot = match stage.atom() {
@@ -347,11 +352,12 @@ mod tests {
 
     #[test]
     fn profile_files_parse() {
-        let text = "; mine\n(profile test (base amd-gfx11) (fs-slot 10) (weight fs 3) (limit tcs 7) (limit fs unlimited))";
+        let text = "; mine\n(profile test (base amd-gfx11) (fs-slot 10) (weight fs 3) (limit tcs 7) (limit fs unlimited) (patch-component 3))";
         let m = CostModel::parse("p.cost", text).unwrap();
         assert_eq!(m.name, "test");
         assert_eq!((m.fs_slot, m.interp_component, m.weight_fs), (10, 9, 3));
         assert_eq!((m.limit_tcs, m.limit_fs), (Some(7), None));
+        assert_eq!(m.patch_component, 3);
     }
 
     #[test]

@@ -267,7 +267,9 @@ pub fn packed_components(vars: &[VaryingKey]) -> u64 {
 /// Estimated packed vec4 slots and their cost: flat and interpolated components never
 /// share a vec4, nor do fp16 and fp32 interpolated ones; different qualifiers may
 /// (AMD flexible interpolation) but each barycentric set beyond the first is charged;
-/// two 16-bit values share a component.
+/// two 16-bit values share a component. Slots between TCS/TES/GS stages are paid per
+/// input vertex; patch varyings per packed component (`patch_component`), since AMD
+/// stores and loads them in off-chip memory one dword at a time.
 pub fn varying_cost(model: &CostModel, consumer: &StageInfo, vars: &[VaryingKey]) -> (Cost, u64) {
     let groups = packing_groups(vars);
     let mut interp_sets = BTreeSet::new();
@@ -288,14 +290,16 @@ pub fn varying_cost(model: &CostModel, consumer: &StageInfo, vars: &[VaryingKey]
     for ((kind, _), u) in &groups {
         let s = u.div_ceil(8);
         slots += s;
-        let per_slot = match (fs, kind) {
-            (true, _) => model.fs_slot,
-            (false, 3) => model.stage_slot_per_vertex,
-            (false, _) => model
-                .stage_slot_per_vertex
-                .saturating_mul(vertices(consumer)),
+        cost += match (fs, kind) {
+            (true, _) => Cost(s) * model.fs_slot,
+            (false, 3) => Cost(u.div_ceil(2)) * model.patch_component,
+            (false, _) => {
+                Cost(s)
+                    * model
+                        .stage_slot_per_vertex
+                        .saturating_mul(vertices(consumer))
+            }
         };
-        cost += Cost(s) * per_slot;
     }
     let extra = (interp_sets.len() as u64).saturating_sub(1);
     cost += Cost(extra) * model.extra_barycentric;
@@ -881,5 +885,39 @@ mod tests {
         let gs = StageInfo::default_for(Stage::Geometry);
         let per_vertex = [key(VaryingKind::PerVertex, 0, BitSize::B32)];
         assert_eq!(varying_cost(&model, &gs, &per_vertex), (Cost(4 * 3), 1));
+    }
+
+    #[test]
+    fn patch_varyings_are_priced_per_component() {
+        let model = CostModel::amd_gfx10();
+        let tes = StageInfo::default_for(Stage::TessEval);
+        let key = |v: usize, bits| VaryingKey {
+            kind: VaryingKind::Patch,
+            value: Id::from(v),
+            bits,
+        };
+        let one = [key(0, BitSize::B32)];
+        let two = [key(0, BitSize::B32), key(1, BitSize::B32)];
+        // One vec4 either way, but the second component costs one more dword.
+        assert_eq!(
+            varying_cost(&model, &tes, &one),
+            (Cost(model.patch_component), 1)
+        );
+        assert_eq!(
+            varying_cost(&model, &tes, &two),
+            (Cost(2 * model.patch_component), 1)
+        );
+        // Two 16-bit halves share one component.
+        let halves = [key(0, BitSize::B16), key(1, BitSize::B16)];
+        assert_eq!(
+            varying_cost(&model, &tes, &halves).0,
+            Cost(model.patch_component)
+        );
+        // Five components: two vec4s, five dwords.
+        let five: Vec<_> = (0..5).map(|v| key(v, BitSize::B32)).collect();
+        assert_eq!(
+            varying_cost(&model, &tes, &five),
+            (Cost(5 * model.patch_component), 2)
+        );
     }
 }

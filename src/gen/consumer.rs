@@ -108,6 +108,17 @@ fn shape(g: &mut Gen, s: &ShapeSpec, inputs: &[Pv]) -> Vec<Pv> {
         ShapeKind::Mad => vec![g.alu(AluOp::FFma, false, &[a, k1, b])],
         ShapeKind::Scale => vec![g.alu(AluOp::FMul, false, &[a, k1])],
         ShapeKind::Product => vec![g.alu(AluOp::FMul, false, &[a, b])],
+        ShapeKind::SelectConst => {
+            let fixed = |v| Pv { v, inv: false };
+            let zero = fixed(g.f32c(0.0));
+            let half = fixed(g.f32c(0.5));
+            let k2 = fixed(g.uniform(u16::from(s.k2)));
+            let below = g.alu(AluOp::FLt, false, &[a, k1]);
+            let s0 = g.alu(AluOp::BCsel, false, &[below, b, zero]);
+            let on = g.alu(AluOp::FLt, false, &[k2, k1]);
+            let s1 = g.alu(AluOp::BCsel, false, &[on, a, half]);
+            vec![s0, s1]
+        }
         ShapeKind::Shared3 => {
             let ab = g.alu(AluOp::FAdd, false, &[a, b]);
             let t0 = g.alu(AluOp::FAdd, false, &[ab, c]);

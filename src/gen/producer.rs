@@ -311,6 +311,31 @@ fn emit_all(g: &mut Gen, r: &Recipe, consumer: Stage, planned: &[Planned], array
     for k in 0..emits {
         let pos = position(g, k);
         let shifted: Vec<Planned> = planned.iter().map(|p| shift(g, p, k)).collect();
+        if k == 1 && r.gs_emit_branch {
+            // `if c { stores; emit }`: an emit site inside a branch, with its stores
+            // (values computed at the top level, stored without their own wrappers).
+            let cond = g.pick(PTy::B1, u16::from(k), false).v;
+            g.b.if_else(
+                cond,
+                |b| {
+                    for (c, p) in pos.iter().enumerate() {
+                        b.store(IoSlot::new(Slot::Pos, c as u8), p.v);
+                    }
+                    for p in &shifted {
+                        let t = Target::Plain {
+                            io: p.read.io,
+                            xfb: p.xfb,
+                            indirect: None,
+                        };
+                        wrap::store(b, t, p.w.v.v);
+                    }
+                    b.effect(crate::ir::InstKind::EmitVertex);
+                    vec![]
+                },
+                |_| vec![],
+            );
+            continue;
+        }
         store_position(g, pos);
         emit_stores(g, &shifted, arrays);
         g.b.effect(crate::ir::InstKind::EmitVertex);

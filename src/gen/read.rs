@@ -66,7 +66,19 @@ impl Read {
                 Qual::Flat => {
                     fixed(g.b.inst(InstKind::LoadInput { slot, indirect }, self.ty.bits()))
                 }
-                Qual::Interp(mode) => fixed(self.interpolated(g, mode, vec![], indirect)),
+                Qual::Interp(mode) => {
+                    // A colour drawn noperspective is read the shade-model way
+                    // instead (`color`, Mesa's INTERP_MODE_NONE): no new draw, so
+                    // the cases drawn for everything else stay as they were.
+                    let mode = match self.io.slot {
+                        Slot::Col(_) if mode.interp == crate::ir::Interp::Linear => InterpMode {
+                            interp: crate::ir::Interp::Color,
+                            ..mode
+                        },
+                        _ => mode,
+                    };
+                    fixed(self.interpolated(g, mode, vec![], indirect))
+                }
             },
             _ if self.patch => {
                 fixed(g.b.inst(InstKind::LoadInput { slot, indirect }, self.ty.bits()))

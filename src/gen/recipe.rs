@@ -33,6 +33,9 @@ pub struct Recipe {
     pub emits: u8,
     /// TCS: read outputs back, across a barrier.
     pub tcs_readback: bool,
+    /// GS producer with 2 or more emits: the second emit and the stores before it
+    /// sit inside an `if` (an emit site of its own, which may not run).
+    pub gs_emit_branch: bool,
 }
 
 /// One DAG node: `op` indexes the generator's op table (0 = `fadd`); operands are
@@ -216,6 +219,11 @@ pub enum ShapeKind {
     /// `in_a * in_b`: not linear in the inputs, so it must never move across
     /// interpolation (the negative case of the code-motion laws).
     Product,
+    /// Selects with a constant value: `in_a < k1 ? in_b : 0.0` (moves when both
+    /// inputs are flat; never across interpolation, since the condition varies
+    /// across the primitive) and `k2 < k1 ? in_a : 0.5` (a free condition: moves
+    /// across every transfer).
+    SelectConst,
 }
 
 /// One movable consumer expression over inputs (`a`, `b`, `c`) and uniforms (`k1`, `k2`).
@@ -265,6 +273,7 @@ impl Recipe {
             results: vec![],
             emits: 1,
             tcs_readback: false,
+            gs_emit_branch: false,
         }
     }
 }

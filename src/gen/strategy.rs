@@ -99,6 +99,10 @@ pub fn arb_recipe(cfg: GenConfig) -> impl Strategy<Value = Recipe> {
         ubo_words: h.4,
         emits: h.5,
         tcs_readback: h.6,
+        // The TCS read-back choice, unused by other producers, also branches a GS
+        // emit: no new draw, so the cases drawn for every other feature stay as
+        // they were (the injected-law property's shrinking depends on them).
+        gs_emit_branch: h.6,
         producer_ops: l.0,
         outputs: l.1,
         arrays: l.2,
@@ -224,7 +228,8 @@ fn arb_shape() -> impl Strategy<Value = ShapeSpec> {
         Just(ShapeKind::Mad),
         Just(ShapeKind::Shared3),
         Just(ShapeKind::Scale),
-        Just(ShapeKind::Product)
+        Just(ShapeKind::Product),
+        Just(ShapeKind::SelectConst)
     ];
     (
         kind,

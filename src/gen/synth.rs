@@ -91,6 +91,8 @@ fn recipe(pair: (Stage, Stage), seed: u64, ops: usize, outputs: usize, extras: E
         ubo_words: head.below(17) as u8,
         emits: 1 + head.below(4) as u8,
         tcs_readback: head.below(2) == 1,
+        // Kept off so the seeded benchmark pairs stay as they were.
+        gs_emit_branch: false,
         producer_ops: (0..producer_ops).map(|_| op(&mut pops)).collect(),
         outputs: (0..outputs).map(|_| output(&mut outs)).collect(),
         arrays: vec![],
@@ -170,6 +172,7 @@ fn shape(r: &mut Rng) -> ShapeSpec {
         ShapeKind::Shared3,
         ShapeKind::Scale,
         ShapeKind::Product,
+        ShapeKind::SelectConst,
     ];
     ShapeSpec {
         kind: kinds[r.below(3) as usize],

@@ -186,6 +186,14 @@ impl Inputs {
         self.seed & 2 != 0
     }
 
+    /// Whether the GL shade model is `GL_FLAT`, which `color`-interpolated inputs
+    /// follow (Mesa's `INTERP_MODE_NONE`): bit 0 xor bit 1 of the seed, so any four
+    /// consecutive seeds (the default equivalence runs) see it on and off, each time
+    /// next to a different two-sided / clamp combination.
+    pub fn flat_shade_model(&self) -> bool {
+        (self.seed ^ (self.seed >> 1)) & 1 != 0
+    }
+
     /// The point coordinate (`PNTC`, and `TEXn.xy` under coord replace) the rasterizer
     /// supplies to fragment `frag` of primitive `prim`, each in `[0, 1)`. Only points
     /// define it; for other primitives any value is allowed, so a seeded one is a

@@ -82,6 +82,9 @@ struct FixedFunction {
     back_colours: bool,
     /// Vertex colours are clamped to `[0, 1]`.
     clamp_colours: bool,
+    /// The shade model is `GL_FLAT`: a `color`-interpolated input reads the
+    /// provoking vertex.
+    flat_shade: bool,
     /// A GS feeds the FS: `PRIMITIVE_ID` is then the varying it writes, otherwise
     /// the rasterizer's primitive number.
     producer_is_gs: bool,
@@ -243,6 +246,9 @@ impl StageIo for FsIo<'_> {
         if let Some(s) = self.fixed_function_input(slot, size) {
             return s;
         }
+        if mode.interp == Interp::Color && self.ff.flat_shade {
+            return self.at_vertex(self.provoking, slot, size);
+        }
         let vals: Vec<Scalar> = (0..self.vertices.len())
             .map(|k| self.at_vertex(k, slot, size))
             .collect();
@@ -253,7 +259,8 @@ impl StageIo for FsIo<'_> {
             return Scalar::undef(size);
         }
         let floats: Vec<f32> = vals.iter().map(|v| v.as_f32()).collect();
-        let w = (mode.interp == Interp::Persp).then_some(self.info.clip_w.as_slice());
+        let perspective = matches!(mode.interp, Interp::Persp | Interp::Color);
+        let w = perspective.then_some(self.info.clip_w.as_slice());
         Scalar::float(interpolate(&floats, &weights, w), size)
     }
 
@@ -307,6 +314,7 @@ pub(crate) fn rasterize(
             let ff = FixedFunction {
                 back_colours: inputs.two_sided_colour() && !inputs.front_face(p),
                 clamp_colours: inputs.clamp_vertex_colour(),
+                flat_shade: inputs.flat_shade_model(),
                 producer_is_gs,
             };
             let mut io = FsIo {

@@ -12,6 +12,10 @@ pub enum Interp {
     Persp,
     /// Screen-space linear (`noperspective`).
     Linear,
+    /// A colour input without a qualifier (Mesa's `INTERP_MODE_NONE`): the GL
+    /// shade model decides at draw time, perspective-correct (`GL_SMOOTH`) or the
+    /// provoking vertex's value (`GL_FLAT`). Only `COL0`/`COL1` are read this way.
+    Color,
 }
 
 /// Where within the pixel an interpolated input is evaluated.

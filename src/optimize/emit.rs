@@ -479,40 +479,18 @@ pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
     let body = std::mem::take(&mut shader.body);
     let mut out = vec![];
     if stage == Stage::Geometry {
-        let mut defined = BTreeSet::new();
-        let mut emit_index = 0;
         // Values that are the same at every emit are computed once, before the first
         // emit that needs them, and reused by the later ones (what extraction charged).
         let roots: Vec<Id> = input.slots.keys().map(|k| k.value).collect();
         let invariant = emit_invariant_classes(input.egraph, input.selection, &roots);
-        let mut shared: BTreeMap<(Id, Ctx), Value> = BTreeMap::new();
-        out.reserve_exact(body.len());
-        for stmt in body {
-            if let Stmt::Inst(Inst {
-                kind: InstKind::EmitVertex,
-                ..
-            }) = &stmt
-            {
-                let mut b = builder(
-                    input,
-                    &mut shader,
-                    &mut names,
-                    Some(&defined),
-                    Some(emit_index),
-                );
-                b.memo = shared.clone();
-                b.store_all(stage)?;
-                out.append(&mut b.out);
-                shared = b
-                    .memo
-                    .into_iter()
-                    .filter(|((id, _), _)| invariant.contains(id))
-                    .collect();
-                emit_index += 1;
-            }
-            top_level_defs(&stmt, &mut defined);
-            out.push(stmt);
-        }
+        let mut gs = GsEmission {
+            input,
+            shader: &mut shader,
+            names: &mut names,
+            invariant: &invariant,
+            emit_index: 0,
+        };
+        out = gs.block(body, &mut BTreeSet::new(), &mut BTreeMap::new())?;
     } else {
         out = body;
         let mut b = builder(input, &mut shader, &mut names, None, None);
@@ -524,6 +502,85 @@ pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
     }
     shader.body = out;
     Ok(shader)
+}
+
+/// Stores the surviving varyings of a GS before each of its emits, in the order
+/// lowering numbered them (program order, a `then` branch before its `else`): emits
+/// at the top level and inside `if` branches. Emits inside loops pin every output at
+/// lowering, so no varying reaches them.
+struct GsEmission<'a, 'b> {
+    input: &'a EmitInput<'a>,
+    shader: &'b mut Shader,
+    names: &'b mut BTreeSet<String>,
+    invariant: &'b fxhash::FxHashSet<Id>,
+    emit_index: usize,
+}
+
+impl GsEmission<'_, '_> {
+    /// Rebuilds `body` with the stores before its emits. `defined` holds the values
+    /// defined so far on the way here; `shared` the emit-invariant values already
+    /// computed there. A branch starts from copies of both, and what it computes is
+    /// not reused after it (it does not dominate what follows).
+    fn block(
+        &mut self,
+        body: Block,
+        defined: &mut BTreeSet<u32>,
+        shared: &mut BTreeMap<(Id, Ctx), Value>,
+    ) -> Result<Block, Error> {
+        let mut out = Vec::with_capacity(body.len());
+        for stmt in body {
+            match stmt {
+                Stmt::Inst(Inst {
+                    kind: InstKind::EmitVertex,
+                    ..
+                }) => {
+                    let mut b = builder(
+                        self.input,
+                        self.shader,
+                        self.names,
+                        Some(defined),
+                        Some(self.emit_index),
+                    );
+                    b.memo = shared.clone();
+                    b.store_all(Stage::Geometry)?;
+                    out.append(&mut b.out);
+                    *shared = b
+                        .memo
+                        .into_iter()
+                        .filter(|((id, _), _)| self.invariant.contains(id))
+                        .collect();
+                    self.emit_index += 1;
+                    out.push(stmt);
+                }
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    phis,
+                    loc,
+                } => {
+                    let then_body =
+                        self.block(then_body, &mut defined.clone(), &mut shared.clone())?;
+                    let else_body =
+                        self.block(else_body, &mut defined.clone(), &mut shared.clone())?;
+                    let stmt = Stmt::If {
+                        cond,
+                        then_body,
+                        else_body,
+                        phis,
+                        loc,
+                    };
+                    top_level_defs(&stmt, defined);
+                    out.push(stmt);
+                }
+                stmt => {
+                    top_level_defs(&stmt, defined);
+                    out.push(stmt);
+                }
+            }
+        }
+        Ok(out)
+    }
 }
 
 fn builder<'a>(

@@ -291,7 +291,8 @@ fn kind_for(item: &Item) -> BinKind {
 /// to `m`, `None` means it may not join (flat members, or only modes that need
 /// per-load operands).
 pub(crate) fn convergent_mode(key: &Key, flexible: bool) -> Option<Option<InterpMode>> {
-    if key.contains(&Qual::Flat) {
+    let colour = |q: &Qual| matches!(q, Qual::Interp(m) if m.interp == crate::ir::Interp::Color);
+    if key.contains(&Qual::Flat) || key.iter().any(colour) {
         return None;
     }
     if flexible {

@@ -135,7 +135,9 @@ pub(crate) fn normalize(quals: &BTreeSet<Qual>, flexible: bool) -> Key {
     quals
         .iter()
         .map(|q| match q {
-            Qual::Interp(_) if flexible => Qual::AnyInterp,
+            // Shade-model colours keep a vec4 of their own, as in Mesa
+            // (`FS_VEC4_TYPE_INTERP_COLOR`).
+            Qual::Interp(m) if flexible && m.interp != crate::ir::Interp::Color => Qual::AnyInterp,
             q => *q,
         })
         .collect()

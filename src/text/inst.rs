@@ -14,8 +14,11 @@ use super::tree::Node;
 use super::ParseError;
 
 /// Interpolation keywords.
-pub(crate) const INTERPS: &[(Interp, &str)] =
-    &[(Interp::Persp, "persp"), (Interp::Linear, "linear")];
+pub(crate) const INTERPS: &[(Interp, &str)] = &[
+    (Interp::Persp, "persp"),
+    (Interp::Linear, "linear"),
+    (Interp::Color, "color"),
+];
 
 /// Interpolation-location keywords.
 pub(crate) const INTERP_LOCS: &[(InterpLoc, &str)] = &[

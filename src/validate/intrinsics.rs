@@ -33,7 +33,28 @@ pub(super) fn check(ctx: &mut Ctx<'_>, inst: &Inst) {
                 format!("system value `{sv}` is not available in {stage}"),
             );
         }
-        InstKind::LoadInterpolatedInput { mode, operands, .. } => {
+        InstKind::LoadInterpolatedInput {
+            mode,
+            operands,
+            slot,
+            ..
+        } => {
+            if mode.interp == crate::ir::Interp::Color {
+                if !matches!(slot.slot, crate::ir::Slot::Col(_)) {
+                    let msg = format!(
+                        "`color` interpolation reads a colour (COL0, COL1), not {}",
+                        slot.slot
+                    );
+                    ctx.error(loc, msg);
+                }
+                if mode.operand_count() > 0 {
+                    let msg = format!(
+                        "`color` interpolation is evaluated at center, centroid or sample, not `{}`",
+                        loc_keyword(mode.loc)
+                    );
+                    ctx.error(loc, msg);
+                }
+            }
             let want = mode.operand_count();
             if operands.len() != want {
                 let msg = format!(

@@ -119,6 +119,49 @@ fn flat_cases() -> Vec<(String, String, String)> {
             x(m, &sel(&format!("({op} {C} {A})"), A, B)),
         ));
     }
+    // Selects with a constant value, round robin over the uninterpolated modes.
+    const K: &str = "0.5f32";
+    let xk = |m: &str| (x(m, A), A.to_string());
+    let cond_cmp = "(ine uniform:0 0i32)";
+    for (suffix, then_else) in [("xk", true), ("kx", false)] {
+        let m = mode.next().unwrap_or(&"flat");
+        let (xa, pa) = xk(m);
+        let (c_then, c_else, p_then, p_else) = if then_else {
+            (xa.clone(), K.to_string(), pa.clone(), K.to_string())
+        } else {
+            (K.to_string(), xa.clone(), K.to_string(), pa.clone())
+        };
+        out.push((
+            format!("flat-bcsel-{suffix}"),
+            sel(cond_cmp, &c_then, &c_else),
+            x(m, &sel(cond_cmp, &p_then, &p_else)),
+        ));
+        for op in COMPARE {
+            for (cshape, cons_cond, prod_cond) in [
+                (
+                    "",
+                    format!("({op} {} {})", x(m, C), x(m, B)),
+                    format!("({op} {C} {B})"),
+                ),
+                (
+                    "xf-",
+                    format!("({op} {} {U})", x(m, C)),
+                    format!("({op} {C} {U})"),
+                ),
+                (
+                    "fx-",
+                    format!("({op} {U} {})", x(m, C)),
+                    format!("({op} {U} {C})"),
+                ),
+            ] {
+                out.push((
+                    format!("flat-bcsel-{op}-{cshape}{suffix}"),
+                    sel(&cons_cond, &c_then, &c_else),
+                    x(m, &sel(&prod_cond, &p_then, &p_else)),
+                ));
+            }
+        }
+    }
     out
 }
 
@@ -146,6 +189,16 @@ fn interp_cases() -> Vec<(String, String, String)> {
         "interp-bcsel".into(),
         format!("(bcsel {U} {} {})", x(p, A), x(p, B)),
         x(p, &format!("(bcsel {U} {A} {B})")),
+    ));
+    out.push((
+        "interp-bcsel-xk".into(),
+        format!("(bcsel (flt {U} {V}) {} 0f32)", x(p, A)),
+        x(p, &format!("(bcsel (flt {U} {V}) {A} 0f32)")),
+    ));
+    out.push((
+        "interp-bcsel-kx".into(),
+        format!("(bcsel (flt {U} {V}) -1f32 {})", x(l, A)),
+        x(l, &format!("(bcsel (flt {U} {V}) -1f32 {A})")),
     ));
     out.push((
         "interp-fmul-uc".into(),
@@ -246,6 +299,21 @@ fn tess_cases() -> Vec<(String, String, String)> {
         "tes-interp-rot",
         WUV,
     ));
+    // A factor the same in every producer invocation: a patch input of a control
+    // point read at a fixed index, or a per-vertex input of a uniform expression's
+    // producer-convergent value (vertex 1 of `instance_id * 1.0`).
+    let patch_q = x("patch", "vin:0:VAR1.x");
+    out.push((
+        "tes-interp-fmul-uc".into(),
+        format!("(fmul {} {patch_q})", tess(A)),
+        tess(&format!("(fmul {A} vin:0:VAR1.x)")),
+    ));
+    let conv = "(i2f32 psv:instance_id)";
+    out.push((
+        "tes-interp-rot-fmul-uc".into(),
+        format!("(fmul {} {})", tess_rot(A), x("(vertex 1i32)", conv)),
+        tess_rot(&format!("(fmul {A} {conv})")),
+    ));
     out
 }
 
@@ -318,11 +386,54 @@ pub fn non_cases() -> Vec<(String, String, String)> {
             ),
             x("flat", &format!("(bcsel (ilt {U} {C}) {A} {B})")),
         ),
+        // A select on a condition that varies across the primitive does not commute
+        // with interpolation, even with a constant value ...
+        (
+            "interp-bcsel-xk",
+            format!("(bcsel (flt {} {U}) {} 0f32)", x(p, B), x(p, A)),
+            x(p, &format!("(bcsel (flt {B} {U}) {A} 0f32)")),
+        ),
+        // ... nor does the flat law apply to interpolated transfers.
+        (
+            "flat-bcsel-flt-xf-xk",
+            format!("(bcsel (flt {} {U}) {} 0f32)", x(p, B), x(p, A)),
+            x(p, &format!("(bcsel (flt {B} {U}) {A} 0f32)")),
+        ),
+        // Only a constant mixes into a select, not any free value (growth guard).
+        (
+            "flat-bcsel-xk",
+            format!("(bcsel (ine {U} 0i32) {} {V})", x("flat", A)),
+            x("flat", &format!("(bcsel (ine {U} 0i32) {A} {V})")),
+        ),
+        // Nor on a constant condition.
+        (
+            "flat-bcsel-xk",
+            format!("(bcsel true {} 0f32)", x("flat", A)),
+            x("flat", &format!("(bcsel true {A} 0f32)")),
+        ),
+        // Per-vertex transfers of different vertices in the condition and value.
+        (
+            "flat-bcsel-flt-xk",
+            format!(
+                "(bcsel (flt {} {}) {} 0f32)",
+                x("(vertex 0i32)", C),
+                x("(vertex 0i32)", B),
+                x("(vertex 1i32)", A)
+            ),
+            x("(vertex 1i32)", &format!("(bcsel (flt {C} {B}) {A} 0f32)")),
+        ),
         // Motion does not split a free value kept transferred by the limit.
         (
             "flat-fpow-uf",
             x("flat", &format!("(fpow (fpow {U} {V}) {V})")),
             format!("(fpow {} {V})", x("flat", &format!("(fpow {U} {V})"))),
+        ),
+        // A factor that differs between the producer's invocations never moves into
+        // the open-coded interpolation.
+        (
+            "tes-interp-fmul-uc",
+            format!("(fmul {} {})", tess(A), x("(vertex 0i32)", B)),
+            tess(&format!("(fmul {A} {B})")),
         ),
         // The two pairings of vertices with coordinates never mix.
         (
