@@ -356,9 +356,14 @@ fn stage(s: &Shader, producer: bool, uses: &Uses, shapes: &Shapes) -> Result<Vec
     interface.extend(outer_io(&mut g, s, producer)?);
     let fs = s.stage() == Stage::Fragment;
     let mut body = vec![];
-    for (sampler, n) in shapes {
-        let dim = uses.dims[sampler];
-        body.extend(sampler_and_read(&mut g, *sampler, dim, *n, fs));
+    // Every sampler up to the highest this stage reads is declared, so that the
+    // importer's dense numbering of the bindings is the IR's; only the ones read
+    // get a read (the template of the stage's reads).
+    let top = shapes.keys().next_back().map_or(0, |m| m + 1);
+    for sampler in 0..top {
+        let dim = uses.dims.get(&sampler).copied().unwrap_or(Dim::Dim2D);
+        let read = shapes.get(&sampler).copied();
+        body.extend(sampler_and_read(&mut g, sampler, dim, read, fs));
     }
     let void = g.void();
     let fty = g.ty(Op::TypeFunction, vec![Operand::IdRef(void)]);
@@ -452,7 +457,13 @@ fn buffers(g: &mut Globals, uses: &Uses) {
 
 /// The sampler variable and one read of it in the shape the stage uses (the
 /// exporter's template for every read of that sampler).
-fn sampler_and_read(g: &mut Globals, s: u32, dim: Dim, n: usize, fs: bool) -> Vec<Instruction> {
+fn sampler_and_read(
+    g: &mut Globals,
+    s: u32,
+    dim: Dim,
+    read: Option<usize>,
+    fs: bool,
+) -> Vec<Instruction> {
     let f = g.float(32);
     let img = g.fresh_ty(
         Op::TypeImage,
@@ -472,6 +483,9 @@ fn sampler_and_read(g: &mut Globals, s: u32, dim: Dim, n: usize, fs: bool) -> Ve
     g.decorate(var, Decoration::DescriptorSet, &[SAMPLER_SET]);
     g.decorate(var, Decoration::Binding, &[s]);
     g.name(var, &format!("sampler{s}"));
+    let Some(n) = read else {
+        return vec![];
+    };
     let spatial = if fs { n } else { n - 1 } as u32;
     let zero = g.constant(f, 0);
     let coord = if spatial == 1 {

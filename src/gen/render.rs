@@ -1,0 +1,118 @@
+//! Generated pairs a real Vulkan driver can draw and compare pixel for pixel
+//! (`tests/render_gen.rs`): this module owns the restrictions of the generator for
+//! rendering and the reasons for each. A restriction removes what the exporter
+//! cannot write or what is undefined on a driver, so that original and optimized
+//! pipelines must agree; everything else the generator draws is kept.
+
+use super::pool::draws_opaque;
+use super::recipe::{AtRead, Family, Recipe, Ty};
+use crate::ir::{Inst, InstKind, IoSlot, Pipeline, Primitive, Slot, Stage, StageInfo, Stmt};
+
+/// The vertex attribute the restricted VS reads its position from (the generator's
+/// own attribute reads use `ATTR0`-`ATTR7`).
+pub const POSITION_ATTR: u8 = 8;
+
+/// The recipe with the restrictions applied (each documented at its line):
+///
+/// - no opaque operations: the generator's pure and stage-bound ones carry
+///   made-up opcodes (9000, 9001) with no SPIR-V meaning, and its atomic returns
+///   a value that depends on the order invocations run in, which Vulkan leaves
+///   open; texture leaves stay texture reads;
+/// - no 16-bit varyings (they become 32-bit): lavapipe of Mesa 22.3.6 aborts in
+///   LLVM (`Cannot emit physreg copy instruction`) compiling a pair with 16-bit
+///   inputs and outputs; 16-bit arithmetic inside a stage stays;
+/// - no transform feedback and no dynamically indexed varying arrays: the
+///   exporter does not write them (an export error, docs/export.md);
+/// - no `BFCn` outputs: Vulkan has no two-sided colour selection, so a fragment
+///   shader reading `COLn` never sees what the producer wrote to `BFCn` (the
+///   interpreter's model selects it for back faces); they become `COLn`;
+/// - no system-value family outputs (`CLIP_DIST`, `CULL_DIST`, `PSIZ`, `LAYER`,
+///   `VIEWPORT`): a layer or viewport index at or past the framebuffer's one layer
+///   or one viewport makes every pixel undefined, and generated values are
+///   arbitrary; they become `VARn`;
+/// - `interpolateAtSample` reads become `interpolateAtOffset` reads: the generated
+///   sample indices (0 and 2) pass the one sample of the test framebuffer, where
+///   the interpolated value is undefined;
+/// - the VS topology is triangles or lines, never points: nothing writes
+///   `PointSize`, and the size of a point is then undefined;
+/// - first provoking vertex: the last one is pipeline state that needs
+///   `VK_EXT_provoking_vertex`, which the harness does not enable;
+/// - no fixed-function FS reads of `PNTC` (point coordinate, undefined off points)
+///   and `PRIMITIVE_ID`.
+pub fn render_safe(r: &Recipe) -> Recipe {
+    let mut r = r.clone();
+    for op in r.producer_ops.iter_mut().chain(r.consumer_ops.iter_mut()) {
+        if draws_opaque(op) {
+            // Choices 5-7 (mod 8) pick an opaque op; 1-3 keep a texture read.
+            op.b &= !4;
+        }
+    }
+    for o in &mut r.outputs {
+        if o.ty == Ty::F16 {
+            o.ty = Ty::F32;
+        }
+        o.xfb = false;
+        o.family = match o.family {
+            Family::Bfc => Family::Col,
+            Family::SysVal => Family::Var,
+            f => f,
+        };
+        if o.at == AtRead::Sample {
+            o.at = AtRead::Offset;
+        }
+    }
+    r.arrays.clear();
+    if r.pair.0 == Stage::Vertex && r.producer_info % 3 == 2 {
+        // RASTER[2] is points.
+        r.producer_info -= 2;
+    }
+    // Bit 0 picks the provoking vertex; bits 5-6 set together add the
+    // fixed-function reads.
+    if r.pair.1 == Stage::Fragment {
+        r.consumer_info &= !0x21;
+    }
+    r
+}
+
+/// The pair a restricted recipe builds, with the producer's position replaced by
+/// attribute [`POSITION_ATTR`] (the driver's test data puts it on screen): the
+/// generated position is a random expression, mostly off screen or degenerate, so
+/// few pixels would be compared. The generated expression stays in the shader,
+/// unused.
+pub fn build_for_rendering(r: &Recipe) -> Pipeline {
+    let mut p = super::build(&render_safe(r));
+    if p.producer.stage() != Stage::Vertex || p.consumer.stage() != Stage::Fragment {
+        return p;
+    }
+    debug_assert!(matches!(
+        p.producer.info,
+        StageInfo::Vertex {
+            topology: Primitive::Triangles | Primitive::Lines
+        }
+    ));
+    let s = &mut p.producer;
+    let mut pos = vec![];
+    let mut loads = vec![];
+    for c in 0..4u8 {
+        let v = s.add_value(format!("render_pos{c}"), crate::ir::BitSize::B32);
+        pos.push(v);
+        loads.push(Stmt::Inst(Inst {
+            result: Some(v),
+            kind: InstKind::LoadInput {
+                slot: IoSlot::new(Slot::Attr(POSITION_ATTR), c),
+                indirect: None,
+            },
+            loc: None,
+        }));
+    }
+    crate::ir::for_each_inst_mut(&mut s.body, |i| {
+        if let InstKind::StoreOutput { slot, value, .. } = &mut i.kind {
+            if slot.slot == Slot::Pos {
+                *value = pos[usize::from(slot.comp)];
+            }
+        }
+    });
+    loads.append(&mut s.body);
+    s.body = loads;
+    p
+}
