@@ -311,11 +311,8 @@ fn capabilities(g: &mut Globals, s: &Shader, dims: &BTreeMap<u32, Dim>, shapes: 
                     g.capability(Capability::MultiViewport);
                 }
             }
-            Slot::Layer | Slot::Viewport if stage == Stage::Geometry => {
-                if *slot == Slot::Viewport {
-                    g.capability(Capability::MultiViewport);
-                }
-            }
+            Slot::Viewport if stage == Stage::Geometry => g.capability(Capability::MultiViewport),
+            Slot::Layer if stage == Stage::Geometry => {}
             Slot::Layer | Slot::Viewport => {
                 g.capability(Capability::ShaderViewportIndexLayerEXT);
                 g.extension("SPV_EXT_shader_viewport_index_layer");
