@@ -92,6 +92,47 @@ fn check(gpu: &Gpu, pipe: &Pipeline) -> Result<Drawn, String> {
     })
 }
 
+/// `VARYSAT_RENDER_PAIR=FILE`: draws one `.pair` file (original and optimized)
+/// and prints every differing channel, for investigating a failed case.
+#[test]
+fn render_one_pair_file() {
+    let Some(path) = std::env::var_os("VARYSAT_RENDER_PAIR") else {
+        return;
+    };
+    let Some(gpu) = gpu() else { return };
+    let pipe = varysat::text::parse_file(std::path::Path::new(&path)).expect("pair file");
+    let out = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    let export = |p: &Pipeline| {
+        let (vert, frag) = varysat::export::standalone_to_spirv(p).expect("exports");
+        Stages {
+            vert,
+            frag,
+            ..Default::default()
+        }
+    };
+    let (a, b) = (export(&pipe), export(&out.pipeline));
+    let setup = Setup::of(&[&a, &b], topology(&pipe), 3);
+    let want = gpu.render(&a, &setup).expect("renders");
+    let got = gpu.render(&b, &setup).expect("renders");
+    eprintln!("covered pixels: {}", coverage(&want));
+    for (x, y) in want.iter().zip(&got) {
+        for (i, (p, q)) in x.words.iter().zip(&y.words).enumerate() {
+            if p != q {
+                eprintln!(
+                    "location {} pixel {} ({}, {}) channel {}: {:e} vs {:e}",
+                    x.location,
+                    i / 4,
+                    (i / 4) % 32,
+                    (i / 4) / 32,
+                    i % 4,
+                    f32::from_bits(*p),
+                    f32::from_bits(*q)
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn generated_vs_fs_pairs_render_identically() {
     let Some(gpu) = gpu() else { return };
@@ -135,4 +176,104 @@ fn generated_vs_fs_pairs_render_identically() {
         "only {drawn} of {n} cases drew anything: the comparison would be vacuous"
     );
     assert!(changed > 0, "the optimizer changed none of the {n} pairs");
+}
+
+/// The comparison catches a wrong pipeline: the optimized pair of case 0 with
+/// its first fragment output overwritten by a constant must not pass.
+#[test]
+fn a_changed_output_is_a_mismatch() {
+    let Some(gpu) = gpu() else { return };
+    let pipe = case(0);
+    let mut wrong = varysat::optimize(&pipe, &varysat::Options::new())
+        .expect("optimizes")
+        .pipeline;
+    let fs = &mut wrong.consumer;
+    let k = fs.add_value("wrong", varysat::ir::BitSize::B32);
+    let mut replaced = false;
+    varysat::ir::for_each_inst_mut(&mut fs.body, |i| {
+        if let varysat::ir::InstKind::StoreOutput { value, .. } = &mut i.kind {
+            if !replaced {
+                *value = k;
+                replaced = true;
+            }
+        }
+    });
+    assert!(replaced, "the fragment shader stores no output");
+    fs.body.insert(
+        0,
+        varysat::ir::Stmt::Inst(varysat::ir::Inst {
+            result: Some(k),
+            kind: varysat::ir::InstKind::Const(1234.5f32.to_bits()),
+            loc: None,
+        }),
+    );
+    let export = |p: &Pipeline| {
+        let (vert, frag) = varysat::export::standalone_to_spirv(p).expect("exports");
+        Stages {
+            vert,
+            frag,
+            ..Default::default()
+        }
+    };
+    let (a, b) = (export(&pipe), export(&wrong));
+    let setup = Setup::of(&[&a, &b], topology(&pipe), 3);
+    let want = gpu.render(&a, &setup).expect("renders");
+    let got = gpu.render(&b, &setup).expect("renders");
+    assert!(coverage(&want) > 0, "case 0 draws nothing");
+    let bad: usize = want.iter().zip(&got).map(|(x, y)| compare(x, y).0).sum();
+    assert!(bad > 0, "a constant fragment output went unnoticed");
+}
+
+/// Regression (long-run case 1141): the optimizer may leave a flat and an
+/// interpolated component in one vec4 slot (the IR's AMD model interpolates per
+/// component); the export must give them separate locations, because lavapipe,
+/// like GLSL's rule for location aliases, applies one interpolation per location.
+/// The pair with the two components in one slot must draw as the pair with them
+/// in two slots.
+#[test]
+fn flat_and_interpolated_components_of_one_slot_draw_as_in_two_slots() {
+    let Some(gpu) = gpu() else { return };
+    let text = |w_slot: &str| {
+        format!(
+            "(pair
+              (producer vs
+                (%a = load_input ATTR8.x)
+                (%b = load_input ATTR8.y)
+                (%c = load_input ATTR0.x)
+                (%one = const 32 1.0)
+                (store_output POS.x %a)
+                (store_output POS.y %b)
+                (store_output POS.z %one)
+                (store_output POS.w %one)
+                (store_output VAR1.x %c)
+                (store_output {w_slot} %c))
+              (consumer fs
+                (%x = load_input VAR1.x)
+                (%w = load_interpolated_input {w_slot} persp center)
+                (store_output DATA0.x %x)
+                (store_output DATA0.y %w)))"
+        )
+    };
+    let export = |t: &str| {
+        let p = varysat::text::parse(t, None).expect("parses");
+        let (vert, frag) = varysat::export::standalone_to_spirv(&p).expect("exports");
+        Stages {
+            vert,
+            frag,
+            ..Default::default()
+        }
+    };
+    let (mixed, apart) = (export(&text("VAR1.w")), export(&text("VAR2.w")));
+    let setup = Setup::of(
+        &[&mixed, &apart],
+        ash::vk::PrimitiveTopology::TRIANGLE_LIST,
+        3,
+    );
+    let want = gpu.render(&apart, &setup).expect("renders");
+    let got = gpu.render(&mixed, &setup).expect("renders");
+    assert!(coverage(&want) > 0);
+    for (x, y) in want.iter().zip(&got) {
+        let (bad, msg) = compare(x, y);
+        assert_eq!(bad, 0, "{msg}");
+    }
 }

@@ -6,7 +6,10 @@
 
 use super::pool::draws_opaque;
 use super::recipe::{AtRead, Family, Recipe, Ty};
-use crate::ir::{Inst, InstKind, IoSlot, Pipeline, Primitive, Slot, Stage, StageInfo, Stmt};
+use crate::ir::{
+    AluOp, BitSize, Inst, InstKind, IoSlot, Pipeline, Primitive, Shader, Slot, Stage, StageInfo,
+    Stmt, Value, ValueInfo,
+};
 
 /// The vertex attribute the restricted VS reads its position from (the generator's
 /// own attribute reads use `ATTR0`-`ATTR7`).
@@ -79,8 +82,13 @@ pub fn render_safe(r: &Recipe) -> Recipe {
 /// generated position is a random expression, mostly off screen or degenerate, so
 /// few pixels would be compared. The generated expression stays in the shader,
 /// unused.
+///
+/// Both shaders also get domain guards ([`guard_domains`]), so that no value is
+/// NaN or infinite.
 pub fn build_for_rendering(r: &Recipe) -> Pipeline {
     let mut p = super::build(&render_safe(r));
+    guard_domains(&mut p.producer);
+    guard_domains(&mut p.consumer);
     if p.producer.stage() != Stage::Vertex || p.consumer.stage() != Stage::Fragment {
         return p;
     }
@@ -115,4 +123,134 @@ pub fn build_for_rendering(r: &Recipe) -> Pipeline {
     loads.append(&mut s.body);
     s.body = loads;
     p
+}
+
+/// Keeps every value finite: the operands of ops that are undefined or not finite
+/// somewhere are mapped into their domain by ops inserted just before them.
+///
+/// Vulkan leaves the result of an operation on NaN or Inf open unless a shader asks
+/// for `SignedZeroInfNanPreserve`, and drivers use that freedom: lavapipe computes
+/// `fract(NaN)` as 0.99999994 (a clamp below 1 that drops the NaN) where the IEEE
+/// model of the interpreter, and so the optimizer's constant folding, gives NaN.
+/// A generated `fdiv 0 0` then renders differently before and after folding
+/// without either being wrong. The guards, each the smallest change that keeps the
+/// op in use:
+///
+/// - `fdiv a b`, `frcp b`: `b` becomes `|b| + 1`;
+/// - `fsqrt`, `frsq`, `flog2` of `x`: `|x| + 1`;
+/// - `fpow x y`: `|x| + 1` and `y` clamped to [-4, 4];
+/// - `fexp2 x`: `min(x, 4)`;
+/// - `f2i32 x` (undefined out of range) and `f2f16 x` (overflows past 65504):
+///   `x` clamped to [-65536, 65536] and [-128, 128];
+/// - `idiv a b` (undefined for 0 and for `i32::MIN / -1`): `b` becomes
+///   `(b & 7) | 1`.
+pub fn guard_domains(s: &mut Shader) {
+    let Shader { values, body, .. } = s;
+    crate::ir::for_each_block_mut(body, |block| {
+        let old = std::mem::take(block);
+        for stmt in old {
+            let Stmt::Inst(mut inst) = stmt else {
+                block.push(stmt);
+                continue;
+            };
+            if let InstKind::Alu { op, srcs, .. } = &mut inst.kind {
+                let bits = srcs.first().map(|v| values[v.index()].bits);
+                if let Some(bits) = bits {
+                    let mut g = Guard {
+                        values,
+                        out: block,
+                        bits,
+                    };
+                    g.apply(*op, srcs);
+                }
+            }
+            block.push(Stmt::Inst(inst));
+        }
+    });
+}
+
+/// Inserts guard instructions into a block being rebuilt.
+struct Guard<'a> {
+    values: &'a mut Vec<ValueInfo>,
+    out: &'a mut Vec<Stmt>,
+    bits: BitSize,
+}
+
+impl Guard<'_> {
+    fn def(&mut self, kind: InstKind, bits: BitSize) -> Value {
+        let v = Value(self.values.len() as u32);
+        self.values.push(ValueInfo {
+            name: format!("guard{}", v.0),
+            bits,
+            loc: None,
+        });
+        self.out.push(Stmt::Inst(Inst {
+            result: Some(v),
+            kind,
+            loc: None,
+        }));
+        v
+    }
+
+    fn konst(&mut self, bits: BitSize, pattern: u32) -> Value {
+        self.def(InstKind::Const(pattern), bits)
+    }
+
+    fn fconst(&mut self, f: f32) -> Value {
+        let b = self.bits;
+        self.konst(b, crate::ir::from_f32(f, b))
+    }
+
+    fn alu(&mut self, op: AluOp, srcs: &[Value], bits: BitSize) -> Value {
+        self.def(
+            InstKind::Alu {
+                op,
+                exact: false,
+                srcs: srcs.to_vec(),
+            },
+            bits,
+        )
+    }
+
+    /// `|x| + 1`.
+    fn positive(&mut self, x: Value) -> Value {
+        let b = self.bits;
+        let a = self.alu(AluOp::FAbs, &[x], b);
+        let one = self.fconst(1.0);
+        self.alu(AluOp::FAdd, &[a, one], b)
+    }
+
+    /// `x` clamped to [lo, hi].
+    fn clamp(&mut self, x: Value, lo: f32, hi: f32) -> Value {
+        let b = self.bits;
+        let (l, h) = (self.fconst(lo), self.fconst(hi));
+        let m = self.alu(AluOp::FMax, &[x, l], b);
+        self.alu(AluOp::FMin, &[m, h], b)
+    }
+
+    fn apply(&mut self, op: AluOp, srcs: &mut [Value]) {
+        use AluOp::*;
+        let float = self.bits != BitSize::B1;
+        match op {
+            FDiv if float => srcs[1] = self.positive(srcs[1]),
+            FRcp | FSqrt | FRsq | FLog2 if float => srcs[0] = self.positive(srcs[0]),
+            FPow if float => {
+                srcs[0] = self.positive(srcs[0]);
+                srcs[1] = self.clamp(srcs[1], -4.0, 4.0);
+            }
+            FExp2 if float => {
+                let k = self.fconst(4.0);
+                srcs[0] = self.alu(FMin, &[srcs[0], k], self.bits);
+            }
+            F2I32 if self.bits == BitSize::B32 => srcs[0] = self.clamp(srcs[0], -65536.0, 65536.0),
+            F2F16 if self.bits == BitSize::B32 => srcs[0] = self.clamp(srcs[0], -128.0, 128.0),
+            IDiv if self.bits == BitSize::B32 => {
+                let b = BitSize::B32;
+                let (seven, one) = (self.konst(b, 7), self.konst(b, 1));
+                let m = self.alu(IAnd, &[srcs[1], seven], b);
+                srcs[1] = self.alu(IOr, &[m, one], b);
+            }
+            _ => {}
+        }
+    }
 }
