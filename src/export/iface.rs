@@ -78,7 +78,7 @@ pub(crate) struct Plan {
     locs: BTreeMap<(Slot, bool), u32>,
     /// Locations of the components whose interpolation differs from the first
     /// component's of their slot, by slot, half and interpolation.
-    split: BTreeMap<(Slot, bool, Option<(Interp, InterpLoc)>), u32>,
+    split: Split,
     clip_len: u32,
     cull_len: u32,
 }
