@@ -537,6 +537,12 @@ impl<'a> StageIo<'a> {
         slot: IoSlot,
         class: StorageClass,
     ) -> Result<Place, Error> {
+        if slot.half != Half::Full {
+            return Err(fail(format!(
+                "{slot}: 16-bit halves of built-in slots are not exported (a SPIR-V \
+                 built-in is one 32-bit value)"
+            )));
+        }
         let c = slot.comp as u32;
         let (b, path, scalar, len) = match slot.slot {
             Slot::Pos => (BuiltIn::Position, vec![c], F32, Some(4)),

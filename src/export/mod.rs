@@ -100,28 +100,44 @@ pub use standalone::{PUSH_WORDS, SAMPLER_SET, SSBO_SET, UBO_SET};
 /// ```
 pub fn standalone_to_spirv(pipe: &Pipeline) -> Result<(Vec<u32>, Vec<u32>), Error> {
     let sk = standalone::skeletons(pipe)?;
-    export(pipe, &sk.producer, &sk.consumer, sk.uniform_block)
+    export(pipe, &sk.producer, &sk.consumer, Some(&sk))
 }
 
+/// Writes `pipe` over the modules `producer` and `consumer`; `standalone` when they
+/// are skeletons synthesized from the IR.
 fn export(
     pipe: &Pipeline,
     producer: &[u8],
     consumer: &[u8],
-    uniform_block: Option<u32>,
+    standalone: Option<&standalone::Skeletons>,
 ) -> Result<(Vec<u32>, Vec<u32>), Error> {
     // Specialization constants are folded into the IR already; the layout of
     // resources does not depend on their values.
     let spec = std::collections::BTreeMap::new();
     let p = Module::load(producer, "<producer>", &spec)?;
     let c = Module::load(consumer, "<consumer>", &spec)?;
-    let linked = link(&p, &c, false, false).or_else(|_| link(&p, &c, true, false))?;
+    let mut linked = link(&p, &c, false, false).or_else(|_| link(&p, &c, true, false))?;
+    if let Some(sk) = standalone {
+        // A skeleton's per-patch variables outside the pair sit after its
+        // per-vertex ones: PATCHn at `patch_base + n`.
+        for (m, l, base) in [
+            (&p, &mut linked.producer, sk.patch_base[0]),
+            (&c, &mut linked.consumer, sk.patch_base[1]),
+        ] {
+            for (var, io) in l.io_base.iter_mut() {
+                if m.deco(*var).patch {
+                    *io = io.saturating_sub(base);
+                }
+            }
+        }
+    }
     let sides = Sides {
         p: &p,
         c: &c,
         lp: &linked.producer,
         lc: &linked.consumer,
         pipe,
-        uniform_block,
+        uniform_block: standalone.and_then(|s| s.uniform_block),
     };
     let plan = iface::Plan::new(pipe)?;
     let pw = stage(&sides, &plan, &pipe.producer, true)?;

@@ -47,6 +47,9 @@ pub(crate) struct Skeletons {
     pub consumer: Vec<u8>,
     /// Index of the uniform-word buffer in the shared UBO numbering.
     pub uniform_block: Option<u32>,
+    /// Location of `PATCH0` outside the pair (producer, consumer): per-patch
+    /// variables follow the per-vertex ones, which share their location space.
+    pub patch_base: [u32; 2],
 }
 
 /// How one stage reads a sampler: the number of coordinates of its reads.
@@ -192,11 +195,12 @@ pub(crate) fn skeletons(pipe: &Pipeline) -> Result<Skeletons, Error> {
     let ps = stage_shapes(&pipe.producer)?;
     let cs = stage_shapes(&pipe.consumer)?;
     let uses = gather(pipe, [&ps, &cs])?;
-    let producer = stage(&pipe.producer, true, &uses, &ps)?;
-    let consumer = stage(&pipe.consumer, false, &uses, &cs)?;
+    let (producer, pb) = stage(&pipe.producer, true, &uses, &ps)?;
+    let (consumer, cb) = stage(&pipe.consumer, false, &uses, &cs)?;
     Ok(Skeletons {
         producer,
         consumer,
+        patch_base: [pb, cb],
         uniform_block: (uses.uniform_words > 0).then_some(uses.ubo_count),
     })
 }
@@ -332,7 +336,12 @@ fn capabilities(g: &mut Globals, s: &Shader, dims: &BTreeMap<u32, Dim>, shapes: 
 }
 
 /// One stage's skeleton.
-fn stage(s: &Shader, producer: bool, uses: &Uses, shapes: &Shapes) -> Result<Vec<u8>, Error> {
+fn stage(
+    s: &Shader,
+    producer: bool,
+    uses: &Uses,
+    shapes: &Shapes,
+) -> Result<(Vec<u8>, u32), Error> {
     let mut m = dr::Module::new();
     let mut header = dr::ModuleHeader::new(1);
     header.set_version(1, 3);
@@ -350,7 +359,8 @@ fn stage(s: &Shader, producer: bool, uses: &Uses, shapes: &Shapes) -> Result<Vec
     capabilities(&mut g, s, &uses.dims, shapes);
     let mut interface = vec![];
     buffers(&mut g, uses);
-    interface.extend(outer_io(&mut g, s, producer)?);
+    let (outer, patch_base) = outer_io(&mut g, s, producer)?;
+    interface.extend(outer);
     let fs = s.stage() == Stage::Fragment;
     let mut body = vec![];
     // Every sampler up to the highest this stage reads is declared, so that the
@@ -403,7 +413,7 @@ fn stage(s: &Shader, producer: bool, uses: &Uses, shapes: &Shapes) -> Result<Vec
     if let Some(h) = g.m.header.as_mut() {
         h.bound = bound;
     }
-    Ok(super::to_bytes(&g.m.assemble()))
+    Ok((super::to_bytes(&g.m.assemble()), patch_base))
 }
 
 /// A block `{ T data; }` at offset 0, decorated `Block`.
@@ -462,7 +472,7 @@ fn sampler_and_read(
     fs: bool,
 ) -> Vec<Instruction> {
     let f = g.float(32);
-    let img = g.fresh_ty(
+    let img = g.ty(
         Op::TypeImage,
         vec![
             Operand::IdRef(f),
@@ -474,7 +484,7 @@ fn sampler_and_read(
             Operand::ImageFormat(ImageFormat::Unknown),
         ],
     );
-    let sampled = g.fresh_ty(Op::TypeSampledImage, vec![Operand::IdRef(img)]);
+    let sampled = g.ty(Op::TypeSampledImage, vec![Operand::IdRef(img)]);
     let ptr = g.ptr(StorageClass::UniformConstant, sampled);
     let var = g.variable(ptr, StorageClass::UniformConstant);
     g.decorate(var, Decoration::DescriptorSet, &[SAMPLER_SET]);
@@ -534,7 +544,7 @@ fn sampler_and_read(
 /// producer VS), fragment outputs (a consumer FS), and the varyings from or to a
 /// stage outside the pair, each a `vec4` of floats at its slot's location
 /// (arrayed per vertex where the stage reads or writes per vertex).
-fn outer_io(g: &mut Globals, s: &Shader, producer: bool) -> Result<Vec<u32>, Error> {
+fn outer_io(g: &mut Globals, s: &Shader, producer: bool) -> Result<(Vec<u32>, u32), Error> {
     let stage = s.stage();
     let mut used: BTreeSet<Slot> = BTreeSet::new();
     let mut err = None;
@@ -588,11 +598,21 @@ fn outer_io(g: &mut Globals, s: &Shader, producer: bool) -> Result<Vec<u32>, Err
     };
     let f = g.float(32);
     let v4 = g.vec(f, 4);
+    // Per-patch locations follow the per-vertex ones (they share the location
+    // space of a tessellation interface).
+    let patch_base = used
+        .iter()
+        .filter_map(|s| match s {
+            Slot::Var(n) => Some(u32::from(*n) + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
     let mut vars = vec![];
     for slot in used {
         let (loc, patch) = match slot {
             Slot::Attr(n) | Slot::Data(n) | Slot::Var(n) => (u32::from(n), false),
-            Slot::Patch(n) => (u32::from(n), true),
+            Slot::Patch(n) => (patch_base + u32::from(n), true),
             _ => continue,
         };
         let vlen = if patch {
@@ -627,5 +647,5 @@ fn outer_io(g: &mut Globals, s: &Shader, producer: bool) -> Result<Vec<u32>, Err
         g.name(var, &format!("{slot}"));
         vars.push(var);
     }
-    Ok(vars)
+    Ok((vars, patch_base))
 }
