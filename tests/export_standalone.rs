@@ -153,6 +153,7 @@ fn generated_pairs_export_valid_spirv() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!("{exported} of {n} unrestricted pairs exported and validated");
     assert!(
         exported * 3 >= n as usize,
         "only {exported} of {n} exported"
