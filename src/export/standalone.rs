@@ -413,7 +413,8 @@ fn stage(
     if let Some(h) = g.m.header.as_mut() {
         h.bound = bound;
     }
-    Ok((super::to_bytes(&g.m.assemble()), patch_base))
+    let bytes = g.m.assemble().iter().flat_map(|w| w.to_le_bytes()).collect();
+    Ok((bytes, patch_base))
 }
 
 /// A block `{ T data; }` at offset 0, decorated `Block`.
