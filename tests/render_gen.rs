@@ -32,12 +32,22 @@ fn env_usize(name: &str) -> Option<usize> {
 
 /// The pair of case `i`: a recipe drawn from seed `i`, built for rendering.
 fn case(i: usize) -> Pipeline {
+    case_of((Stage::Vertex, Stage::Fragment), i)
+}
+
+/// Case `i` of a stage pair.
+fn case_of(pair: (Stage, Stage), i: usize) -> Pipeline {
     let mut seed = [0u8; 32];
     seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
     seed[8..16].copy_from_slice(b"rendrgen");
+    seed[16] = pair.0 as u8;
+    if pair.0 == Stage::Vertex {
+        // VS -> FS seeds as they were before other pairs were drawn.
+        seed[16] = 0;
+    }
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
     let mut runner = TestRunner::new_with_rng(Config::default(), rng);
-    let cfg = GenConfig::for_pair((Stage::Vertex, Stage::Fragment));
+    let cfg = GenConfig::for_pair(pair);
     let recipe = arb_recipe(cfg)
         .new_tree(&mut runner)
         .expect("a recipe")
@@ -276,4 +286,131 @@ fn flat_and_interpolated_components_of_one_slot_draw_as_in_two_slots() {
         let (bad, msg) = compare(x, y);
         assert_eq!(bad, 0, "{msg}");
     }
+}
+
+/// The pass-through VS in front of a generated GS -> FS pair: attribute n to
+/// location n (the GS's per-vertex `VARn` inputs, `vec4`s in the standalone
+/// convention) for n < 8, the position from attribute 8.
+const PASS_THROUGH_VS: &str = "#version 450
+layout(location = 0) in vec4 a0;
+layout(location = 1) in vec4 a1;
+layout(location = 2) in vec4 a2;
+layout(location = 3) in vec4 a3;
+layout(location = 4) in vec4 a4;
+layout(location = 5) in vec4 a5;
+layout(location = 6) in vec4 a6;
+layout(location = 7) in vec4 a7;
+layout(location = 8) in vec4 pos;
+layout(location = 0) out vec4 v0;
+layout(location = 1) out vec4 v1;
+layout(location = 2) out vec4 v2;
+layout(location = 3) out vec4 v3;
+layout(location = 4) out vec4 v4;
+layout(location = 5) out vec4 v5;
+layout(location = 6) out vec4 v6;
+layout(location = 7) out vec4 v7;
+void main() {
+    v0 = a0; v1 = a1; v2 = a2; v3 = a3; v4 = a4; v5 = a5; v6 = a6; v7 = a7;
+    gl_Position = pos;
+}
+";
+
+fn pass_through_vs() -> Vec<u32> {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let f = dir.join(format!("render-gen-pass-{}.vert", std::process::id()));
+    std::fs::write(&f, PASS_THROUGH_VS).expect("writes the VS");
+    let bytes = varysat::import::compile_glsl(&f, false).expect("the pass-through VS compiles");
+    let _ = std::fs::remove_file(&f);
+    render_support::harness::words(&bytes)
+}
+
+fn gs_topology(p: &Pipeline) -> ash::vk::PrimitiveTopology {
+    use ash::vk::PrimitiveTopology as T;
+    match p.producer.info {
+        StageInfo::Geometry {
+            input: Primitive::Points,
+            ..
+        } => T::POINT_LIST,
+        StageInfo::Geometry {
+            input: Primitive::Lines,
+            ..
+        } => T::LINE_LIST,
+        _ => T::TRIANGLE_LIST,
+    }
+}
+
+fn check_gs(gpu: &Gpu, vs: &[u32], pipe: &Pipeline) -> Result<Drawn, String> {
+    let stages = |p: &Pipeline| -> Result<Stages, String> {
+        let (g, f) = varysat::export::standalone_to_spirv(p).map_err(|e| e.to_string())?;
+        Ok(Stages {
+            vert: vs.to_vec(),
+            geom: Some(g),
+            frag: f,
+            ..Default::default()
+        })
+    };
+    let original = stages(pipe).map_err(|e| format!("export: {e}"))?;
+    let outcome = varysat::optimize(pipe, &varysat::Options::new()).map_err(|e| e.to_string())?;
+    let optimized = stages(&outcome.pipeline).map_err(|e| format!("optimized export: {e}"))?;
+    let setup = Setup::of(&[&original, &optimized], gs_topology(pipe), 3);
+    let want = gpu.render(&original, &setup)?;
+    let got = gpu
+        .render(&optimized, &setup)
+        .map_err(|e| format!("optimized: {e}"))?;
+    for (x, y) in want.iter().zip(&got) {
+        let (bad, msg) = compare(x, y);
+        if bad > 0 {
+            return Err(msg);
+        }
+    }
+    Ok(Drawn {
+        covered: coverage(&want),
+        changed: outcome.pipeline != *pipe,
+    })
+}
+
+/// Generated GS -> FS pairs behind a pass-through VS (the VS/GS/FS pipeline):
+/// the GS's positions are its input vertices' (`gen::build_for_rendering`).
+/// `VARYSAT_RENDER_CASES` / `VARYSAT_RENDER_FIRST` as for VS -> FS; a failing
+/// case is written to `target/tmp/render-gen/gs-case-<i>.pair`.
+#[test]
+fn generated_gs_fs_pairs_render_identically() {
+    let Some(gpu) = gpu() else { return };
+    let vs = pass_through_vs();
+    let n = env_usize("VARYSAT_RENDER_CASES").unwrap_or(DEFAULT_CASES / 2);
+    let first = env_usize("VARYSAT_RENDER_FIRST").unwrap_or(0);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("render-gen");
+    let start = Instant::now();
+    let (mut drawn, mut changed) = (0, 0);
+    let mut failures = vec![];
+    for i in first..first + n {
+        let pipe = case_of((Stage::Geometry, Stage::Fragment), i);
+        if std::env::var_os("VARYSAT_RENDER_VERBOSE").is_some() {
+            eprintln!("gs case {i}");
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::write(dir.join(format!("gs-case-{i}.pair")), describe(&pipe));
+        }
+        match check_gs(&gpu, &vs, &pipe) {
+            Ok(d) => {
+                drawn += usize::from(d.covered > 0);
+                changed += usize::from(d.changed);
+            }
+            Err(e) => {
+                let _ = std::fs::create_dir_all(&dir);
+                let path = dir.join(format!("gs-case-{i}.pair"));
+                let _ = std::fs::write(&path, describe(&pipe));
+                eprintln!("gs case {i}: {e} ({})", path.display());
+                failures.push(format!("gs case {i}: {e}"));
+            }
+        }
+    }
+    eprintln!(
+        "render_gen GS: {n} cases from {first}, {} mismatching or failing, {drawn} drew pixels, \
+         {changed} changed by the optimizer, {:.1} s",
+        failures.len(),
+        start.elapsed().as_secs_f64()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(drawn * 2 >= n, "only {drawn} of {n} cases drew anything");
+    assert!(changed > 0, "the optimizer changed none of the {n} pairs");
 }

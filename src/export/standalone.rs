@@ -413,7 +413,11 @@ fn stage(
     if let Some(h) = g.m.header.as_mut() {
         h.bound = bound;
     }
-    let bytes = g.m.assemble().iter().flat_map(|w| w.to_le_bytes()).collect();
+    let bytes =
+        g.m.assemble()
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
     Ok((bytes, patch_base))
 }
 

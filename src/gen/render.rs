@@ -36,8 +36,11 @@ pub const POSITION_ATTR: u8 = 8;
 /// - `interpolateAtSample` reads become `interpolateAtOffset` reads: the generated
 ///   sample indices (0 and 2) pass the one sample of the test framebuffer, where
 ///   the interpolated value is undefined;
-/// - the VS topology is triangles or lines, never points: nothing writes
-///   `PointSize`, and the size of a point is then undefined;
+/// - the VS topology and a GS producer's output are triangles or lines, never
+///   points: nothing writes `PointSize`, and the size of a point is then undefined;
+/// - a GS producer emits 3 or 4 vertices: with fewer its strip draws nothing, and
+///   lavapipe of Mesa 22.3.6 corrupts its heap (`free(): invalid next size`,
+///   the process aborts) drawing a line strip of one vertex;
 /// - first provoking vertex: the last one is pipeline state that needs
 ///   `VK_EXT_provoking_vertex`, which the harness does not enable;
 /// - no fixed-function FS reads of `PNTC` (point coordinate, undefined off points)
@@ -69,6 +72,13 @@ pub fn render_safe(r: &Recipe) -> Recipe {
         // RASTER[2] is points.
         r.producer_info -= 2;
     }
+    if r.pair.0 == Stage::Geometry && (r.producer_info / 3) % 3 == 2 {
+        // A GS producer's output is STRIPS[(choice / 3) % 3]; 2 is points.
+        r.producer_info -= 6;
+    }
+    if r.pair.0 == Stage::Geometry {
+        r.emits = r.emits.clamp(3, 4);
+    }
     // Bit 0 picks the provoking vertex; bits 5-6 set together add the
     // fixed-function reads.
     if r.pair.1 == Stage::Fragment {
@@ -89,6 +99,10 @@ pub fn build_for_rendering(r: &Recipe) -> Pipeline {
     let mut p = super::build(&render_safe(r));
     guard_domains(&mut p.producer);
     guard_domains(&mut p.consumer);
+    if p.producer.stage() == Stage::Geometry && p.consumer.stage() == Stage::Fragment {
+        gs_position_from_input(&mut p.producer);
+        return p;
+    }
     if p.producer.stage() != Stage::Vertex || p.consumer.stage() != Stage::Fragment {
         return p;
     }
@@ -123,6 +137,96 @@ pub fn build_for_rendering(r: &Recipe) -> Pipeline {
     loads.append(&mut s.body);
     s.body = loads;
     p
+}
+
+/// A GS producer's position: the position of input vertex `k mod n` for its
+/// `k`-th emitted vertex (`gl_in[k].gl_Position`, which the test's pass-through VS
+/// takes from attribute [`POSITION_ATTR`]), moved by 0.25 in x, y or both for
+/// emits 1-3, instead of the generated expression.
+fn gs_position_from_input(s: &mut Shader) {
+    let n = match s.info {
+        StageInfo::Geometry { input, .. } => input.vertex_count() as u32,
+        _ => return,
+    };
+    let emits = s
+        .body
+        .iter()
+        .filter(|st| {
+            matches!(
+                st,
+                Stmt::Inst(Inst {
+                    kind: InstKind::EmitVertex,
+                    ..
+                })
+            )
+        })
+        .count() as u32;
+    let mut head = vec![];
+    let mut pos = vec![];
+    for k in 0..emits.max(1) {
+        let vk = s.add_value(format!("render_vertex{k}"), BitSize::B32);
+        head.push(Stmt::Inst(Inst {
+            result: Some(vk),
+            kind: InstKind::Const(k % n),
+            loc: None,
+        }));
+        let mut comps = vec![];
+        for c in 0..4u8 {
+            let v = s.add_value(format!("render_pos{k}_{c}"), BitSize::B32);
+            head.push(Stmt::Inst(Inst {
+                result: Some(v),
+                kind: InstKind::LoadPerVertexInput {
+                    slot: IoSlot::new(Slot::Pos, c),
+                    vertex: vk,
+                    indirect: None,
+                },
+                loc: None,
+            }));
+            // Emits 1-3 move right, up, or both by 0.25, so that a strip over a
+            // point or a line input is not degenerate.
+            let shift = match (k % 4, c) {
+                (1, 0) | (2, 1) | (3, 0) | (3, 1) => 0.25f32,
+                _ => 0.0,
+            };
+            if shift == 0.0 {
+                comps.push(v);
+                continue;
+            }
+            let d = s.add_value(format!("render_shift{k}_{c}"), BitSize::B32);
+            let moved = s.add_value(format!("render_moved{k}_{c}"), BitSize::B32);
+            head.push(Stmt::Inst(Inst {
+                result: Some(d),
+                kind: InstKind::Const(shift.to_bits()),
+                loc: None,
+            }));
+            head.push(Stmt::Inst(Inst {
+                result: Some(moved),
+                kind: InstKind::Alu {
+                    op: AluOp::FAdd,
+                    exact: false,
+                    srcs: vec![v, d],
+                },
+                loc: None,
+            }));
+            comps.push(moved);
+        }
+        pos.push(comps);
+    }
+    // Position stores are top-level statements; the k-th emit ends vertex k.
+    let mut k = 0usize;
+    for st in &mut s.body {
+        if let Stmt::Inst(i) = st {
+            match &mut i.kind {
+                InstKind::EmitVertex => k += 1,
+                InstKind::StoreOutput { slot, value, .. } if slot.slot == Slot::Pos => {
+                    *value = pos[k.min(pos.len() - 1)][usize::from(slot.comp)];
+                }
+                _ => {}
+            }
+        }
+    }
+    head.append(&mut s.body);
+    s.body = head;
 }
 
 /// Keeps every value finite: the operands of ops that are undefined or not finite
