@@ -6,6 +6,10 @@
 //! `alu`), the varying interface is re-declared from the IR's slots, shared by
 //! both stages (`iface`), and resources are re-attached to the original descriptor
 //! bindings (`resources`).
+//!
+//! A pipeline that was never SPIR-V (parsed, built in code, generated) has no
+//! original modules: [`standalone_to_spirv`] synthesizes a skeleton module per
+//! stage from the IR (`standalone`) and exports over it the same way.
 
 mod alu;
 mod body;
