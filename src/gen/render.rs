@@ -33,18 +33,18 @@ pub const POSITION_ATTR: u8 = 8;
 ///   `VIEWPORT`): a layer or viewport index at or past the framebuffer's one layer
 ///   or one viewport makes every pixel undefined, and generated values are
 ///   arbitrary; they become `VARn`;
-/// - `interpolateAtSample` reads become `interpolateAtOffset` reads: the generated
-///   sample indices (0 and 2) pass the one sample of the test framebuffer, where
-///   the interpolated value is undefined;
-/// - the VS topology and a GS producer's output are triangles or lines, never
-///   points: nothing writes `PointSize`, and the size of a point is then undefined;
+/// - `interpolateAtSample` reads become `interpolateAtOffset` reads: one of the
+///   generated constant sample indices (0 and 2) is past the one sample of the
+///   test framebuffer, where the interpolated value is undefined;
+/// - the VS topology, a TES producer's output (no point mode) and a GS
+///   producer's output are triangles or lines, never points: nothing writes `PointSize`, and the size of a point is then undefined;
 /// - a GS producer emits 3 or 4 vertices: with fewer its strip draws nothing, and
 ///   lavapipe of Mesa 22.3.6 corrupts its heap (`free(): invalid next size`,
 ///   the process aborts) drawing a line strip of one vertex;
 /// - first provoking vertex: the last one is pipeline state that needs
 ///   `VK_EXT_provoking_vertex`, which the harness does not enable;
-/// - no fixed-function FS reads of `PNTC` (point coordinate, undefined off points)
-///   and `PRIMITIVE_ID`.
+/// - no fixed-function FS reads of `PNTC` (point coordinate, undefined off
+///   points), and so none of `PRIMITIVE_ID`, which the recipe adds with it.
 pub fn render_safe(r: &Recipe) -> Recipe {
     let mut r = r.clone();
     for op in r.producer_ops.iter_mut().chain(r.consumer_ops.iter_mut()) {
@@ -75,6 +75,10 @@ pub fn render_safe(r: &Recipe) -> Recipe {
     if r.pair.0 == Stage::Geometry && (r.producer_info / 3) % 3 == 2 {
         // A GS producer's output is STRIPS[(choice / 3) % 3]; 2 is points.
         r.producer_info -= 6;
+    }
+    if r.pair.0 == Stage::TessEval && (r.producer_info / 3) % 2 == 1 {
+        // A TES producer is in point mode for odd (choice / 3).
+        r.producer_info -= 3;
     }
     if r.pair.0 == Stage::Geometry {
         r.emits = r.emits.clamp(3, 4);
@@ -356,5 +360,86 @@ impl Guard<'_> {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::{arb_recipe, GenConfig};
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::TestRunner;
+
+    #[test]
+    fn restricted_pairs_have_nothing_a_restriction_removes() {
+        let mut runner = TestRunner::deterministic();
+        for _ in 0..200 {
+            let r = arb_recipe(GenConfig::default())
+                .new_tree(&mut runner)
+                .unwrap()
+                .current();
+            let p = build_for_rendering(&r);
+            crate::validate::validate(&p).expect("valid");
+            for s in [&p.producer, &p.consumer] {
+                s.for_each_inst(|i| match &i.kind {
+                    InstKind::Opaque { .. } => panic!("opaque op"),
+                    InstKind::StoreOutput { xfb, indirect, .. } => {
+                        assert!(xfb.is_none() && indirect.is_none());
+                    }
+                    InstKind::LoadInterpolatedInput { mode, .. } => {
+                        assert_ne!(mode.loc, crate::ir::InterpLoc::AtSample);
+                    }
+                    _ => {}
+                });
+                if let Some(prim) = s.info.output_primitive() {
+                    if p.consumer.stage() == Stage::Fragment && s.stage() == p.producer.stage() {
+                        assert_ne!(prim, Primitive::Points, "{:?}", s.info);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn guards_keep_undefined_operands_in_their_domain() {
+        let text = "(pair
+          (producer vs
+            (%z = const 32 0)
+            (%neg = const 32 -4.0)
+            (%d = fdiv %z %z)
+            (%l = flog2 %neg)
+            (%q = fsqrt %neg)
+            (%r = frsq %z)
+            (%e = fexp2 %d)
+            (store_output POS.x %d)
+            (store_output VAR0.x %l)
+            (store_output VAR0.y %q)
+            (store_output VAR0.z %r)
+            (store_output VAR0.w %e))
+          (consumer fs
+            (%a = load_input VAR0.x)
+            (%b = load_input VAR0.y)
+            (%c = load_input VAR0.z)
+            (%d = load_input VAR0.w)
+            (store_output DATA0.x %a)
+            (store_output DATA0.y %b)
+            (store_output DATA0.z %c)
+            (store_output DATA0.w %d)))";
+        let mut p = crate::text::parse(text, None).unwrap();
+        guard_domains(&mut p.producer);
+        crate::validate::validate(&p).expect("valid after guarding");
+        let run = crate::interpreter::run(&p, &crate::interpreter::RunConfig::default()).unwrap();
+        assert!(run.values.len() >= 4);
+        for (k, v) in &run.values {
+            let f = f32::from_bits(v.bits);
+            assert!(f.is_finite(), "{k:?} = {f}");
+        }
+        // Unguarded, the same pair stores NaN and infinities.
+        let p = crate::text::parse(text, None).unwrap();
+        let run = crate::interpreter::run(&p, &crate::interpreter::RunConfig::default()).unwrap();
+        assert!(run
+            .values
+            .values()
+            .any(|v| !f32::from_bits(v.bits).is_finite()));
     }
 }
