@@ -27,7 +27,10 @@ fn validate(words: &[u32], what: &str) -> Result<(), String> {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("varysat-export-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let f = dir.join("m.spv");
+    // One file per call: the tests of this file validate concurrently.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let f = dir.join(format!("m{n}.spv"));
     std::fs::write(&f, varysat::export::to_bytes(words)).map_err(|e| e.to_string())?;
     let o = Command::new("spirv-val")
         .args(["--target-env", "vulkan1.0"])
@@ -35,6 +38,7 @@ fn validate(words: &[u32], what: &str) -> Result<(), String> {
         .output()
         .map_err(|e| e.to_string())?;
     if o.status.success() {
+        let _ = std::fs::remove_file(&f);
         return Ok(());
     }
     Err(format!(

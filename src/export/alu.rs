@@ -27,6 +27,8 @@ fn float_form(op: AluOp) -> Option<Form> {
         FSub => Core(Op::FSub),
         FMul => Core(Op::FMul),
         FDiv => Core(Op::FDiv),
+        // NIR's fmod and SPIR-V's OpFMod: x - y * floor(x / y), the divisor's sign.
+        FMod => Core(Op::FMod),
         FAbs => Ext(4),
         FSign => Ext(6),
         FFloor => Ext(8),
@@ -155,6 +157,54 @@ impl Body<'_, '_> {
                 let x = self.as_float(srcs[0])?;
                 let (zero, one) = (self.g.constant(f, 0), self.g.constant(f, one_bits(sb)));
                 let r = self.form(Form::Ext(43), f, &[x, zero, one]);
+                return Ok(self.float_bits(r, sb));
+            }
+            AluOp::FMulz | AluOp::Sge => {
+                let sb = self.bits_of(srcs[0]).bits();
+                let f = self.g.float(sb);
+                let (x, y) = (self.as_float(srcs[0])?, self.as_float(srcs[1])?);
+                let b = self.g.boolean();
+                let zero = self.g.constant(f, 0);
+                let r = if op == AluOp::FMulz {
+                    // D3D9 semantics: zero times anything (Inf, NaN) is +0.
+                    let p = self.op(Op::FMul, f, vec![Operand::IdRef(x), Operand::IdRef(y)]);
+                    if exact {
+                        self.g.decorate(p, Decoration::NoContraction, &[]);
+                    }
+                    let zx = self.op(
+                        Op::FOrdEqual,
+                        b,
+                        vec![Operand::IdRef(x), Operand::IdRef(zero)],
+                    );
+                    let zy = self.op(
+                        Op::FOrdEqual,
+                        b,
+                        vec![Operand::IdRef(y), Operand::IdRef(zero)],
+                    );
+                    let z = self.op(
+                        Op::LogicalOr,
+                        b,
+                        vec![Operand::IdRef(zx), Operand::IdRef(zy)],
+                    );
+                    self.op(
+                        Op::Select,
+                        f,
+                        vec![Operand::IdRef(z), Operand::IdRef(zero), Operand::IdRef(p)],
+                    )
+                } else {
+                    // 1.0 when x >= y, else 0.0 (also for NaN operands).
+                    let one = self.g.constant(f, one_bits(sb));
+                    let c = self.op(
+                        Op::FOrdGreaterThanEqual,
+                        b,
+                        vec![Operand::IdRef(x), Operand::IdRef(y)],
+                    );
+                    self.op(
+                        Op::Select,
+                        f,
+                        vec![Operand::IdRef(c), Operand::IdRef(one), Operand::IdRef(zero)],
+                    )
+                };
                 return Ok(self.float_bits(r, sb));
             }
             AluOp::FRcp => {

@@ -462,11 +462,7 @@ impl<'a, 'p> Body<'a, 'p> {
                 self.store_place(&p, Some(*vertex), *value)?;
                 None
             }
-            InstKind::LoadUniform { .. } => {
-                return Err(fail(
-                    "default-block uniforms (OpenGL SPIR-V) are not exported",
-                ))
-            }
+            InstKind::LoadUniform { index } => Some(self.uniform_load(*index)?),
             InstKind::LoadUbo { block, offset } => Some(self.ubo_load(*block, *offset)?),
             InstKind::LoadSystemValue(sv) => Some(self.system_value(*sv)?),
             InstKind::EmitVertex => {
@@ -593,6 +589,27 @@ impl<'a, 'p> Body<'a, 'p> {
             u,
             vec![Operand::IdRef(off), Operand::IdRef(two)],
         ))
+    }
+
+    /// Uniform word `index`, from the buffer holding the uniform words.
+    fn uniform_load(&mut self, index: u32) -> Result<u32, Error> {
+        let block = self
+            .res
+            .uniform_block
+            .ok_or_else(|| fail("default-block uniforms (OpenGL SPIR-V) are not exported"))?;
+        let view = self.res.view(self.g, BufKind::Ubo, block)?;
+        let u = self.g.uint(32);
+        let zero = self.g.u32(0);
+        let w = index.wrapping_sub(view.base >> 2);
+        let mut ops = vec![Operand::IdRef(view.var), Operand::IdRef(zero)];
+        if view.vec4 {
+            ops.push(Operand::IdRef(self.g.u32(w >> 2)));
+            ops.push(Operand::IdRef(self.g.u32(w & 3)));
+        } else {
+            ops.push(Operand::IdRef(self.g.u32(w)));
+        }
+        let ptr = self.op(Op::AccessChain, view.word_ptr, ops);
+        Ok(self.op(Op::Load, u, vec![Operand::IdRef(ptr)]))
     }
 
     fn ubo_load(&mut self, block: u32, offset: Value) -> Result<u32, Error> {

@@ -18,4 +18,10 @@ pub(crate) struct Sides<'a> {
     pub lp: &'a StageLayout,
     pub lc: &'a StageLayout,
     pub pipe: &'a Pipeline,
+    /// The buffer (an index of the shared UBO numbering) that holds the pair's
+    /// uniform words, word `i` at byte `4 i` of it: set for pipelines without
+    /// original modules (`standalone`), whose skeletons put the words in a push
+    /// constant block; `None` for imported pairs (OpenGL default-block uniforms
+    /// are not exported).
+    pub uniform_block: Option<u32>,
 }

@@ -76,6 +76,9 @@ pub(crate) struct CompInfo {
 pub(crate) struct Plan {
     comps: BTreeMap<IoSlot, CompInfo>,
     locs: BTreeMap<(Slot, bool), u32>,
+    /// Locations of the components whose interpolation differs from the first
+    /// component's of their slot, by slot, half and interpolation.
+    split: Split,
     clip_len: u32,
     cull_len: u32,
 }
@@ -218,8 +221,10 @@ impl Plan {
                 merge_interp(e, &a)?;
             }
         }
+        let (locs, split) = locations(&comps);
         Ok(Plan {
-            locs: locations(&comps),
+            locs,
+            split,
             comps,
             clip_len,
             cull_len,
@@ -228,7 +233,12 @@ impl Plan {
 
     /// Location and component of a user varying component.
     fn place(&self, s: IoSlot) -> Option<(u32, u32)> {
-        let loc = self.locs.get(&(s.slot, s.half == Half::Hi))?;
+        let hi = s.half == Half::Hi;
+        let class = self.comps.get(&s).and_then(|c| c.interp);
+        if let Some(loc) = self.split.get(&(s.slot, hi, class)) {
+            return Some((*loc, s.comp as u32));
+        }
+        let loc = self.locs.get(&(s.slot, hi))?;
         Some((*loc, s.comp as u32))
     }
 }
@@ -278,10 +288,19 @@ fn merge_interp(e: &mut CompInfo, a: &Access) -> Result<(), Error> {
     Ok(())
 }
 
+/// The locations of [`Plan::split`]: where the components of one slot are read
+/// with different interpolation (flat and interpolated, or two modes: the IR's
+/// model, AMD's, interpolates per component), the components of each further
+/// mode get a location of their own. GLSL forbids location aliases with
+/// different interpolation qualification (4.60, section 4.4.1) and drivers apply
+/// one mode per location (lavapipe interpolated a persp component as flat when a
+/// flat one shared its location).
+type Split = BTreeMap<(Slot, bool, Option<(Interp, InterpLoc)>), u32>;
+
 /// Locations: `VARn` at n, the legacy slots after the last `VARn`, 16-bit high
-/// halves after those, then the patch slots (per-vertex and per-patch locations
-/// never overlap).
-fn locations(comps: &BTreeMap<IoSlot, CompInfo>) -> BTreeMap<(Slot, bool), u32> {
+/// halves after those, components split off by interpolation after those, then
+/// the patch slots (per-vertex and per-patch locations never overlap).
+fn locations(comps: &BTreeMap<IoSlot, CompInfo>) -> (BTreeMap<(Slot, bool), u32>, Split) {
     let mut locs = BTreeMap::new();
     let mut next = 0;
     for s in comps.keys() {
@@ -308,6 +327,16 @@ fn locations(comps: &BTreeMap<IoSlot, CompInfo>) -> BTreeMap<(Slot, bool), u32> 
             next += 1;
         }
     }
+    let mut first: BTreeMap<(Slot, bool), Option<(Interp, InterpLoc)>> = BTreeMap::new();
+    let mut split = Split::new();
+    for (s, c) in comps.iter().filter(|(s, _)| !s.slot.is_patch()) {
+        let key = (s.slot, s.half == Half::Hi);
+        let primary = *first.entry(key).or_insert(c.interp);
+        if c.interp != primary && !split.contains_key(&(key.0, key.1, c.interp)) {
+            split.insert((key.0, key.1, c.interp), next);
+            next += 1;
+        }
+    }
     let patch_base = next;
     let mut next_patch = patch_base;
     for s in comps.keys() {
@@ -323,7 +352,7 @@ fn locations(comps: &BTreeMap<IoSlot, CompInfo>) -> BTreeMap<(Slot, bool), u32> 
             next_patch += 1;
         }
     }
-    locs
+    (locs, split)
 }
 
 /// Where a load or store goes: a variable, constant indices into it after the
@@ -515,6 +544,12 @@ impl<'a> StageIo<'a> {
         slot: IoSlot,
         class: StorageClass,
     ) -> Result<Place, Error> {
+        if slot.half != Half::Full {
+            return Err(fail(format!(
+                "{slot}: 16-bit halves of built-in slots are not exported (a SPIR-V \
+                 built-in is one 32-bit value)"
+            )));
+        }
         let c = slot.comp as u32;
         let (b, path, scalar, len) = match slot.slot {
             Slot::Pos => (BuiltIn::Position, vec![c], F32, Some(4)),

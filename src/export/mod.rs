@@ -6,6 +6,10 @@
 //! `alu`), the varying interface is re-declared from the IR's slots, shared by
 //! both stages (`iface`), and resources are re-attached to the original descriptor
 //! bindings (`resources`).
+//!
+//! A pipeline that was never SPIR-V (parsed, built in code, generated) has no
+//! original modules: [`standalone_to_spirv`] synthesizes a skeleton module per
+//! stage from the IR (`standalone`) and exports over it the same way.
 
 mod alu;
 mod body;
@@ -14,6 +18,7 @@ mod context;
 mod globals;
 mod iface;
 mod resources;
+mod standalone;
 
 use std::path::Path;
 
@@ -40,18 +45,103 @@ pub fn pipeline_to_spirv(
     producer: &[u8],
     consumer: &[u8],
 ) -> Result<(Vec<u32>, Vec<u32>), Error> {
+    export(pipe, producer, consumer, None)
+}
+
+pub use standalone::{PUSH_WORDS, SAMPLER_SET, SSBO_SET, UBO_SET};
+
+/// Writes a pipeline that was not imported from SPIR-V (parsed from a `.pair` file,
+/// built in code, generated, or optimized from one of those) as two SPIR-V 1.3
+/// modules for Vulkan: (producer words, consumer words).
+///
+/// Each stage's module is synthesized from the IR (entry point `main`, execution
+/// modes from the stage parameters, the capabilities the IR needs), then written as
+/// an imported module is (see the module documentation). Both stages follow one
+/// resource convention, so a pipeline layout built for one pair fits both stages:
+///
+/// - UBO block `b`: a uniform buffer at set [`UBO_SET`] (0), binding `b` (std140,
+///   the IR's byte offsets);
+/// - the uniform words (`load_uniform i`): word `i` of a push-constant block, or
+///   with more than [`PUSH_WORDS`] words of a uniform buffer at set 0, binding
+///   one past the last block;
+/// - sampler `s` (`tex`): a combined image sampler of floats at set
+///   [`SAMPLER_SET`] (1), binding `s`. A fragment shader's read takes its
+///   coordinates as the position (1-3 coordinates: a 1D, 2D or 3D image; implicit
+///   level of detail); other stages' reads end with the explicit level of detail;
+/// - storage buffer `k`: set [`SSBO_SET`] (2), binding `k`;
+/// - attribute `ATTRn`, fragment output `DATAn` and varyings from or to a stage
+///   outside the pair: a `vec4` of 32-bit floats at location n.
+///
+/// The pair's own varyings are laid out as for imported pairs. What the importer's
+/// path cannot export (dynamically indexed varyings, transform feedback) is an
+/// error here too.
+///
+/// ```
+/// let pair = varysat::text::parse(
+///     "(pair
+///        (uniforms 1)
+///        (producer vs
+///          (%x = load_input ATTR0.x)
+///          (%y = load_input ATTR0.y)
+///          (%one = const 32 1.0)
+///          (%k = load_uniform 0)
+///          (%s = fmul %x %k)
+///          (store_output POS.x %x)
+///          (store_output POS.y %y)
+///          (store_output POS.z %one)
+///          (store_output POS.w %one)
+///          (store_output VAR0.x %s))
+///        (consumer fs
+///          (%v = load_interpolated_input VAR0.x persp center)
+///          (store_output DATA0.x %v)))",
+///     None,
+/// )?;
+/// let outcome = varysat::optimize(&pair, &varysat::Options::default())?;
+/// let (vs, fs) = varysat::export::standalone_to_spirv(&outcome.pipeline)?;
+/// assert_eq!(vs[0], 0x0723_0203); // the SPIR-V magic number
+/// assert_eq!(fs[0], 0x0723_0203);
+/// # Ok::<(), varysat::Error>(())
+/// ```
+pub fn standalone_to_spirv(pipe: &Pipeline) -> Result<(Vec<u32>, Vec<u32>), Error> {
+    let sk = standalone::skeletons(pipe)?;
+    export(pipe, &sk.producer, &sk.consumer, Some(&sk))
+}
+
+/// Writes `pipe` over the modules `producer` and `consumer`; `standalone` when they
+/// are skeletons synthesized from the IR.
+fn export(
+    pipe: &Pipeline,
+    producer: &[u8],
+    consumer: &[u8],
+    standalone: Option<&standalone::Skeletons>,
+) -> Result<(Vec<u32>, Vec<u32>), Error> {
     // Specialization constants are folded into the IR already; the layout of
     // resources does not depend on their values.
     let spec = std::collections::BTreeMap::new();
     let p = Module::load(producer, "<producer>", &spec)?;
     let c = Module::load(consumer, "<consumer>", &spec)?;
-    let linked = link(&p, &c, false, false).or_else(|_| link(&p, &c, true, false))?;
+    let mut linked = link(&p, &c, false, false).or_else(|_| link(&p, &c, true, false))?;
+    if let Some(sk) = standalone {
+        // A skeleton's per-patch variables outside the pair sit after its
+        // per-vertex ones: PATCHn at `patch_base + n`.
+        for (m, l, base) in [
+            (&p, &mut linked.producer, sk.patch_base[0]),
+            (&c, &mut linked.consumer, sk.patch_base[1]),
+        ] {
+            for (var, io) in l.io_base.iter_mut() {
+                if m.deco(*var).patch {
+                    *io = io.saturating_sub(base);
+                }
+            }
+        }
+    }
     let sides = Sides {
         p: &p,
         c: &c,
         lp: &linked.producer,
         lc: &linked.consumer,
         pipe,
+        uniform_block: standalone.and_then(|s| s.uniform_block),
     };
     let plan = iface::Plan::new(pipe)?;
     let pw = stage(&sides, &plan, &pipe.producer, true)?;

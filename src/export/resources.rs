@@ -91,6 +91,8 @@ pub(crate) struct Resources {
     views: BTreeMap<(BufKind, u32), View>,
     /// Sampler index → the template, or why there is none.
     pub templates: BTreeMap<u32, Result<Template, String>>,
+    /// The UBO index holding the uniform words, if any (see `Sides::uniform_block`).
+    pub uniform_block: Option<u32>,
 }
 
 impl Resources {
@@ -125,6 +127,7 @@ impl Resources {
             bufs,
             views: BTreeMap::new(),
             templates: templates(m, layout),
+            uniform_block: sides.uniform_block,
         })
     }
 

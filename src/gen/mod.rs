@@ -10,6 +10,7 @@ mod producer;
 mod read;
 mod readable;
 mod recipe;
+mod render;
 mod strategy;
 mod synth;
 mod wrap;
@@ -20,6 +21,7 @@ pub use recipe::{
     ArraySpec, AtRead, Family, OpSpec, OutputSpec, Qual, Recipe, ResultSpec, ShapeKind, ShapeSpec,
     Ty, VaryingKind, Wrap,
 };
+pub use render::{build_for_rendering, guard_domains, render_safe, POSITION_ATTR};
 pub use strategy::{
     all_pairs, arb_pipeline, arb_pipeline_for, arb_readable, arb_recipe, GenConfig,
 };

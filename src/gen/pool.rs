@@ -138,6 +138,15 @@ fn opaque_choice(b: u16) -> Option<Purity> {
     }
 }
 
+/// Whether an op spec draws an opaque operation (a texture leaf whose second
+/// operand choice picks one, see `opaque_choice`).
+pub(crate) fn draws_opaque(spec: &super::OpSpec) -> bool {
+    matches!(
+        TABLE[spec.op as usize % TABLE.len()].0,
+        Node::Leaf(Leaf::Tex)
+    ) && opaque_choice(spec.b).is_some()
+}
+
 /// Float constants the generator uses (small, exact, sign-mixed).
 pub(crate) const FLOATS: [f32; 8] = [1.0, 0.5, 2.0, -1.0, 0.0, 3.0, 0.25, -4.0];
 

@@ -45,7 +45,8 @@ pub struct Args {
     #[arg(required = true, num_args = 1..=2)]
     pub files: Vec<PathBuf>,
     /// Write the optimized pair here instead of standard output (with `--emit spirv`:
-    /// the directory that receives `<input file name>.spv` for both stages).
+    /// the directory that receives `<input file name>.spv` for both stages, or
+    /// `<pair name>.<stage>.spv`, e.g. `x.vert.spv`, for a `.pair` file).
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
     /// Output format.
@@ -175,15 +176,18 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
 /// `--emit spirv`: imports two shaders, optimizes, writes both stages as SPIR-V.
 fn run_spirv(args: &Args) -> Result<ExitCode, Error> {
     let usage = |msg: &str| Error::Import(varysat::Diagnostic::new(None, None, msg));
-    let [producer, consumer] = args.files.as_slice() else {
-        return Err(usage(
-            "--emit spirv needs a producer and a consumer shader, not a .pair file",
-        ));
-    };
     let dir = args
         .output
         .as_ref()
         .ok_or_else(|| usage("--emit spirv needs an output directory: -o DIR"))?;
+    if let [pair] = args.files.as_slice() {
+        return run_spirv_pair(args, pair, dir);
+    }
+    let [producer, consumer] = args.files.as_slice() else {
+        return Err(usage(
+            "--emit spirv needs a .pair file or a producer and a consumer shader",
+        ));
+    };
     let opts = varysat::import::ImportOptions {
         spirv_opt: !args.no_spirv_opt,
         ..Default::default()
@@ -201,6 +205,55 @@ fn run_spirv(args: &Args) -> Result<ExitCode, Error> {
     })?;
     for (input, words) in [(producer, &pw), (consumer, &cw)] {
         let path = dir.join(varysat::export::output_name(input));
+        std::fs::write(&path, varysat::export::to_bytes(words)).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+    }
+    match args.report {
+        ReportFormat::Text => eprint!("{}", outcome.report),
+        ReportFormat::Json => eprintln!("{}", outcome.report.to_json()),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The file extension of a stage's shader (`vert`, `tesc`, `tese`, `geom`, `frag`).
+fn stage_extension(stage: varysat::Stage) -> &'static str {
+    match stage {
+        varysat::Stage::Vertex => "vert",
+        varysat::Stage::TessCtrl => "tesc",
+        varysat::Stage::TessEval => "tese",
+        varysat::Stage::Geometry => "geom",
+        varysat::Stage::Fragment => "frag",
+    }
+}
+
+/// `--emit spirv` of a `.pair` file: optimizes it and writes both stages as SPIR-V
+/// modules synthesized from the IR (`export::standalone_to_spirv`), named after
+/// the pair file and the stage: `x.pair` -> `x.vert.spv`, `x.frag.spv`.
+fn run_spirv_pair(
+    args: &Args,
+    pair: &std::path::Path,
+    dir: &std::path::Path,
+) -> Result<ExitCode, Error> {
+    let pipeline = crate::load(pair)?;
+    let known = varysat::specialize::known_from_flags(&pipeline, &args.uniforms, &args.ubos)?;
+    let outcome = varysat::optimize(&pipeline, &options(args)?.known(known))?;
+    let (pw, cw) = varysat::export::standalone_to_spirv(&outcome.pipeline)?;
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let stem = pair
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "pair".to_owned());
+    let stages = [
+        (outcome.pipeline.producer.stage(), &pw),
+        (outcome.pipeline.consumer.stage(), &cw),
+    ];
+    for (stage, words) in stages {
+        let path = dir.join(format!("{stem}.{}.spv", stage_extension(stage)));
         std::fs::write(&path, varysat::export::to_bytes(words)).map_err(|source| Error::Io {
             path: path.display().to_string(),
             source,

@@ -1,0 +1,416 @@
+//! Differential rendering of generated VS -> FS pairs on lavapipe: each pair is
+//! exported without original modules (`export::standalone_to_spirv`) as generated
+//! and after optimization, both are drawn with the same deterministic vertices,
+//! push constants, buffers and textures, and every channel of every colour
+//! attachment must agree (tolerance: `render_support::compare`). The generator is
+//! restricted to what a driver can draw with a defined result
+//! (`gen::render_safe`, each restriction documented there).
+//!
+//! `cargo test` draws a few cases; `VARYSAT_RENDER_CASES=N` draws N (the long
+//! run), `VARYSAT_RENDER_FIRST=K` starts at case K (case i is drawn from seed i,
+//! so one case can be re-run alone). A failing case's pair is written to
+//! `target/tmp/render-gen/case-<i>.pair`.
+
+mod render_support;
+
+use std::time::Instant;
+
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use render_support::harness::gpu;
+use render_support::{compare, coverage, Gpu, Setup, Stages};
+use varysat::internals::gen::{arb_recipe, build_for_rendering, describe, GenConfig};
+use varysat::ir::{Primitive, Stage, StageInfo};
+use varysat::Pipeline;
+
+/// Cases drawn by a plain `cargo test` (about 0.12 s each on lavapipe).
+const DEFAULT_CASES: usize = 24;
+
+fn env_usize(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+/// The pair of case `i`: a recipe drawn from seed `i`, built for rendering.
+fn case(i: usize) -> Pipeline {
+    case_of((Stage::Vertex, Stage::Fragment), i)
+}
+
+/// Case `i` of a stage pair.
+fn case_of(pair: (Stage, Stage), i: usize) -> Pipeline {
+    let mut seed = [0u8; 32];
+    seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
+    seed[8..16].copy_from_slice(b"rendrgen");
+    seed[16] = pair.0 as u8;
+    if pair.0 == Stage::Vertex {
+        // VS -> FS seeds as they were before other pairs were drawn.
+        seed[16] = 0;
+    }
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    let cfg = GenConfig::for_pair(pair);
+    let recipe = arb_recipe(cfg)
+        .new_tree(&mut runner)
+        .expect("a recipe")
+        .current();
+    build_for_rendering(&recipe)
+}
+
+fn topology(p: &Pipeline) -> ash::vk::PrimitiveTopology {
+    match p.producer.info {
+        StageInfo::Vertex {
+            topology: Primitive::Lines,
+        } => ash::vk::PrimitiveTopology::LINE_LIST,
+        _ => ash::vk::PrimitiveTopology::TRIANGLE_LIST,
+    }
+}
+
+/// What one case gave.
+struct Drawn {
+    covered: usize,
+    changed: bool,
+}
+
+fn check(gpu: &Gpu, pipe: &Pipeline) -> Result<Drawn, String> {
+    let (v, f) = varysat::export::standalone_to_spirv(pipe).map_err(|e| format!("export: {e}"))?;
+    let original = Stages {
+        vert: v,
+        frag: f,
+        ..Default::default()
+    };
+    let outcome = varysat::optimize(pipe, &varysat::Options::new()).map_err(|e| e.to_string())?;
+    let (v, f) = varysat::export::standalone_to_spirv(&outcome.pipeline)
+        .map_err(|e| format!("optimized export: {e}"))?;
+    let optimized = Stages {
+        vert: v,
+        frag: f,
+        ..Default::default()
+    };
+    let setup = Setup::of(&[&original, &optimized], topology(pipe), 3);
+    let want = gpu.render(&original, &setup)?;
+    let got = gpu
+        .render(&optimized, &setup)
+        .map_err(|e| format!("optimized: {e}"))?;
+    for (x, y) in want.iter().zip(&got) {
+        let (bad, msg) = compare(x, y);
+        if bad > 0 {
+            return Err(msg);
+        }
+    }
+    Ok(Drawn {
+        covered: coverage(&want),
+        changed: outcome.pipeline != *pipe,
+    })
+}
+
+/// `VARYSAT_RENDER_PAIR=FILE`: draws one `.pair` file (original and optimized)
+/// and prints every differing channel, for investigating a failed case.
+#[test]
+fn render_one_pair_file() {
+    let Some(path) = std::env::var_os("VARYSAT_RENDER_PAIR") else {
+        return;
+    };
+    let Some(gpu) = gpu() else { return };
+    let pipe = varysat::text::parse_file(std::path::Path::new(&path)).expect("pair file");
+    let out = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    let export = |p: &Pipeline| {
+        let (vert, frag) = varysat::export::standalone_to_spirv(p).expect("exports");
+        Stages {
+            vert,
+            frag,
+            ..Default::default()
+        }
+    };
+    let (a, b) = (export(&pipe), export(&out.pipeline));
+    let setup = Setup::of(&[&a, &b], topology(&pipe), 3);
+    let want = gpu.render(&a, &setup).expect("renders");
+    let got = gpu.render(&b, &setup).expect("renders");
+    eprintln!("covered pixels: {}", coverage(&want));
+    for (x, y) in want.iter().zip(&got) {
+        for (i, (p, q)) in x.words.iter().zip(&y.words).enumerate() {
+            if p != q {
+                eprintln!(
+                    "location {} pixel {} ({}, {}) channel {}: {:e} vs {:e}",
+                    x.location,
+                    i / 4,
+                    (i / 4) % 32,
+                    (i / 4) / 32,
+                    i % 4,
+                    f32::from_bits(*p),
+                    f32::from_bits(*q)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn generated_vs_fs_pairs_render_identically() {
+    let Some(gpu) = gpu() else { return };
+    let n = env_usize("VARYSAT_RENDER_CASES").unwrap_or(DEFAULT_CASES);
+    let first = env_usize("VARYSAT_RENDER_FIRST").unwrap_or(0);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("render-gen");
+    let start = Instant::now();
+    let (mut drawn, mut changed, mut pixels) = (0, 0, 0);
+    let mut failures = vec![];
+    for i in first..first + n {
+        let pipe = case(i);
+        if std::env::var_os("VARYSAT_RENDER_VERBOSE").is_some() {
+            eprintln!("case {i}");
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::write(dir.join(format!("case-{i}.pair")), describe(&pipe));
+        }
+        match check(&gpu, &pipe) {
+            Ok(d) => {
+                drawn += usize::from(d.covered > 0);
+                changed += usize::from(d.changed);
+                pixels += d.covered;
+            }
+            Err(e) => {
+                let _ = std::fs::create_dir_all(&dir);
+                let path = dir.join(format!("case-{i}.pair"));
+                let _ = std::fs::write(&path, describe(&pipe));
+                eprintln!("case {i}: {e} ({})", path.display());
+                failures.push(format!("case {i}: {e}"));
+            }
+        }
+    }
+    eprintln!(
+        "render_gen: {n} cases from {first}, {} mismatching or failing, {drawn} drew pixels \
+         ({pixels} covered pixels in all), {changed} changed by the optimizer, {:.1} s",
+        failures.len(),
+        start.elapsed().as_secs_f64()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        drawn * 4 >= n * 3,
+        "only {drawn} of {n} cases drew anything: the comparison would be vacuous"
+    );
+    assert!(changed > 0, "the optimizer changed none of the {n} pairs");
+}
+
+/// The comparison catches a wrong pipeline: the optimized pair of case 0 with
+/// its first fragment output overwritten by a constant must not pass.
+#[test]
+fn a_changed_output_is_a_mismatch() {
+    let Some(gpu) = gpu() else { return };
+    let pipe = case(0);
+    let mut wrong = varysat::optimize(&pipe, &varysat::Options::new())
+        .expect("optimizes")
+        .pipeline;
+    let fs = &mut wrong.consumer;
+    let k = fs.add_value("wrong", varysat::ir::BitSize::B32);
+    let mut replaced = false;
+    varysat::ir::for_each_inst_mut(&mut fs.body, |i| {
+        if let varysat::ir::InstKind::StoreOutput { value, .. } = &mut i.kind {
+            if !replaced {
+                *value = k;
+                replaced = true;
+            }
+        }
+    });
+    assert!(replaced, "the fragment shader stores no output");
+    fs.body.insert(
+        0,
+        varysat::ir::Stmt::Inst(varysat::ir::Inst {
+            result: Some(k),
+            kind: varysat::ir::InstKind::Const(1234.5f32.to_bits()),
+            loc: None,
+        }),
+    );
+    let export = |p: &Pipeline| {
+        let (vert, frag) = varysat::export::standalone_to_spirv(p).expect("exports");
+        Stages {
+            vert,
+            frag,
+            ..Default::default()
+        }
+    };
+    let (a, b) = (export(&pipe), export(&wrong));
+    let setup = Setup::of(&[&a, &b], topology(&pipe), 3);
+    let want = gpu.render(&a, &setup).expect("renders");
+    let got = gpu.render(&b, &setup).expect("renders");
+    assert!(coverage(&want) > 0, "case 0 draws nothing");
+    let bad: usize = want.iter().zip(&got).map(|(x, y)| compare(x, y).0).sum();
+    assert!(bad > 0, "a constant fragment output went unnoticed");
+}
+
+/// Regression (long-run case 1141): the optimizer may leave a flat and an
+/// interpolated component in one vec4 slot (the IR's AMD model interpolates per
+/// component); the export must give them separate locations, because lavapipe,
+/// like GLSL's rule for location aliases, applies one interpolation per location.
+/// The pair with the two components in one slot must draw as the pair with them
+/// in two slots.
+#[test]
+fn flat_and_interpolated_components_of_one_slot_draw_as_in_two_slots() {
+    let Some(gpu) = gpu() else { return };
+    let text = |w_slot: &str| {
+        format!(
+            "(pair
+              (producer vs
+                (%a = load_input ATTR8.x)
+                (%b = load_input ATTR8.y)
+                (%c = load_input ATTR0.x)
+                (%one = const 32 1.0)
+                (store_output POS.x %a)
+                (store_output POS.y %b)
+                (store_output POS.z %one)
+                (store_output POS.w %one)
+                (store_output VAR1.x %c)
+                (store_output {w_slot} %c))
+              (consumer fs
+                (%x = load_input VAR1.x)
+                (%w = load_interpolated_input {w_slot} persp center)
+                (store_output DATA0.x %x)
+                (store_output DATA0.y %w)))"
+        )
+    };
+    let export = |t: &str| {
+        let p = varysat::text::parse(t, None).expect("parses");
+        let (vert, frag) = varysat::export::standalone_to_spirv(&p).expect("exports");
+        Stages {
+            vert,
+            frag,
+            ..Default::default()
+        }
+    };
+    let (mixed, apart) = (export(&text("VAR1.w")), export(&text("VAR2.w")));
+    let setup = Setup::of(
+        &[&mixed, &apart],
+        ash::vk::PrimitiveTopology::TRIANGLE_LIST,
+        3,
+    );
+    let want = gpu.render(&apart, &setup).expect("renders");
+    let got = gpu.render(&mixed, &setup).expect("renders");
+    assert!(coverage(&want) > 0);
+    for (x, y) in want.iter().zip(&got) {
+        let (bad, msg) = compare(x, y);
+        assert_eq!(bad, 0, "{msg}");
+    }
+}
+
+/// The pass-through VS in front of a generated GS -> FS pair: attribute n to
+/// location n (the GS's per-vertex `VARn` inputs, `vec4`s in the standalone
+/// convention) for n < 8, the position from attribute 8.
+const PASS_THROUGH_VS: &str = "#version 450
+layout(location = 0) in vec4 a0;
+layout(location = 1) in vec4 a1;
+layout(location = 2) in vec4 a2;
+layout(location = 3) in vec4 a3;
+layout(location = 4) in vec4 a4;
+layout(location = 5) in vec4 a5;
+layout(location = 6) in vec4 a6;
+layout(location = 7) in vec4 a7;
+layout(location = 8) in vec4 pos;
+layout(location = 0) out vec4 v0;
+layout(location = 1) out vec4 v1;
+layout(location = 2) out vec4 v2;
+layout(location = 3) out vec4 v3;
+layout(location = 4) out vec4 v4;
+layout(location = 5) out vec4 v5;
+layout(location = 6) out vec4 v6;
+layout(location = 7) out vec4 v7;
+void main() {
+    v0 = a0; v1 = a1; v2 = a2; v3 = a3; v4 = a4; v5 = a5; v6 = a6; v7 = a7;
+    gl_Position = pos;
+}
+";
+
+fn pass_through_vs() -> Vec<u32> {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let f = dir.join(format!("render-gen-pass-{}.vert", std::process::id()));
+    std::fs::write(&f, PASS_THROUGH_VS).expect("writes the VS");
+    let bytes = varysat::import::compile_glsl(&f, false).expect("the pass-through VS compiles");
+    let _ = std::fs::remove_file(&f);
+    render_support::harness::words(&bytes)
+}
+
+fn gs_topology(p: &Pipeline) -> ash::vk::PrimitiveTopology {
+    use ash::vk::PrimitiveTopology as T;
+    match p.producer.info {
+        StageInfo::Geometry {
+            input: Primitive::Points,
+            ..
+        } => T::POINT_LIST,
+        StageInfo::Geometry {
+            input: Primitive::Lines,
+            ..
+        } => T::LINE_LIST,
+        _ => T::TRIANGLE_LIST,
+    }
+}
+
+fn check_gs(gpu: &Gpu, vs: &[u32], pipe: &Pipeline) -> Result<Drawn, String> {
+    let stages = |p: &Pipeline| -> Result<Stages, String> {
+        let (g, f) = varysat::export::standalone_to_spirv(p).map_err(|e| e.to_string())?;
+        Ok(Stages {
+            vert: vs.to_vec(),
+            geom: Some(g),
+            frag: f,
+            ..Default::default()
+        })
+    };
+    let original = stages(pipe).map_err(|e| format!("export: {e}"))?;
+    let outcome = varysat::optimize(pipe, &varysat::Options::new()).map_err(|e| e.to_string())?;
+    let optimized = stages(&outcome.pipeline).map_err(|e| format!("optimized export: {e}"))?;
+    let setup = Setup::of(&[&original, &optimized], gs_topology(pipe), 3);
+    let want = gpu.render(&original, &setup)?;
+    let got = gpu
+        .render(&optimized, &setup)
+        .map_err(|e| format!("optimized: {e}"))?;
+    for (x, y) in want.iter().zip(&got) {
+        let (bad, msg) = compare(x, y);
+        if bad > 0 {
+            return Err(msg);
+        }
+    }
+    Ok(Drawn {
+        covered: coverage(&want),
+        changed: outcome.pipeline != *pipe,
+    })
+}
+
+/// Generated GS -> FS pairs behind a pass-through VS (the VS/GS/FS pipeline):
+/// the GS's positions are its input vertices' (`gen::build_for_rendering`).
+/// `VARYSAT_RENDER_CASES` / `VARYSAT_RENDER_FIRST` as for VS -> FS; a failing
+/// case is written to `target/tmp/render-gen/gs-case-<i>.pair`.
+#[test]
+fn generated_gs_fs_pairs_render_identically() {
+    let Some(gpu) = gpu() else { return };
+    let vs = pass_through_vs();
+    let n = env_usize("VARYSAT_RENDER_CASES").unwrap_or(DEFAULT_CASES / 2);
+    let first = env_usize("VARYSAT_RENDER_FIRST").unwrap_or(0);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("render-gen");
+    let start = Instant::now();
+    let (mut drawn, mut changed) = (0, 0);
+    let mut failures = vec![];
+    for i in first..first + n {
+        let pipe = case_of((Stage::Geometry, Stage::Fragment), i);
+        if std::env::var_os("VARYSAT_RENDER_VERBOSE").is_some() {
+            eprintln!("gs case {i}");
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::write(dir.join(format!("gs-case-{i}.pair")), describe(&pipe));
+        }
+        match check_gs(&gpu, &vs, &pipe) {
+            Ok(d) => {
+                drawn += usize::from(d.covered > 0);
+                changed += usize::from(d.changed);
+            }
+            Err(e) => {
+                let _ = std::fs::create_dir_all(&dir);
+                let path = dir.join(format!("gs-case-{i}.pair"));
+                let _ = std::fs::write(&path, describe(&pipe));
+                eprintln!("gs case {i}: {e} ({})", path.display());
+                failures.push(format!("gs case {i}: {e}"));
+            }
+        }
+    }
+    eprintln!(
+        "render_gen GS: {n} cases from {first}, {} mismatching or failing, {drawn} drew pixels, \
+         {changed} changed by the optimizer, {:.1} s",
+        failures.len(),
+        start.elapsed().as_secs_f64()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(drawn * 2 >= n, "only {drawn} of {n} cases drew anything");
+    assert!(changed > 0, "the optimizer changed none of the {n} pairs");
+}
