@@ -134,6 +134,7 @@ fn generated_pairs_export_valid_spirv() {
         "storage buffer",
         "unknown SPIR-V opcode",
         "16-bit halves of built-in slots",
+        "colour (shade-model) interpolation",
     ];
     let mut exported = 0;
     let n = 120;

@@ -26,6 +26,8 @@ pub const POSITION_ATTR: u8 = 8;
 ///   inputs and outputs; 16-bit arithmetic inside a stage stays;
 /// - no transform feedback and no dynamically indexed varying arrays: the
 ///   exporter does not write them (an export error, docs/export.md);
+/// - no `noperspective` colours: the generator reads those with GL's shade-model
+///   interpolation (`color`), which SPIR-V cannot express; they are read smooth;
 /// - no `BFCn` outputs: Vulkan has no two-sided colour selection, so a fragment
 ///   shader reading `COLn` never sees what the producer wrote to `BFCn` (the
 ///   interpreter's model selects it for back faces); they become `COLn`;
@@ -65,6 +67,13 @@ pub fn render_safe(r: &Recipe) -> Recipe {
         };
         if o.at == AtRead::Sample {
             o.at = AtRead::Offset;
+        }
+        // The generator reads a colour drawn noperspective the GL shade-model way
+        // (`color`), which Vulkan cannot express (an export error): smooth instead.
+        if let (Family::Col, super::recipe::Qual::Interp(mode)) = (o.family, &mut o.qual) {
+            if mode.interp == crate::ir::Interp::Linear {
+                mode.interp = crate::ir::Interp::Persp;
+            }
         }
     }
     r.arrays.clear();
