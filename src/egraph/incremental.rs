@@ -131,10 +131,13 @@ impl IncrementalScheduler {
         }
     }
 
-    fn state(&mut self, rw: &Rewrite<VNode, VAnalysis>) -> &mut RuleState {
-        #[cfg(test)]
-        let depth_override = self.depth_override;
-        self.rules.entry(rw.name).or_insert_with(|| RuleState {
+    /// A rule's state, created on its first search.
+    fn state<'s>(
+        rules: &'s mut FxHashMap<Symbol, RuleState>,
+        rw: &Rewrite<VNode, VAnalysis>,
+        #[cfg(test)] depth_override: Option<usize>,
+    ) -> &'s mut RuleState {
+        rules.entry(rw.name).or_insert_with(|| RuleState {
             shape: {
                 #[allow(unused_mut)]
                 let mut shape = shape_of(rw);
@@ -225,18 +228,24 @@ impl RewriteScheduler<VNode, VAnalysis> for IncrementalScheduler {
         rewrite: &'a Rewrite<VNode, VAnalysis>,
     ) -> Vec<SearchMatches<'a, VNode>> {
         self.prepare(iteration, egraph);
-        let backoff = self.backoff;
-        let state = self.state(rewrite).clone();
+        // One look-up of the rule's state; the touched table is only read.
+        let state = Self::state(
+            &mut self.rules,
+            rewrite,
+            #[cfg(test)]
+            self.depth_override,
+        );
         if iteration < state.banned_until {
             return vec![];
         }
-        let threshold = match backoff {
+        let threshold = match self.backoff {
             true => BACKOFF_MATCH_LIMIT
                 .checked_shl(state.times_banned)
                 .unwrap_or(usize::MAX),
             false => usize::MAX - 1,
         };
         let limit = threshold.saturating_add(1);
+        let touched = &self.touched;
         let matches = match (&state.shape.root, state.searched) {
             (Some(root), Some(last)) if state.shape.depth <= MAX_TRACKED_DEPTH => {
                 let since = stamp(last);
@@ -245,13 +254,12 @@ impl RewriteScheduler<VNode, VAnalysis> for IncrementalScheduler {
                     .classes_for_op(root)
                     .into_iter()
                     .flatten()
-                    .filter(|c| self.touched.get(c).is_some_and(|row| row[depth] > since));
+                    .filter(|c| touched.get(c).is_some_and(|row| row[depth] > since));
                 search_classes(rewrite, egraph, dirty, limit)
             }
             _ => rewrite.search_with_limit(egraph, limit),
         };
         let found: usize = matches.iter().map(|m| m.substs.len()).sum();
-        let state = self.state(rewrite);
         if found > threshold {
             let ban = BACKOFF_BAN_LENGTH
                 .checked_shl(state.times_banned)
