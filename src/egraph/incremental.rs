@@ -65,11 +65,12 @@ struct RuleState {
 pub struct IncrementalScheduler {
     backoff: bool,
     rules: FxHashMap<Symbol, RuleState>,
-    /// Class fingerprints at the start of the last search.
-    fingerprints: FxHashMap<Id, u64>,
+    /// Class fingerprints at the start of the last search, by class id (0: none).
+    fingerprints: Vec<u64>,
     /// Per class, for each distance `k`, the last iteration in which a class at most
     /// `k` edges below it was touched.
-    touched: FxHashMap<Id, [u32; MAX_TRACKED_DEPTH + 1]>,
+    /// Indexed by class id (ids are dense: egg numbers every e-node it adds).
+    touched: Vec<[u32; MAX_TRACKED_DEPTH + 1]>,
     /// The iteration the touched table was last brought up to date for.
     prepared: Option<usize>,
     /// Tests only: pretend every left-hand side is this deep (a wrong, too shallow
@@ -85,8 +86,8 @@ impl IncrementalScheduler {
         IncrementalScheduler {
             backoff,
             rules: FxHashMap::default(),
-            fingerprints: FxHashMap::default(),
-            touched: FxHashMap::default(),
+            fingerprints: Vec::new(),
+            touched: Vec::new(),
             prepared: None,
             #[cfg(test)]
             depth_override: None,
@@ -100,15 +101,18 @@ impl IncrementalScheduler {
         }
         self.prepared = Some(iteration);
         let stamp = stamp(iteration);
-        let mut next = FxHashMap::default();
-        next.reserve(g.number_of_classes());
+        let ids = g.nodes().len();
+        let mut next = vec![0; ids];
+        self.touched.resize(ids, [0; MAX_TRACKED_DEPTH + 1]);
         let mut frontier = Vec::new();
         for class in g.classes() {
-            let fp = fingerprint(g, class.id);
-            if self.fingerprints.get(&class.id) != Some(&fp) {
+            let i = usize::from(class.id);
+            // Never 0, which marks a class the last search did not see.
+            let fp = fingerprint(class) | 1;
+            if self.fingerprints.get(i) != Some(&fp) {
                 frontier.push(class.id);
             }
-            next.insert(class.id, fp);
+            next[i] = fp;
         }
         self.fingerprints = next;
         // Breadth-first up the parent links: distance d is reached from distance d - 1,
@@ -116,7 +120,7 @@ impl IncrementalScheduler {
         for d in 0..=MAX_TRACKED_DEPTH {
             let mut up = Vec::new();
             for id in frontier {
-                let row = self.touched.entry(id).or_insert([0; MAX_TRACKED_DEPTH + 1]);
+                let row = &mut self.touched[usize::from(id)];
                 if row[d] == stamp {
                     continue;
                 }
@@ -160,8 +164,7 @@ fn stamp(iteration: usize) -> u32 {
 }
 
 /// A hash of a class's canonical e-nodes and analysis data.
-fn fingerprint(g: &VGraph, id: Id) -> u64 {
-    let class = &g[id];
+fn fingerprint(class: &egg::EClass<VNode, super::analysis::VData>) -> u64 {
     let mut h = FxHasher::default();
     class.nodes.len().hash(&mut h);
     for n in &class.nodes {
@@ -254,7 +257,11 @@ impl RewriteScheduler<VNode, VAnalysis> for IncrementalScheduler {
                     .classes_for_op(root)
                     .into_iter()
                     .flatten()
-                    .filter(|c| touched.get(c).is_some_and(|row| row[depth] > since));
+                    .filter(|c| {
+                        touched
+                            .get(usize::from(*c))
+                            .is_some_and(|row| row[depth] > since)
+                    });
                 search_classes(rewrite, egraph, dirty, limit)
             }
             _ => rewrite.search_with_limit(egraph, limit),
