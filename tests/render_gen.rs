@@ -414,3 +414,144 @@ fn generated_gs_fs_pairs_render_identically() {
     assert!(drawn * 2 >= n, "only {drawn} of {n} cases drew anything");
     assert!(changed > 0, "the optimizer changed none of the {n} pairs");
 }
+
+/// A TCS passing the pass-through VS's `vec4`s on to a generated TES: control
+/// point i's `VARn` to output `VARn` for each location the TES reads, per-patch
+/// `PATCHn` (at the standalone convention's location, after the per-vertex ones)
+/// from control point 0's position, fixed tessellation levels.
+fn pass_through_tcs(pipe: &Pipeline) -> Result<Vec<u32>, String> {
+    use varysat::ir::{InstKind, Slot};
+    let StageInfo::TessEval { input_vertices, .. } = pipe.producer.info else {
+        return Err("not a TES producer".into());
+    };
+    let (mut vars, mut patches) = (
+        std::collections::BTreeSet::new(),
+        std::collections::BTreeSet::new(),
+    );
+    pipe.producer.for_each_inst(|i| match &i.kind {
+        InstKind::LoadPerVertexInput { slot, .. } => {
+            if let Slot::Var(n) = slot.slot {
+                vars.insert(u32::from(n));
+            }
+        }
+        InstKind::LoadInput { slot, .. } => {
+            if let Slot::Patch(n) = slot.slot {
+                patches.insert(u32::from(n));
+            }
+        }
+        _ => {}
+    });
+    let patch_base = varysat::export::OUTER_PATCH_BASE;
+    let mut src = format!("#version 450\nlayout(vertices = {input_vertices}) out;\n");
+    let mut body = String::new();
+    for n in &vars {
+        src += &format!("layout(location = {n}) in vec4 v{n}[];\n");
+        src += &format!("layout(location = {n}) out vec4 o{n}[];\n");
+        body += &format!("    o{n}[gl_InvocationID] = v{n}[gl_InvocationID];\n");
+    }
+    for n in &patches {
+        src += &format!(
+            "layout(location = {}) patch out vec4 p{n};\n",
+            patch_base + n
+        );
+        body += &format!("    p{n} = gl_in[0].gl_Position + vec4({n}.0);\n");
+    }
+    src += "void main() {\n";
+    src += &body;
+    src += "    gl_out[gl_InvocationID].gl_Position = gl_in[gl_InvocationID].gl_Position;\n";
+    src += "    gl_TessLevelOuter[0] = 2.0; gl_TessLevelOuter[1] = 3.0;\n";
+    src += "    gl_TessLevelOuter[2] = 2.0; gl_TessLevelOuter[3] = 4.0;\n";
+    src += "    gl_TessLevelInner[0] = 2.0; gl_TessLevelInner[1] = 2.0;\n}\n";
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let f = dir.join(format!("render-gen-pass-{}.tesc", std::process::id()));
+    std::fs::write(&f, &src).map_err(|e| e.to_string())?;
+    let bytes = varysat::import::compile_glsl(&f, false).map_err(|e| format!("{e}\n{src}"))?;
+    let _ = std::fs::remove_file(&f);
+    Ok(render_support::harness::words(&bytes))
+}
+
+fn check_tes(gpu: &Gpu, vs: &[u32], pipe: &Pipeline) -> Result<Drawn, String> {
+    let tcs = pass_through_tcs(pipe)?;
+    let StageInfo::TessEval { input_vertices, .. } = pipe.producer.info else {
+        return Err("not a TES producer".into());
+    };
+    let stages = |p: &Pipeline| -> Result<Stages, String> {
+        let (e, f) = varysat::export::standalone_to_spirv(p).map_err(|e| e.to_string())?;
+        Ok(Stages {
+            vert: vs.to_vec(),
+            tesc: Some(tcs.clone()),
+            tese: Some(e),
+            frag: f,
+            ..Default::default()
+        })
+    };
+    let original = stages(pipe).map_err(|e| format!("export: {e}"))?;
+    let outcome = varysat::optimize(pipe, &varysat::Options::new()).map_err(|e| e.to_string())?;
+    let optimized = stages(&outcome.pipeline).map_err(|e| format!("optimized export: {e}"))?;
+    let setup = Setup::of(
+        &[&original, &optimized],
+        ash::vk::PrimitiveTopology::PATCH_LIST,
+        u32::from(input_vertices),
+    );
+    let want = gpu.render(&original, &setup)?;
+    let got = gpu
+        .render(&optimized, &setup)
+        .map_err(|e| format!("optimized: {e}"))?;
+    for (x, y) in want.iter().zip(&got) {
+        let (bad, msg) = compare(x, y);
+        if bad > 0 {
+            return Err(msg);
+        }
+    }
+    Ok(Drawn {
+        covered: coverage(&want),
+        changed: outcome.pipeline != *pipe,
+    })
+}
+
+/// Generated TES -> FS pairs behind a pass-through VS and TCS (the VS/TCS/TES/FS
+/// pipeline): the TES's positions are its first control point's, moved by the
+/// tessellation coordinate (`gen::build_for_rendering`). `VARYSAT_RENDER_CASES`
+/// / `VARYSAT_RENDER_FIRST` as for VS -> FS; a failing case is written to
+/// `target/tmp/render-gen/tes-case-<i>.pair`.
+#[test]
+fn generated_tes_fs_pairs_render_identically() {
+    let Some(gpu) = gpu() else { return };
+    let vs = pass_through_vs();
+    let n = env_usize("VARYSAT_RENDER_CASES").unwrap_or(DEFAULT_CASES / 2);
+    let first = env_usize("VARYSAT_RENDER_FIRST").unwrap_or(0);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("render-gen");
+    let start = Instant::now();
+    let (mut drawn, mut changed) = (0, 0);
+    let mut failures = vec![];
+    for i in first..first + n {
+        let pipe = case_of((Stage::TessEval, Stage::Fragment), i);
+        if std::env::var_os("VARYSAT_RENDER_VERBOSE").is_some() {
+            eprintln!("tes case {i}");
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::write(dir.join(format!("tes-case-{i}.pair")), describe(&pipe));
+        }
+        match check_tes(&gpu, &vs, &pipe) {
+            Ok(d) => {
+                drawn += usize::from(d.covered > 0);
+                changed += usize::from(d.changed);
+            }
+            Err(e) => {
+                let _ = std::fs::create_dir_all(&dir);
+                let path = dir.join(format!("tes-case-{i}.pair"));
+                let _ = std::fs::write(&path, describe(&pipe));
+                eprintln!("tes case {i}: {e} ({})", path.display());
+                failures.push(format!("tes case {i}: {e}"));
+            }
+        }
+    }
+    eprintln!(
+        "render_gen TES: {n} cases from {first}, {} mismatching or failing, {drawn} drew pixels, \
+         {changed} changed by the optimizer, {:.1} s",
+        failures.len(),
+        start.elapsed().as_secs_f64()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(drawn * 2 >= n, "only {drawn} of {n} cases drew anything");
+    assert!(changed > 0, "the optimizer changed none of the {n} pairs");
+}

@@ -48,7 +48,7 @@ pub fn pipeline_to_spirv(
     export(pipe, producer, consumer, None)
 }
 
-pub use standalone::{PUSH_WORDS, SAMPLER_SET, SSBO_SET, UBO_SET};
+pub use standalone::{OUTER_PATCH_BASE, PUSH_WORDS, SAMPLER_SET, SSBO_SET, UBO_SET};
 
 /// Writes a pipeline that was not imported from SPIR-V (parsed from a `.pair` file,
 /// built in code, generated, or optimized from one of those) as two SPIR-V 1.3
@@ -70,7 +70,8 @@ pub use standalone::{PUSH_WORDS, SAMPLER_SET, SSBO_SET, UBO_SET};
 ///   level of detail); other stages' reads end with the explicit level of detail;
 /// - storage buffer `k`: set [`SSBO_SET`] (2), binding `k`;
 /// - attribute `ATTRn`, fragment output `DATAn` and varyings from or to a stage
-///   outside the pair: a `vec4` of 32-bit floats at location n.
+///   outside the pair: a `vec4` of 32-bit floats at location n; such a per-patch
+///   `PATCHn` at location [`OUTER_PATCH_BASE`] + n (24 + n).
 ///
 /// The pair's own varyings are laid out as for imported pairs. What the importer's
 /// path cannot export (dynamically indexed varyings, transform feedback) is an

@@ -29,6 +29,9 @@ use crate::Error;
 /// Uniform words up to this many go in a push-constant block: 128 bytes, the
 /// `maxPushConstantsSize` every Vulkan device supports. More go in a uniform buffer.
 pub const PUSH_WORDS: u32 = 32;
+/// Location of `PATCH0` among a tessellation stage's varyings from or to a stage
+/// outside the pair (`VAR0`-`VAR23` take locations 0-23, `PATCH0`-`PATCH7` 24-31).
+pub const OUTER_PATCH_BASE: u32 = 24;
 /// Descriptor set of the uniform buffers.
 pub const UBO_SET: u32 = 0;
 /// Descriptor set of the samplers (combined image samplers).
@@ -603,16 +606,28 @@ fn outer_io(g: &mut Globals, s: &Shader, producer: bool) -> Result<(Vec<u32>, u3
     };
     let f = g.float(32);
     let v4 = g.vec(f, 4);
-    // Per-patch locations follow the per-vertex ones (they share the location
-    // space of a tessellation interface).
-    let patch_base = used
-        .iter()
-        .filter_map(|s| match s {
-            Slot::Var(n) => Some(u32::from(*n) + 1),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0);
+    // Per-patch and per-vertex varyings share a tessellation interface's
+    // locations: PATCHn sits at a fixed OUTER_PATCH_BASE + n, so that the
+    // interface does not depend on which varyings a shader happens to read (an
+    // optimized stage must fit the same neighbour as the original).
+    let patch_base = OUTER_PATCH_BASE;
+    for slot in &used {
+        let beyond = match slot {
+            Slot::Var(n) if stage != Stage::Vertex && stage != Stage::Fragment => {
+                u32::from(*n) >= OUTER_PATCH_BASE
+            }
+            Slot::Patch(n) => u32::from(*n) >= 32 - OUTER_PATCH_BASE,
+            _ => false,
+        };
+        if beyond {
+            return Err(fail(format!(
+                "{stage}: {slot} outside the pair is past the standalone convention \
+                 (VAR0-VAR{} at their index, PATCH0-PATCH{} from location {OUTER_PATCH_BASE})",
+                OUTER_PATCH_BASE - 1,
+                31 - OUTER_PATCH_BASE
+            )));
+        }
+    }
     let mut vars = vec![];
     for slot in used {
         let (loc, patch) = match slot {

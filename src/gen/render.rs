@@ -116,6 +116,10 @@ pub fn build_for_rendering(r: &Recipe) -> Pipeline {
         gs_position_from_input(&mut p.producer);
         return p;
     }
+    if p.producer.stage() == Stage::TessEval && p.consumer.stage() == Stage::Fragment {
+        tes_position_from_input(&mut p.producer);
+        return p;
+    }
     if p.producer.stage() != Stage::Vertex || p.consumer.stage() != Stage::Fragment {
         return p;
     }
@@ -238,6 +242,78 @@ fn gs_position_from_input(s: &mut Shader) {
             }
         }
     }
+    head.append(&mut s.body);
+    s.body = head;
+}
+
+/// A TES producer's position: input vertex 0's (`gl_in[0].gl_Position`) moved by
+/// `(u - 0.5, v - 0.5) / 2` with the tessellation coordinate (u, v), so every
+/// patch covers a small quad or triangle around its first control point.
+fn tes_position_from_input(s: &mut Shader) {
+    let mut head = vec![];
+    let mut def = |s: &mut Shader, name: &str, kind: InstKind| {
+        let v = s.add_value(name, BitSize::B32);
+        head.push(Stmt::Inst(Inst {
+            result: Some(v),
+            kind,
+            loc: None,
+        }));
+        v
+    };
+    let zero = def(s, "render_vertex0", InstKind::Const(0));
+    let half = def(s, "render_half", InstKind::Const(0.5f32.to_bits()));
+    let mut pos = vec![];
+    for c in 0..4u8 {
+        let p = def(
+            s,
+            &format!("render_in_pos{c}"),
+            InstKind::LoadPerVertexInput {
+                slot: IoSlot::new(Slot::Pos, c),
+                vertex: zero,
+                indirect: None,
+            },
+        );
+        let coord = match c {
+            0 => crate::ir::SystemValue::TessCoordX,
+            1 => crate::ir::SystemValue::TessCoordY,
+            _ => {
+                pos.push(p);
+                continue;
+            }
+        };
+        let t = def(
+            s,
+            &format!("render_coord{c}"),
+            InstKind::LoadSystemValue(coord),
+        );
+        let alu = |op, srcs: Vec<Value>| InstKind::Alu {
+            op,
+            exact: false,
+            srcs,
+        };
+        let centred = def(
+            s,
+            &format!("render_centred{c}"),
+            alu(AluOp::FSub, vec![t, half]),
+        );
+        let d = def(
+            s,
+            &format!("render_shift{c}"),
+            alu(AluOp::FMul, vec![centred, half]),
+        );
+        pos.push(def(
+            s,
+            &format!("render_pos{c}"),
+            alu(AluOp::FAdd, vec![p, d]),
+        ));
+    }
+    crate::ir::for_each_inst_mut(&mut s.body, |i| {
+        if let InstKind::StoreOutput { slot, value, .. } = &mut i.kind {
+            if slot.slot == Slot::Pos {
+                *value = pos[usize::from(slot.comp)];
+            }
+        }
+    });
     head.append(&mut s.body);
     s.body = head;
 }
