@@ -199,20 +199,34 @@ fn run_spirv(args: &Args) -> Result<ExitCode, Error> {
     }
     let outcome = varysat::optimize(&pipeline, &options(args)?)?;
     let (pw, cw) = varysat::export::to_spirv(&outcome, &pm, &cm)?;
+    let files = [
+        (varysat::export::output_name(producer), pw),
+        (varysat::export::output_name(consumer), cw),
+    ];
+    write_modules(args, dir, &files, &outcome.report)
+}
+
+/// Writes SPIR-V modules under `dir` and the report on stderr.
+fn write_modules(
+    args: &Args,
+    dir: &std::path::Path,
+    files: &[(String, Vec<u32>)],
+    report: &varysat::Report,
+) -> Result<ExitCode, Error> {
     std::fs::create_dir_all(dir).map_err(|source| Error::Io {
         path: dir.display().to_string(),
         source,
     })?;
-    for (input, words) in [(producer, &pw), (consumer, &cw)] {
-        let path = dir.join(varysat::export::output_name(input));
+    for (name, words) in files {
+        let path = dir.join(name);
         std::fs::write(&path, varysat::export::to_bytes(words)).map_err(|source| Error::Io {
             path: path.display().to_string(),
             source,
         })?;
     }
     match args.report {
-        ReportFormat::Text => eprint!("{}", outcome.report),
-        ReportFormat::Json => eprintln!("{}", outcome.report.to_json()),
+        ReportFormat::Text => eprint!("{report}"),
+        ReportFormat::Json => eprintln!("{}", report.to_json()),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -240,28 +254,14 @@ fn run_spirv_pair(
     let known = varysat::specialize::known_from_flags(&pipeline, &args.uniforms, &args.ubos)?;
     let outcome = varysat::optimize(&pipeline, &options(args)?.known(known))?;
     let (pw, cw) = varysat::export::standalone_to_spirv(&outcome.pipeline)?;
-    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-        path: dir.display().to_string(),
-        source,
-    })?;
     let stem = pair
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "pair".to_owned());
-    let stages = [
-        (outcome.pipeline.producer.stage(), &pw),
-        (outcome.pipeline.consumer.stage(), &cw),
+    let name = |stage| format!("{stem}.{}.spv", stage_extension(stage));
+    let files = [
+        (name(outcome.pipeline.producer.stage()), pw),
+        (name(outcome.pipeline.consumer.stage()), cw),
     ];
-    for (stage, words) in stages {
-        let path = dir.join(format!("{stem}.{}.spv", stage_extension(stage)));
-        std::fs::write(&path, varysat::export::to_bytes(words)).map_err(|source| Error::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-    }
-    match args.report {
-        ReportFormat::Text => eprint!("{}", outcome.report),
-        ReportFormat::Json => eprintln!("{}", outcome.report.to_json()),
-    }
-    Ok(ExitCode::SUCCESS)
+    write_modules(args, dir, &files, &outcome.report)
 }
