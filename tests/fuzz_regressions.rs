@@ -249,3 +249,19 @@ fn spirv_dynamically_indexed_array_past_4_gib_is_an_error() {
         "{err}"
     );
 }
+
+/// `Location 4294967295` on a consumer input overflowed `location + slots` in the
+/// check that a varying fits the 32 generic slots (`attempt to add with overflow`,
+/// `import_spirv` target, two minutes into the run after the array-extent fix). The
+/// sum is now checked. Minimized by instruction to 252 bytes.
+#[test]
+fn spirv_location_near_2_pow_32_is_an_error() {
+    let err = import_fuzz_input(include_bytes!(
+        "fuzz_inputs/import_spirv_location_overflow.bin"
+    ));
+    assert!(
+        err.to_string()
+            .contains("needs VAR4294967295..VAR4294967295, beyond the 32 generic slots"),
+        "{err}"
+    );
+}
