@@ -231,3 +231,37 @@ fn spirv_cycle_outside_a_loop_header_is_an_error() {
         "{err}"
     );
 }
+
+/// A huge `ArrayStride` (1,778,384,912 on the 3-element `waves` array of
+/// `water.vert`'s uniform block) overflowed when a dynamic index into that array
+/// computed the array's extent (`attempt to multiply with overflow`, `import_spirv`
+/// target). The elements' own offsets stay below 2^32, so the layout accepted it;
+/// the extent is now checked like every other buffer offset. Minimized by
+/// instruction to 572 bytes (`cargo fuzz tmin` found no smaller crash).
+#[test]
+fn spirv_dynamically_indexed_array_past_4_gib_is_an_error() {
+    let err = import_fuzz_input(include_bytes!(
+        "fuzz_inputs/import_spirv_array_extent_overflow.bin"
+    ));
+    assert!(
+        err.to_string()
+            .contains("an array of 3 elements of stride 1778384912 reaches past 2^32"),
+        "{err}"
+    );
+}
+
+/// `Location 4294967295` on a consumer input overflowed `location + slots` in the
+/// check that a varying fits the 32 generic slots (`attempt to add with overflow`,
+/// `import_spirv` target, two minutes into the run after the array-extent fix). The
+/// sum is now checked. Minimized by instruction to 252 bytes.
+#[test]
+fn spirv_location_near_2_pow_32_is_an_error() {
+    let err = import_fuzz_input(include_bytes!(
+        "fuzz_inputs/import_spirv_location_overflow.bin"
+    ));
+    assert!(
+        err.to_string()
+            .contains("needs VAR4294967295..VAR4294967295, beyond the 32 generic slots"),
+        "{err}"
+    );
+}

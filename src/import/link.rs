@@ -269,7 +269,7 @@ fn link_varyings(
                 _ => {
                     unmatched.push((v.var, "matched by name".to_string()));
                     let b = next;
-                    next += v.slots;
+                    next = check_range(c, v, b)?;
                     b
                 }
             };
@@ -294,23 +294,29 @@ fn link_outer(m: &Module, class: StorageClass, l: &mut StageLayout) -> Result<()
     for v in varyings(m, class)? {
         let n = &mut next[v.patch as usize];
         let base = v.loc.unwrap_or(*n);
-        *n = (*n).max(base + v.slots);
-        check_range(m, &v, base)?;
+        let end = check_range(m, &v, base)?;
+        *n = (*n).max(end);
         l.io_base.insert(v.var, base);
     }
     Ok(())
 }
 
-fn check_range(m: &Module, v: &Varying, base: u32) -> Result<(), Error> {
-    if base + v.slots > 32 {
-        let what = if v.patch { "PATCH" } else { "VAR" };
-        return Err(m.err_plain(format!(
-            "varying `{}` needs {what}{base}..{what}{}, beyond the 32 generic slots",
-            m.name(v.var),
-            base + v.slots - 1
-        )));
+/// Checks that `v` placed at `base` fits the 32 generic slots; returns its end. The
+/// sum is checked (in `u64` for the message): a `Location` near 2^32 overflowed
+/// `base + slots` (`import_spirv` fuzz target), and array slot counts saturate at
+/// `u32::MAX`.
+fn check_range(m: &Module, v: &Varying, base: u32) -> Result<u32, Error> {
+    match base.checked_add(v.slots) {
+        Some(end) if end <= 32 => Ok(end),
+        _ => {
+            let what = if v.patch { "PATCH" } else { "VAR" };
+            Err(m.err_plain(format!(
+                "varying `{}` needs {what}{base}..{what}{}, beyond the 32 generic slots",
+                m.name(v.var),
+                u64::from(base) + u64::from(v.slots) - 1
+            )))
+        }
     }
-    Ok(())
 }
 
 fn opaque(m: &Module, mut ty: u32) -> bool {

@@ -168,7 +168,13 @@ impl Tree {
                                 o
                             }
                         };
-                        l.dynamic = Some((off, n * st));
+                        // Checked: a huge `ArrayStride` on a long buffer array
+                        // overflowed here (`import_spirv` fuzz target); byte offsets
+                        // past 2^32 are errors everywhere else too.
+                        let extent = n.checked_mul(st).ok_or_else(|| {
+                            format!("an array of {n} elements of stride {st} reaches past 2^32")
+                        })?;
+                        l.dynamic = Some((off, extent));
                         Ok(())
                     })?;
                     tree = first;
