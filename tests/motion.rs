@@ -301,3 +301,30 @@ fn gs_emits_inside_an_if_get_their_own_stores() {
         "stores routed to the other branch's emit went unnoticed"
     );
 }
+
+/// VS -> TCS motion through inputs read at `invocation_id` (`in[gl_InvocationID]`):
+/// the laws hold for any vertex index as long as every operand crosses at the same
+/// one. A law that ignores the index (here: a product of reads of two different
+/// vertices computed in the VS and read at the first index) saves a varying, and the
+/// interpreter catches it.
+#[test]
+fn a_product_of_two_vertices_moved_into_the_vs_is_caught() {
+    let p = pair("tests/opt/motion_vs_tcs_invocation.pair");
+    let sound = optimize(&p, &Options::new()).expect("optimizes");
+    assert_eq!(sound.report.after.components, 4, "{}", sound.report);
+    assert!(check_equivalent(&p, &sound.pipeline, &EquivConfig::default()).is_ok());
+
+    let bad = "(rule bad (fmul (xfer (vertex ?i) ?a) (xfer (vertex ?j) ?b)) \
+               (xfer (vertex ?i) (fmul ?a ?b)) (if (not-free ?a) (not-free ?b)))";
+    let opts = Options::new()
+        .extra_rules("bad.rules", bad)
+        .expect("rule parses");
+    let unsound = optimize(&p, &opts).expect("optimizes");
+    assert_eq!(unsound.report.after.components, 3, "{}", unsound.report);
+    assert!(
+        check_equivalent(&p, &unsound.pipeline, &EquivConfig::default()).is_err(),
+        "the mixed-vertex product law went unnoticed"
+    );
+    let set = RuleSet::parse("bad.rules", bad).expect("rule parses");
+    assert_eq!(varysat::rulecheck::check_set(&set, 400).len(), 1);
+}
