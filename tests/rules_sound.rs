@@ -1,8 +1,8 @@
 //! The semantic rule checker (`varysat::rulecheck`) end to end: every shipped rule
 //! file and every experiment variant passes it; `varysat rules check` reports the
 //! issue's unsound rules with located counterexamples; `varysat opt --rules` refuses
-//! an unsound user rule before using it, caches the verdicts of sound ones, and
-//! `--trust-rules` skips the check.
+//! an unsound user rule before using it (so does `varysat experiment --rules`), caches
+//! the verdicts of sound ones, and `--trust-rules` skips the check.
 
 mod cli_support;
 
@@ -114,6 +114,26 @@ fn opt_refuses_unsound_user_rules_unless_trusted() {
     let err = stderr(&o);
     assert!(err.contains("rule bad is not sound"), "{err}");
     let o = varysat(&["opt", "--trust-rules", "--rules", &spec, PAIR]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn experiment_refuses_unsound_user_rules_unless_trusted() {
+    let bad = temp_file(
+        "rules-sound",
+        "exp-bad.rules",
+        "(rule exp-bad (fadd ?a ?b) ?a)\n",
+    );
+    let spec = format!("default,{}", bad.display());
+    let o = varysat(&["experiment", "--csv", "--rules", &spec, PAIR]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    let err = stderr(&o);
+    assert!(err.contains("rule exp-bad is not sound"), "{err}");
+    // The shipped variants and the default set need no check at run time.
+    let o = varysat(&["experiment", "--csv", "--rules", "default", PAIR]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = varysat(&["experiment", "--csv", "--trust-rules", "--rules", &spec, PAIR]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 

@@ -18,6 +18,10 @@ pub struct Args {
     /// configurations (default: `default`).
     #[arg(long = "rules")]
     pub rules: Vec<String>,
+    /// Use the `--rules` files without the semantic check that otherwise runs on
+    /// every rule not shipped with varysat (see `varysat rules check`).
+    #[arg(long)]
+    pub trust_rules: bool,
     /// A cost profile: a built-in name or a profile file. Repeat for more
     /// configurations (default: amd-gfx10).
     #[arg(long = "cost")]
@@ -85,6 +89,14 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
         .iter()
         .map(|s| experiment::load_rules(s))
         .collect::<Result<Vec<_>, _>>()?;
+    if !args.trust_rules {
+        // As `opt` does: an unsound user rule would make the table measure wrong code.
+        // Verdicts are cached per rule text (VARYSAT_CACHE_DIR, else the XDG cache).
+        let cache = varysat::rulecheck::cache::Cache::from_env();
+        for (_, set) in &rule_sets {
+            varysat::rulecheck::check_untrusted(set, cache.as_ref())?;
+        }
+    }
     let costs = cost_specs
         .iter()
         .map(|s| experiment::load_cost(s))
