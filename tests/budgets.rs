@@ -39,6 +39,10 @@ fn a_spent_time_budget_returns_a_valid_pair_and_says_where_it_stopped() {
             "{stops:?}"
         );
         assert!(out.report.fallback.is_some());
+        // Nothing was priced: the report says so instead of showing a cost of 0.
+        assert!(!out.report.cost_priced);
+        assert!(out.report.to_string().contains("not priced"));
+        assert!(out.report.to_json()["cost"]["before"].is_null());
         // Never worse than the input: no extra varyings.
         assert!(out.report.after.components <= out.report.before.components);
         assert!(out.report.after.slots <= out.report.before.slots);
@@ -68,7 +72,15 @@ fn a_large_pair_under_short_budgets_stays_correct_and_names_each_stop() {
         for stop in &r.budget_stops {
             let stage = stop.split(':').next().unwrap_or("");
             assert!(
-                ["lowering", "saturation", "extraction", "emission"].contains(&stage),
+                [
+                    "lowering",
+                    "saturation",
+                    "extraction",
+                    "emission",
+                    "fixed-point round",
+                    "report"
+                ]
+                .contains(&stage),
                 "{stop}"
             );
         }
@@ -149,6 +161,8 @@ fn an_ample_budget_reports_no_stop() {
     );
     // The seed case moves the ffma into the VS: one varying instead of two.
     assert_eq!(out.report.after.components, 1);
+    assert!(out.report.cost_priced);
+    assert!(out.report.cost_after < out.report.cost_before);
 }
 
 #[test]
@@ -161,6 +175,7 @@ fn the_cli_takes_the_budget_flags() {
     assert!(stops.iter().any(|s| s
         .as_str()
         .is_some_and(|s| s.starts_with("lowering: time-limit"))));
+    assert!(report["cost"]["before"].is_null(), "{}", report["cost"]);
     let o = varysat(&["opt", "--iter-limit", "0", pair]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("budget: saturation: iteration-limit (0)"));

@@ -29,6 +29,8 @@ const STAGE_ORDER: &[&str] = &[
     "moves",
     "fates",
     "packing",
+    "round",
+    "rounds",
     "instance",
 ];
 

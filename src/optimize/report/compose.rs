@@ -65,6 +65,7 @@ pub(crate) fn compose(first: Report, second: Report) -> Report {
     }
     out.after = second.after;
     out.cost_after = second.cost_after;
+    out.cost_priced &= second.cost_priced;
     out.time = first.time + second.time;
     out.budget_stops.extend(second.budget_stops);
     out

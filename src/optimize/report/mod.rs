@@ -100,6 +100,9 @@ pub struct Report {
     pub cost_before: Cost,
     /// Model cost of the output.
     pub cost_after: Cost,
+    /// Whether the costs were computed: false when the time budget ended before the
+    /// input was even priced (both costs are then 0 and mean nothing).
+    pub cost_priced: bool,
     /// Cost profile used.
     pub profile: String,
     /// E-nodes after saturation.

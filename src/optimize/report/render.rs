@@ -64,7 +64,11 @@ impl Report {
         serde_json::json!({
             "before": { "components": self.before.components, "slots": self.before.slots },
             "after": { "components": self.after.components, "slots": self.after.slots },
-            "cost": { "before": self.cost_before.0, "after": self.cost_after.0, "profile": self.profile },
+            "cost": {
+                "before": self.cost_priced.then_some(self.cost_before.0),
+                "after": self.cost_priced.then_some(self.cost_after.0),
+                "profile": self.profile,
+            },
             "egraph": { "nodes": self.egraph_nodes, "classes": self.egraph_classes, "iterations": self.iterations },
             "stop_reason": self.stop_reason,
             "rules_applied": self.rule_firings,
@@ -97,11 +101,18 @@ impl fmt::Display for Report {
             "varyings: {} components in {} slots -> {} components in {} slots",
             self.before.components, self.before.slots, self.after.components, self.after.slots
         )?;
-        writeln!(
-            f,
-            "cost ({}): {} -> {}",
-            self.profile, self.cost_before, self.cost_after
-        )?;
+        match self.cost_priced {
+            true => writeln!(
+                f,
+                "cost ({}): {} -> {}",
+                self.profile, self.cost_before, self.cost_after
+            )?,
+            false => writeln!(
+                f,
+                "cost ({}): not priced (the time limit ended first)",
+                self.profile
+            )?,
+        }
         writeln!(
             f,
             "e-graph: {} nodes, {} classes, {} iterations, stopped: {}; {:.1} ms",

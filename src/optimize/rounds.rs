@@ -1,0 +1,137 @@
+//! Which rounds run and which result stands: the first round; the repair rounds when
+//! its result would grow the varyings (read xfb outputs pinned, then the selection as
+//! written, then the input unchanged); and one fixed-point round on the result, so
+//! that optimizing the output again changes nothing more. Every round works towards
+//! the same deadline ([`Round`]); past it, the remaining rounds are skipped and the
+//! report says so.
+
+use super::options::Options;
+use super::report::{compose, Outcome, Report};
+use super::round::{run, Round};
+use super::simplify;
+use crate::egraph::analysis::VAnalysis;
+use crate::egraph::saturate::Stop;
+use crate::egraph::VNode;
+use crate::error::Error;
+use crate::ir::Pipeline;
+
+/// The fixed parts of every round of one `optimize` call.
+pub(super) struct Rounds<'a> {
+    /// The pre-passed pair every round starts from.
+    pub p: &'a Pipeline,
+    pub opts: &'a Options,
+    pub rewrites: &'a [egg::Rewrite<VNode, VAnalysis>],
+    /// The first round's settings, carrying the run's deadlines.
+    pub base: Round,
+}
+
+/// How many extra rounds may run on a result that is not yet a fixed point.
+const FIXED_POINT_ROUNDS: usize = 2;
+
+impl Rounds<'_> {
+    /// The first round, repaired where its result would grow the varyings.
+    pub fn first(&self) -> Result<Outcome, Error> {
+        let mut out = run(self.p, self.opts, self.rewrites, self.base)?;
+        if out.report.after.slots > out.report.before.slots {
+            // A read xfb output got a varying of its own next to its kept xfb store;
+            // letting one store serve both keeps the slot count.
+            let xfb = Round {
+                pin_xfb_reads: true,
+                ..self.base
+            };
+            out = self.redo(out, xfb, "the time limit ended before the xfb round")?;
+        }
+        if grew(&out.report) {
+            // Extraction's estimate of how the varyings pack missed (pinned components
+            // keep their vec4s): varyings never grow, so keep the selection as written.
+            let as_written = Round {
+                as_written: true,
+                ..self.base
+            };
+            let why = "the time limit ended before the as-written round";
+            out = self.redo(out, as_written, why)?;
+            if grew(&out.report) {
+                out = unchanged(out, self.p, "the optimized varyings would not pack smaller");
+            }
+        }
+        Ok(out)
+    }
+
+    /// A round that replaces `earlier`, counting both rounds' time and budget stops;
+    /// past the deadline, the input unchanged (saying `late`).
+    fn redo(&self, earlier: Outcome, round: Round, late: &str) -> Result<Outcome, Error> {
+        if self.base.past_deadline() {
+            return Ok(unchanged(earlier, self.p, late));
+        }
+        let mut out = run(self.p, self.opts, self.rewrites, round)?;
+        out.report.timings = out.report.timings + earlier.report.timings;
+        let stops = earlier.report.budget_stops.iter().cloned();
+        out.report.budget_stops.splice(0..0, stops);
+        Ok(out)
+    }
+
+    /// Runs more rounds on `out`'s own result while they find fewer varyings.
+    pub fn to_fixed_point(&self, mut out: Outcome) -> Result<Outcome, Error> {
+        for _ in 0..FIXED_POINT_ROUNDS {
+            // Under a budget the graph was cut short: a second run meets the same
+            // budget, and the report already says why the result may not be a fixed
+            // point.
+            let saturated = out.report.stop_reason == Stop::Saturated.to_string();
+            if out.report.fallback.is_some() || !saturated {
+                break;
+            }
+            if self.base.past_deadline() {
+                let why = "fixed-point round: time-limit, skipped";
+                out.report.budget_stops.push(why.into());
+                break;
+            }
+            let Some(next) = self.worth_another_round(&out) else {
+                break;
+            };
+            let again = run(&next, self.opts, self.rewrites, self.base)?;
+            let (a, b) = (out.report.after, again.report.after);
+            let better = b.slots <= a.slots && (b.components, b.slots) < (a.components, a.slots);
+            if !better || again.report.fallback.is_some() {
+                break;
+            }
+            out = Outcome {
+                pipeline: again.pipeline,
+                report: compose::compose(out.report, again.report),
+            };
+        }
+        Ok(out)
+    }
+
+    /// The input of one more round on `out`'s result, or `None` when it could only
+    /// repeat what the last round did.
+    fn worth_another_round(&self, out: &Outcome) -> Option<Pipeline> {
+        // The clean-ups may find more on the output (an `if` whose condition became a
+        // propagated constant); their fates show in the composed report as removals.
+        let mut next = out.pipeline.clone();
+        simplify::simplify(&mut next);
+        // An unchanged pair would only repeat the first (deterministic) run, whose
+        // result was either taken or already beaten by a repair round. A round that
+        // changed no varying count and left nothing for the clean-ups has met no
+        // opportunity a second run could build on.
+        let still = out.report.after == out.report.before && next == out.pipeline;
+        (next != *self.p && !still).then_some(next)
+    }
+}
+
+/// Whether a round left more varying components or slots than its input had.
+fn grew(r: &Report) -> bool {
+    r.after.components > r.before.components || r.after.slots > r.before.slots
+}
+
+/// `out` with the (pre-passed) input `p` instead of its pipeline, saying `why`.
+fn unchanged(mut out: Outcome, p: &Pipeline, why: &str) -> Outcome {
+    let r = &mut out.report;
+    r.fallback = Some(why.into());
+    r.after = r.before;
+    r.cost_after = r.cost_before;
+    r.moves.clear();
+    r.varyings.clear();
+    out.pipeline = p.clone();
+    out
+}
+
