@@ -133,7 +133,14 @@ fn experiment_refuses_unsound_user_rules_unless_trusted() {
     // The shipped variants and the default set need no check at run time.
     let o = varysat(&["experiment", "--csv", "--rules", "default", PAIR]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = varysat(&["experiment", "--csv", "--trust-rules", "--rules", &spec, PAIR]);
+    let o = varysat(&[
+        "experiment",
+        "--csv",
+        "--trust-rules",
+        "--rules",
+        &spec,
+        PAIR,
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 

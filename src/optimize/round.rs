@@ -10,11 +10,11 @@ use super::options::Options;
 use super::report::{Outcome, Report, Timings};
 use super::{emission, fates, lowering, packing, saturation, selection, slots};
 use crate::egraph::analysis::VAnalysis;
-use crate::egraph::Budgets;
-use crate::extract::Cost;
 use crate::egraph::saturate::Stop;
+use crate::egraph::Budgets;
 use crate::egraph::VNode;
 use crate::error::Error;
+use crate::extract::Cost;
 use crate::ir::Pipeline;
 
 /// How one optimization round chooses.
@@ -108,7 +108,13 @@ pub(super) fn run(
         // What lowering took says extraction and emission would end past the budget.
         let why = "saturation: {limit}, not started: extraction and emission of a graph \
                    this large would not fit; the input was returned unchanged";
-        return Ok(out_of_time(p, opts, timings, Some(lowered.cost_before), why));
+        return Ok(out_of_time(
+            p,
+            opts,
+            timings,
+            Some(lowered.cost_before),
+            why,
+        ));
     }
     let budgets = round.saturation_budgets(&opts.budgets, reserve);
     let mut saturated = saturation::saturate_pair(&lowered, rewrites, &budgets);
@@ -151,7 +157,13 @@ pub(super) fn run(
     if emitted.out_of_time || round.past_hard_deadline() {
         timings.emit = lap();
         let why = "emission: {limit}, the input was returned unchanged";
-        return Ok(out_of_time(p, opts, timings, Some(lowered.cost_before), why));
+        return Ok(out_of_time(
+            p,
+            opts,
+            timings,
+            Some(lowered.cost_before),
+            why,
+        ));
     }
     let account = match emitted.failure {
         None => fates::account(p, &lowered, &saturated, &chosen, &slots),

@@ -134,4 +134,3 @@ fn unchanged(mut out: Outcome, p: &Pipeline, why: &str) -> Outcome {
     out.pipeline = p.clone();
     out
 }
-
