@@ -227,6 +227,11 @@ struct ProducerWalk<'a> {
     /// Each store's component and the vec4 slots it may write.
     ranges: Vec<(IoSlot, Vec<Slot>)>,
     read_back: BTreeSet<IoSlot>,
+    /// TCS per-vertex components with a store at a vertex other than
+    /// `invocation_id`: the term of every store of the component.
+    off_vertex: BTreeMap<IoSlot, Vec<Option<Id>>>,
+    /// The term of every TCS per-vertex store, by component.
+    per_vertex_terms: BTreeMap<IoSlot, Vec<Option<Id>>>,
 }
 
 fn range(io: IoSlot, indirect: &Option<Indirect>) -> Vec<Slot> {
@@ -443,9 +448,10 @@ impl ProducerWalk<'_> {
                         .pin_indirect(*slot, ind, "indirectly indexed store");
                 }
                 if !self.invocation_ids.contains(vertex) {
-                    self.pins
-                        .pin_slot(slot.slot, "per-vertex store not at invocation_id");
+                    self.off_vertex.insert(*slot, vec![]);
                 }
+                let t = self.term(*value);
+                self.per_vertex_terms.entry(*slot).or_default().push(t);
                 self.store(env, *slot, *value, in_loop);
             }
             InstKind::LoadOutput { slot, indirect, .. } => {
@@ -498,6 +504,9 @@ struct ProducerModel {
     read_back: BTreeSet<IoSlot>,
     xfb: BTreeSet<IoSlot>,
     gs_emits: Option<usize>,
+    /// TCS per-vertex components stored at a vertex other than `invocation_id`, with
+    /// the term of every store of the component (`pin_tcs_off_vertex_outputs`).
+    off_vertex: BTreeMap<IoSlot, Vec<Option<Id>>>,
 }
 
 fn lower_producer(shader: &Shader, g: &mut Graph, pins: &mut Pins) -> ProducerModel {
@@ -513,10 +522,16 @@ fn lower_producer(shader: &Shader, g: &mut Graph, pins: &mut Pins) -> ProducerMo
         dynamic_emit: false,
         ranges: vec![],
         read_back: BTreeSet::new(),
+        off_vertex: BTreeMap::new(),
+        per_vertex_terms: BTreeMap::new(),
     };
     let mut env = Env::new();
     w.walk(&shader.body, &mut env, 0, false);
     let gs = shader.stage() == Stage::Geometry;
+    let mut off_vertex = std::mem::take(&mut w.off_vertex);
+    for (io, terms) in off_vertex.iter_mut() {
+        *terms = w.per_vertex_terms.remove(io).unwrap_or_default();
+    }
     let mut outputs = BTreeMap::new();
     for io in w.stored.clone() {
         let term = if gs {
@@ -537,6 +552,7 @@ fn lower_producer(shader: &Shader, g: &mut Graph, pins: &mut Pins) -> ProducerMo
         read_back: w.read_back,
         xfb: w.xfb,
         gs_emits: gs.then_some(w.snapshots.len()),
+        off_vertex,
     }
 }
 
@@ -1047,6 +1063,36 @@ fn pin_tcs_patch_outputs(p: &Pipeline, prod: &mut ProducerModel, g: &Graph, pins
     }
 }
 
+/// A TCS per-vertex output stored at a vertex other than the invocation's own
+/// (`out[2].x = ...`) holds, at each vertex, whatever the last invocation that
+/// stored there wrote. It may enter the graph only when every store of the
+/// component stores one invocation-independent value `t` (as for patch outputs):
+/// then every written vertex holds `t`, unwritten ones are undefined, and emission
+/// storing `t` at `invocation_id` from every invocation writes `t` at every vertex,
+/// a refinement. So such outputs are removed when dead, propagated when `t` is free,
+/// deduplicated and moved like any other. Anything else pins the whole slot, as
+/// stores of one invocation to another's vertex race.
+fn pin_tcs_off_vertex_outputs(prod: &mut ProducerModel, g: &Graph, pins: &mut Pins) {
+    let eg = &g.egraph;
+    for (io, terms) in &prod.off_vertex {
+        let first = terms.first().copied().flatten().map(|t| eg.find(t));
+        let one = first.filter(|t| {
+            terms.iter().all(|u| u.map(|u| eg.find(u)) == Some(*t))
+                && (eg[*t].data.is_free() || eg[*t].data.convergent_p)
+        });
+        let out = prod.outputs.get_mut(io);
+        match (one, out) {
+            (Some(t), Some(out)) if out.is_some() => *out = Some(t),
+            (_, out) => {
+                if let Some(out) = out {
+                    *out = None;
+                }
+                pins.pin_slot(io.slot, "per-vertex store not at invocation_id");
+            }
+        }
+    }
+}
+
 fn ungated_invariant(g: &Graph, id: Id) -> Option<Id> {
     let eg = &g.egraph;
     let same = |c: Id| eg[c].data.is_free() || eg[c].data.convergent_p;
@@ -1086,6 +1132,7 @@ fn lower_once(
         return (abandoned(g, pins), vec![], true);
     }
     pin_tcs_patch_outputs(p, &mut prod, &g, &mut pins);
+    pin_tcs_off_vertex_outputs(&mut prod, &g, &mut pins);
     let read = consumer_pins(p, &prod, &g, &mut pins);
     let mut cw = ConsumerWalk {
         p,
