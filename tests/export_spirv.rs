@@ -158,3 +158,53 @@ void main() { color = vec4(float(gl_SampleMaskIn[0] & v_bits)); }
         "the FS reads the SampleMask built-in"
     );
 }
+
+/// 16-bit members of a uniform buffer import as halves of their words
+/// (`load_ubo B %w lo|hi`), propagate as such into the FS, and export as a 32-bit
+/// load narrowed by `OpUConvert` (after a shift for the high half): valid SPIR-V in
+/// both stages. The import side is checked in tests/import_features.rs.
+#[test]
+fn sixteen_bit_ubo_members_export_as_narrowed_word_loads() {
+    if !tools() {
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-export-f16-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (a, b) = (dir.join("h.vert"), dir.join("h.frag"));
+    std::fs::write(&a, F16_UBO_VS).expect("write vs");
+    std::fs::write(&b, F16_UBO_FS).expect("write fs");
+    let ((pipe, _), (pm, cm)) =
+        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    for (what, p) in [("round trip", &pipe), ("optimized", &outcome.pipeline)] {
+        let (x, y) = varysat::export::pipeline_to_spirv(p, &pm, &cm).expect("exports");
+        validate(&x, &format!("{what} vs")).unwrap_or_else(|e| panic!("{e}"));
+        validate(&y, &format!("{what} fs")).unwrap_or_else(|e| panic!("{e}"));
+    }
+    // The propagated 16-bit loads now run in the FS.
+    let (_, y) = varysat::export::pipeline_to_spirv(&outcome.pipeline, &pm, &cm).expect("exports");
+    let dis = format!("{:?}", rspirv::dr::load_words(&y).expect("parses"));
+    assert!(dis.contains("UConvert"), "the FS narrows its word loads");
+}
+
+const F16_UBO_VS: &str = "#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+layout(location=0) in vec4 pos;
+layout(std140, binding=0) uniform U { float16_t a; float16_t b; float c; f16vec2 d; } u;
+layout(location=0) out float v_k;
+layout(location=1) out float v_p;
+void main() {
+  gl_Position = pos;
+  v_k = float(u.a) - float(u.b) + u.c;
+  v_p = pos.x * float(u.d.y - u.d.x);
+}
+";
+
+const F16_UBO_FS: &str = "#version 450
+layout(location=0) in float v_k;
+layout(location=1) in float v_p;
+layout(location=0) out vec4 o;
+void main() { o = vec4(v_k, v_p, 0.0, 1.0); }
+";

@@ -248,10 +248,10 @@ impl<'a> Checker<'a> {
                 }
                 self.io_bits(*slot, Some(*value));
             }
-            InstKind::LoadUniform { index } if *index >= self.p.uniforms => {
+            InstKind::LoadUniform { index, .. } if *index >= self.p.uniforms => {
                 self.err(format!("uniform {index} not declared"));
             }
-            InstKind::LoadUbo { block, offset } => {
+            InstKind::LoadUbo { block, offset, .. } => {
                 match (self.p.ubo_size(*block), const_of(self.s, *offset)) {
                     (Some(size), Some(off)) if off + 4 <= size && off % 4 == 0 => {}
                     other => self.err(format!("bad UBO load {other:?}")),
@@ -767,8 +767,14 @@ fn shader_features(s: &Shader, side: &str, f: &mut BTreeSet<String>) {
         InstKind::Barrier => {
             f.insert("barrier".into());
         }
-        InstKind::LoadUbo { .. } => {
+        InstKind::LoadUbo { half, .. } => {
             f.insert("ubo".into());
+            if *half != varysat::ir::Half::Full {
+                f.insert("16-bit ubo".into());
+            }
+        }
+        InstKind::LoadUniform { half, .. } if *half != varysat::ir::Half::Full => {
+            f.insert("16-bit uniform".into());
         }
         InstKind::EmitVertex => emits += 1,
         InstKind::EndPrimitive => {
@@ -943,6 +949,8 @@ fn every_feature_is_generated() {
             "16-bit store",
             "xfb",
             "ubo",
+            "16-bit ubo",
+            "16-bit uniform",
             "indirect load",
             "indirect store",
             "dynamic vertex index",

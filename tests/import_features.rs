@@ -780,3 +780,85 @@ void main() { color = vec4(v_m, float(textureQueryLevels(t)), 1.0); }
         && matches!(code, OpaqueCode::Ext(set, _) if set == "SPV_AMD_shader_trinary_minmax")));
     optimizes_equivalently(&p);
 }
+
+/// 16-bit uniform buffer members (std140: `a` at byte 0, `b` at 2, `c` at 4, the
+/// `f16vec2` `d` at 8) import as the halves of the words holding them, the low half
+/// at the lower address: `a` and `d.x` are `lo`, `b` and `d.y` are `hi`, `c` a whole
+/// word. A member indexed dynamically whose half is not known is an error.
+#[test]
+fn sixteen_bit_ubo_members_import_as_halves_of_words() {
+    use varysat::ir::Half;
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+layout(location=0) in vec4 pos;
+layout(std140, binding=0) uniform U { float16_t a; float16_t b; float c; f16vec2 d; } u;
+layout(location=0) out float v_k;
+layout(location=1) out float v_p;
+void main() {
+  gl_Position = pos;
+  v_k = float(u.a) - float(u.b) + u.c;
+  v_p = pos.x * float(u.d.y - u.d.x);
+}
+";
+    let fs = "#version 450
+layout(location=0) in float v_k;
+layout(location=1) in float v_p;
+layout(location=0) out vec4 o;
+void main() { o = vec4(v_k, v_p, 0.0, 1.0); }
+";
+    let p = import("f16-ubo", vs, fs);
+    let mut loads = std::collections::BTreeSet::new();
+    let consts: std::collections::BTreeMap<_, _> = {
+        let mut m = std::collections::BTreeMap::new();
+        p.producer.for_each_inst(|i| {
+            if let (InstKind::Const(k), Some(r)) = (&i.kind, i.result) {
+                m.insert(r, *k);
+            }
+        });
+        m
+    };
+    p.producer.for_each_inst(|i| {
+        if let InstKind::LoadUbo { offset, half, .. } = &i.kind {
+            loads.insert((consts.get(offset).copied(), *half));
+        }
+    });
+    let want = [
+        (Some(0), Half::Lo),
+        (Some(0), Half::Hi),
+        (Some(4), Half::Full),
+        (Some(8), Half::Lo),
+        (Some(8), Half::Hi),
+    ];
+    assert_eq!(
+        loads,
+        want.into_iter().collect(),
+        "{}",
+        varysat::text::print(&p)
+    );
+    let out = optimizes_equivalently(&p);
+    // v_k is a uniform expression: propagated, its 16-bit loads now in the FS.
+    let mut fs_halves = 0;
+    out.consumer.for_each_inst(|i| {
+        fs_halves +=
+            matches!(i.kind, InstKind::LoadUbo { half, .. } if half != Half::Full) as usize;
+    });
+    assert_eq!(fs_halves, 2, "{}", varysat::text::print(&out));
+
+    let dynamic = vs
+        .replace(
+            "uniform U { float16_t a; float16_t b; float c; f16vec2 d; } u;",
+            "uniform U { f16vec4 e[4]; int i; } u;",
+        )
+        .replace("float(u.a) - float(u.b) + u.c", "float(u.e[u.i].y)")
+        .replace("float(u.d.y - u.d.x)", "1.0");
+    let err = import_with("f16-ubo-dyn", &dynamic, fs, &ImportOptions::default())
+        .expect_err("a dynamically indexed 16-bit member is refused");
+    assert!(
+        err.contains("16-bit uniform buffer member indexed dynamically"),
+        "{err}"
+    );
+}

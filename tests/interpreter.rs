@@ -1228,3 +1228,45 @@ fn equivalence_reads_a_negative_zero_as_positive_where_its_sign_would_show() {
     };
     assert!(check_equivalent(&neg, &pos, &exact).is_err());
 }
+
+/// A 16-bit uniform or UBO load (`load_uniform N.lo|.hi`, `load_ubo B %o lo|hi`)
+/// reads one half of the 32-bit word (low half at the lower address), so the two
+/// halves put together are the word; both halves of a seeded word are finite
+/// half-floats, and a known word's halves are its own.
+#[test]
+fn sixteen_bit_uniform_and_ubo_loads_are_halves_of_the_word() {
+    let vs = passthrough_vs(Primitive::Triangles);
+    let mut fs = ShaderBuilder::new(Stage::Fragment);
+    let reads = [
+        fs.uniform(0),
+        fs.uniform_half(0, Half::Lo),
+        fs.uniform_half(0, Half::Hi),
+        fs.ubo(0, 4),
+        fs.ubo_half(0, 4, Half::Lo),
+        fs.ubo_half(0, 4, Half::Hi),
+    ];
+    for (i, v) in reads.iter().enumerate() {
+        let slot = match i % 3 {
+            0 => data(i as u8, 0),
+            1 => IoSlot::half(Slot::Data(i as u8 - 1), 1, Half::Lo),
+            _ => IoSlot::half(Slot::Data(i as u8 - 2), 1, Half::Hi),
+        };
+        fs.store(slot, *v);
+    }
+    let p = Pipeline::new(vs, fs.finish())
+        .with_uniforms(1)
+        .with_ubo(0, 16);
+    for seed in 0..8 {
+        let o = run(&p, &cfg(seed)).expect("runs");
+        for n in [0, 3] {
+            let word = fs_out(&o, 0, 0, data(n, 0));
+            let lo = fs_out(&o, 0, 0, IoSlot::half(Slot::Data(n), 1, Half::Lo));
+            let hi = fs_out(&o, 0, 0, IoSlot::half(Slot::Data(n), 1, Half::Hi));
+            assert_eq!((lo.size, hi.size), (BitSize::B16, BitSize::B16));
+            assert_eq!(word.bits, lo.bits | (hi.bits << 16), "seed {seed} DATA{n}");
+            for h in [lo, hi] {
+                assert!(half::f16::from_bits(h.bits as u16).is_finite(), "{h:?}");
+            }
+        }
+    }
+}

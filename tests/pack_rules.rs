@@ -313,7 +313,14 @@ fn push(s: &mut varysat::ir::Shader, kind: InstKind, result: Option<varysat::ir:
 fn push_uniform(s: &mut varysat::ir::Shader) -> varysat::ir::Value {
     let n = s.values.len();
     let v = s.add_value(format!("u{n}"), varysat::ir::BitSize::B32);
-    push(s, InstKind::LoadUniform { index: 0 }, Some(v));
+    push(
+        s,
+        InstKind::LoadUniform {
+            index: 0,
+            half: varysat::ir::Half::Full,
+        },
+        Some(v),
+    );
     v
 }
 

@@ -502,3 +502,36 @@ fn opaque_forms() {
         "bad SPIR-V code `opx:1`, expected `op:N`, `ext:SET:N` or `builtin:N`",
     );
 }
+
+/// 16-bit uniform and UBO loads: `N.lo` / `N.hi` and a trailing `lo` / `hi`; other
+/// halves and words after the form are located errors.
+#[test]
+fn sixteen_bit_uniform_and_ubo_loads() {
+    check(
+        &in_vs("(%u = load_uniform 0.mid)"),
+        3,
+        20,
+        "bad half `mid` in `0.mid`, expected lo or hi",
+    );
+    check(
+        &in_vs("(%k = const 32 0)\n(%u = load_ubo 0 %k mid)"),
+        4,
+        21,
+        "unexpected `mid`: the form is `(%v = load_ubo BLOCK %offset [lo|hi])`",
+    );
+    let ok = "(pair (uniforms 1) (ubo 0 16)
+      (producer vs (%a = load_input ATTR0.x) (store_output POS.x %a))
+      (consumer fs
+        (%u = load_uniform 0.hi)
+        (%k = const 32 4)
+        (%b = load_ubo 0 %k lo)
+        (%s = fadd %u %b)
+        (store_output DATA0.x.lo %s)))";
+    let p = parse(ok, None).expect("parses");
+    varysat::validate::validate(&p).expect("16-bit loads type as 16 bits");
+    let printed = varysat::text::print(&p);
+    assert!(printed.contains("(%u = load_uniform 0.hi)"), "{printed}");
+    assert!(printed.contains("(%b = load_ubo 0 %k lo)"), "{printed}");
+    let again = varysat::text::print(&parse(&printed, None).expect("reparses"));
+    assert_eq!(again, printed);
+}

@@ -139,10 +139,17 @@ fn guarded(
     }
     let bits = shader.bits(value);
     let load = match words[usize::from(word) % words.len()] {
-        UniformWord::Uniform(index) => InstKind::LoadUniform { index },
+        UniformWord::Uniform(index) => InstKind::LoadUniform {
+            index,
+            half: varysat::ir::Half::Full,
+        },
         UniformWord::Ubo { block, offset } => {
             let offset = inst(shader, BitSize::B32, InstKind::Const(offset), out);
-            InstKind::LoadUbo { block, offset }
+            InstKind::LoadUbo {
+                block,
+                offset,
+                half: varysat::ir::Half::Full,
+            }
         }
     };
     let u = inst(shader, BitSize::B32, load, out);

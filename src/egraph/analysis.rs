@@ -168,22 +168,26 @@ impl Analysis<VNode> for VAnalysis {
         match enode {
             VNode::Const { bits, value } => leaf(Some(*bits), true, true, Some(*value)),
             VNode::Undef(b) => leaf(Some(*b), true, true, None),
-            VNode::Uniform(_) => {
+            VNode::Uniform(_, half) => {
                 let vis = &egraph.analysis.visibility;
                 let p = vis.uniforms_visible_to(Reader::Producer);
                 let c = vis.uniforms_visible_to(Reader::Consumer);
-                let mut d = leaf(Some(BitSize::B32), p, c, None);
+                let mut d = leaf(Some(crate::ir::half_bits(*half)), p, c, None);
                 // The same value everywhere, wherever it can be loaded.
                 (d.convergent_p, d.convergent_c) = (p, c);
                 d
             }
-            VNode::Ubo { offset, block } => {
+            VNode::Ubo {
+                offset,
+                block,
+                half,
+            } => {
                 let vis = &egraph.analysis.visibility;
                 let p = vis.ubo_visible_to(*block, Reader::Producer);
                 let c = vis.ubo_visible_to(*block, Reader::Consumer);
                 let o = &egraph[offset[0]].data;
                 let (p, c) = (p && o.in_producer, c && o.in_consumer);
-                let mut d = leaf(Some(BitSize::B32), p, c, None);
+                let mut d = leaf(Some(crate::ir::half_bits(*half)), p, c, None);
                 d.convergent_p = p && o.convergent_p;
                 d.convergent_c = c && o.convergent_c;
                 d.free_cost = o.free_cost.map(|c| c.saturating_add(1));

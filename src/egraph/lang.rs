@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use egg::{FromOp, Id, Language};
 
-use crate::ir::{AluOp, BitSize, Interp, InterpLoc, InterpMode, IoSlot, OpaqueOp, SystemValue};
+use crate::ir::{
+    AluOp, BitSize, Half, Interp, InterpLoc, InterpMode, IoSlot, OpaqueOp, SystemValue,
+};
 
 /// Which stage a leaf belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -128,12 +130,15 @@ pub enum VNode {
         /// Scalar operands.
         children: Vec<Id>,
     },
-    /// A word of the default uniform block (free: both stages can load it).
-    Uniform(u32),
-    /// A UBO load; the child is the byte offset.
+    /// A word of the default uniform block, or a 16-bit half of it (free: both
+    /// stages can load it).
+    Uniform(u32, Half),
+    /// A UBO load of a word or a 16-bit half of it; the child is the byte offset.
     Ubo {
         /// Block index.
         block: u32,
+        /// `Full` for the 32-bit word, `Lo`/`Hi` for a 16-bit half.
+        half: Half,
         /// Offset child.
         offset: [Id; 1],
     },
@@ -175,7 +180,7 @@ pub enum Shape {
     /// An ALU op, its exact flag and arity.
     Alu(AluOp, bool, usize),
     /// A UBO load of a block.
-    Ubo(u32),
+    Ubo(u32, Half),
     /// A transfer mode and its operand count.
     Mode(XferMode, usize),
     /// An opaque operation and its arity.
@@ -198,7 +203,7 @@ impl Language for VNode {
                 exact,
                 children,
             } => Shape::Alu(*op, *exact, children.len()),
-            VNode::Ubo { block, .. } => Shape::Ubo(*block),
+            VNode::Ubo { block, half, .. } => Shape::Ubo(*block, *half),
             VNode::Mode(m, children) => Shape::Mode(*m, children.len()),
             VNode::PerEmit(_) => Shape::PerEmit,
             VNode::Xfer(_) => Shape::Xfer,
@@ -241,7 +246,14 @@ impl Language for VNode {
             ) => a == b && x == y && c.len() == d.len(),
             (VNode::Xfer(_), VNode::Xfer(_)) | (VNode::PerEmit(_), VNode::PerEmit(_)) => true,
             (VNode::Mode(a, c), VNode::Mode(b, d)) => a == b && c.len() == d.len(),
-            (VNode::Ubo { block: a, .. }, VNode::Ubo { block: b, .. }) => a == b,
+            (
+                VNode::Ubo {
+                    block: a, half: x, ..
+                },
+                VNode::Ubo {
+                    block: b, half: y, ..
+                },
+            ) => a == b && x == y,
             (VNode::Op { op: a, children: c }, VNode::Op { op: b, children: d }) => {
                 c.len() == d.len() && a == b
             }
@@ -288,8 +300,8 @@ impl VNode {
                 }
             }
             VNode::Op { op, .. } => format!("opaque[{op}]"),
-            VNode::Uniform(i) => format!("uniform:{i}"),
-            VNode::Ubo { block, .. } => format!("ubo:{block}"),
+            VNode::Uniform(i, h) => format!("uniform:{i}{}", half_suffix(*h)),
+            VNode::Ubo { block, half, .. } => format!("ubo:{block}{}", half_suffix(*half)),
             VNode::Input(s) => format!("in:{s}"),
             VNode::VertexInput { slot, vertex } => format!("vin:{vertex}:{slot}"),
             VNode::SysVal(Side::Producer, sv) => format!("psv:{sv}"),
@@ -385,7 +397,10 @@ fn parse_leaf(op: &str) -> Option<VNode> {
     }
     let (head, rest) = op.split_once(':')?;
     match head {
-        "uniform" => Some(VNode::Uniform(rest.parse().ok()?)),
+        "uniform" => {
+            let (i, h) = word_half(rest)?;
+            Some(VNode::Uniform(i, h))
+        }
         "in" => Some(VNode::Input(rest.parse().ok()?)),
         "vin" => {
             let (v, s) = rest.split_once(':')?;
@@ -456,9 +471,13 @@ impl FromOp for VNode {
             }
             _ => {}
         }
-        if let Some(block) = op.strip_prefix("ubo:").and_then(|b| b.parse().ok()) {
+        if let Some((block, half)) = op.strip_prefix("ubo:").and_then(word_half) {
             let c: [Id; 1] = children.try_into().map_err(|_| arity_err(1))?;
-            return Ok(VNode::Ubo { block, offset: c });
+            return Ok(VNode::Ubo {
+                block,
+                half,
+                offset: c,
+            });
         }
         match parse_leaf(op) {
             Some(leaf) if children.is_empty() => Ok(leaf),
@@ -472,6 +491,26 @@ impl fmt::Display for VNode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.op_name())
     }
+}
+
+/// `.lo` / `.hi` after a uniform word or UBO block for a 16-bit half.
+fn half_suffix(half: Half) -> &'static str {
+    match half {
+        Half::Full => "",
+        Half::Lo => ".lo",
+        Half::Hi => ".hi",
+    }
+}
+
+/// `N`, `N.lo` or `N.hi`.
+fn word_half(text: &str) -> Option<(u32, Half)> {
+    let (n, half) = match text.split_once('.') {
+        None => (text, Half::Full),
+        Some((n, "lo")) => (n, Half::Lo),
+        Some((n, "hi")) => (n, Half::Hi),
+        Some(_) => return None,
+    };
+    Some((n.parse().ok()?, half))
 }
 
 #[cfg(test)]

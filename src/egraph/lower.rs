@@ -279,9 +279,14 @@ impl ProducerWalk<'_> {
                     op: op.clone(),
                     children,
                 }),
-            InstKind::LoadUniform { index } => Some(VNode::Uniform(*index)),
-            InstKind::LoadUbo { block, offset } => self.term(*offset).map(|o| VNode::Ubo {
+            InstKind::LoadUniform { index, half } => Some(VNode::Uniform(*index, *half)),
+            InstKind::LoadUbo {
+                block,
+                offset,
+                half,
+            } => self.term(*offset).map(|o| VNode::Ubo {
                 block: *block,
+                half: *half,
                 offset: [o],
             }),
             InstKind::LoadInput {
@@ -866,9 +871,14 @@ impl ConsumerWalk<'_> {
                     .map(|s| self.term(*s))
                     .collect::<Option<Vec<Id>>>()?,
             },
-            InstKind::LoadUniform { index } => VNode::Uniform(*index),
-            InstKind::LoadUbo { block, offset } => VNode::Ubo {
+            InstKind::LoadUniform { index, half } => VNode::Uniform(*index, *half),
+            InstKind::LoadUbo {
+                block,
+                offset,
+                half,
+            } => VNode::Ubo {
                 block: *block,
+                half: *half,
                 offset: [self.term(*offset)?],
             },
             InstKind::LoadSystemValue(sv) => VNode::SysVal(Side::Consumer, *sv),

@@ -280,9 +280,9 @@ fn node_type(n: &VNode, types: &[Ty]) -> Result<Ty, String> {
             let result = op.result_bits();
             Ty::Value(result.ok_or_else(|| format!("`{}` has no result", op.name))?)
         }
-        VNode::Uniform(_) => Ty::Value(BitSize::B32),
-        VNode::Ubo { offset, .. } => match value(offset[0])? {
-            BitSize::B32 => Ty::Value(BitSize::B32),
+        VNode::Uniform(_, half) => Ty::Value(crate::ir::half_bits(*half)),
+        VNode::Ubo { offset, half, .. } => match value(offset[0])? {
+            BitSize::B32 => Ty::Value(crate::ir::half_bits(*half)),
             b => {
                 return Err(format!(
                     "a UBO offset must be 32-bit, found {}-bit",
@@ -328,7 +328,7 @@ fn leaves(p: &Pattern<VNode>) -> BTreeSet<String> {
         .iter()
         .filter_map(|node| match node {
             ENodeOrVar::ENode(
-                n @ (VNode::Uniform(_)
+                n @ (VNode::Uniform(..)
                 | VNode::Input(_)
                 | VNode::VertexInput { .. }
                 | VNode::SysVal(..)

@@ -462,8 +462,18 @@ impl<'a, 'p> Body<'a, 'p> {
                 self.store_place(&p, Some(*vertex), *value)?;
                 None
             }
-            InstKind::LoadUniform { index } => Some(self.uniform_load(*index)?),
-            InstKind::LoadUbo { block, offset } => Some(self.ubo_load(*block, *offset)?),
+            InstKind::LoadUniform { index, half } => {
+                let w = self.uniform_load(*index)?;
+                Some(self.half_of(w, *half))
+            }
+            InstKind::LoadUbo {
+                block,
+                offset,
+                half,
+            } => {
+                let w = self.ubo_load(*block, *offset)?;
+                Some(self.half_of(w, *half))
+            }
             InstKind::LoadSystemValue(sv) => Some(self.system_value(*sv)?),
             InstKind::EmitVertex => {
                 self.effect(Op::EmitVertex, vec![]);
@@ -610,6 +620,31 @@ impl<'a, 'p> Body<'a, 'p> {
         }
         let ptr = self.op(Op::AccessChain, view.word_ptr, ops);
         Ok(self.op(Op::Load, u, vec![Operand::IdRef(ptr)]))
+    }
+
+    /// The loaded 32-bit word `w`, or one 16-bit half of it (the low half is at the
+    /// lower address): shifted down for `Hi`, then truncated by `OpUConvert`.
+    fn half_of(&mut self, w: u32, half: crate::ir::Half) -> u32 {
+        use crate::ir::Half;
+        let word = match half {
+            Half::Full => return w,
+            Half::Lo => w,
+            Half::Hi => {
+                let (u, sixteen) = (self.g.uint(32), self.g.u32(16));
+                self.op(
+                    Op::ShiftRightLogical,
+                    u,
+                    vec![Operand::IdRef(w), Operand::IdRef(sixteen)],
+                )
+            }
+        };
+        // 16-bit values are 16-bit integers to SPIR-V until an op reads them as floats
+        // (a bitcast), which the storage-only capabilities of a 16-bit UBO member do
+        // not allow: declare the arithmetic ones.
+        self.g.capability(Capability::Int16);
+        self.g.capability(Capability::Float16);
+        let u16 = self.g.uint(16);
+        self.op(Op::UConvert, u16, vec![Operand::IdRef(word)])
     }
 
     fn ubo_load(&mut self, block: u32, offset: Value) -> Result<u32, Error> {

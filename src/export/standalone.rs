@@ -149,7 +149,7 @@ fn gather(pipe: &Pipeline, shapes: [&Shapes; 2]) -> Result<Uses, Error> {
                     ssbo_max = Some(ssbo_max.map_or(b, |m| m.max(b)));
                 }
             }
-            InstKind::LoadUniform { index } => uniform_words = uniform_words.max(index + 1),
+            InstKind::LoadUniform { index, .. } => uniform_words = uniform_words.max(index + 1),
             _ => {}
         });
     }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::read::Read;
 use super::recipe::Ty;
 use crate::ir::{
-    AluOp, BitSize, IoSlot, OpaqueCode, OpaqueOp, OpaqueTy, Purity, Resource, ScalarTy,
+    AluOp, BitSize, Half, IoSlot, OpaqueCode, OpaqueOp, OpaqueTy, Purity, Resource, ScalarTy,
     ShaderBuilder, Slot, Stage, SystemValue, Value,
 };
 
@@ -40,6 +40,10 @@ enum Leaf {
     Input,
     Uniform,
     Ubo,
+    /// A 16-bit half of a uniform word.
+    Uniform16,
+    /// A 16-bit half of a UBO word.
+    Ubo16,
     ConstF,
     ConstH,
     ConstI,
@@ -125,7 +129,18 @@ const TABLE: &[(Node, PTy)] = &[
     (Node::FModConst, F32),
     (Node::Alu(AluOp::FMulz, &[F32, F32]), F32),
     (Node::Alu(AluOp::Sge, &[F32, F32]), F32),
+    (Node::Leaf(Leaf::Uniform16), F16),
+    (Node::Leaf(Leaf::Ubo16), F16),
 ];
+
+/// The half of a word a 16-bit uniform leaf reads, by its second operand.
+fn half_of(b: u16) -> Half {
+    if b.is_multiple_of(2) {
+        Half::Lo
+    } else {
+        Half::Hi
+    }
+}
 
 /// Which texture leaves become opaque operations instead, by their second operand
 /// choice (three in eight: one per purity class).
@@ -291,6 +306,8 @@ impl Gen {
             Leaf::Input => self.input_leaf(a),
             Leaf::Uniform => fixed(self.uniform(a)),
             Leaf::Ubo => fixed(self.ubo(a)),
+            Leaf::Uniform16 => fixed(self.uniform16(a, b)),
+            Leaf::Ubo16 => fixed(self.ubo16(a, b)),
             Leaf::ConstF => fixed(self.f32c(FLOATS[a as usize % FLOATS.len()])),
             Leaf::ConstH => {
                 let f = FLOATS[a as usize % FLOATS.len()];
@@ -312,14 +329,35 @@ impl Gen {
 
     /// A UBO word at a constant offset (a uniform word when there is no UBO).
     pub fn ubo(&mut self, a: u16) -> Value {
+        self.ubo_half(a, Half::Full)
+    }
+
+    /// A 16-bit half (`b` picks which) of a uniform word.
+    fn uniform16(&mut self, a: u16, b: u16) -> Value {
+        let index = u32::from(a) % self.uniforms;
+        self.b.uniform_half(index, half_of(b))
+    }
+
+    /// A 16-bit half of a UBO word (of a uniform word when there is no UBO).
+    fn ubo16(&mut self, a: u16, b: u16) -> Value {
         if self.ubo_words == 0 {
-            return self.uniform(a);
+            return self.uniform16(a, b);
+        }
+        self.ubo_half(a, half_of(b))
+    }
+
+    fn ubo_half(&mut self, a: u16, half: Half) -> Value {
+        if self.ubo_words == 0 {
+            let index = u32::from(a) % self.uniforms;
+            return self.b.uniform_half(index, half);
         }
         let offset = self.konst(BitSize::B32, (u32::from(a) % self.ubo_words) * 4);
-        self.b.inst(
-            crate::ir::InstKind::LoadUbo { block: 0, offset },
-            BitSize::B32,
-        )
+        let kind = crate::ir::InstKind::LoadUbo {
+            block: 0,
+            offset,
+            half,
+        };
+        self.b.inst(kind, crate::ir::half_bits(half))
     }
 
     /// A 32-bit float input of this stage: a VS attribute, a per-vertex input, a TES

@@ -233,6 +233,10 @@ pub(crate) fn buf_tree(
     Ok(match m.ty(ty)? {
         Ty::Bool => leaf(off, BitSize::B1),
         Ty::Int { width: 32, .. } | Ty::Float { width: 32 } => leaf(off, BitSize::B32),
+        // A 16-bit scalar is one half of the word holding it (`load_ubo B %w lo|hi`).
+        Ty::Int { width: 16, .. } | Ty::Float { width: 16 } if off.is_multiple_of(2) => {
+            leaf(off, BitSize::B16)
+        }
         Ty::Int { width: 64, .. } | Ty::Float { width: 64 } => wide(off)?,
         Ty::Vector { elem, n } => {
             let b = buf_tree(m, *elem, off, None, mk, depth + 1)?;
@@ -262,6 +266,7 @@ pub(crate) fn buf_tree(
             };
             let cell = |o: u32| match size {
                 8 => wide(o),
+                2 => Ok(leaf(o, BitSize::B16)),
                 _ => Ok(leaf(o, BitSize::B32)),
             };
             let mut kids = vec![];
@@ -330,16 +335,18 @@ pub(crate) fn buf_tree(
         }
         other => {
             return Err(m.err_plain(format!(
-                "type %{ty} ({other:?}) is not supported in a buffer (16-bit members are not)"
+                "type %{ty} ({other:?}) is not supported in a buffer (16-bit members must be 2-byte aligned)"
             )))
         }
     })
 }
 
-/// Bytes one scalar of a buffer member takes: 8 for 64-bit types, else 4.
+/// Bytes one scalar of a buffer member takes: 8 for 64-bit types, 2 for 16-bit
+/// ones, else 4.
 fn scalar_size(m: &Module, ty: u32) -> u32 {
     match m.ty(ty) {
         Ok(Ty::Int { width: 64, .. } | Ty::Float { width: 64 }) => 8,
+        Ok(Ty::Int { width: 16, .. } | Ty::Float { width: 16 }) => 2,
         _ => 4,
     }
 }

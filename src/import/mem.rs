@@ -10,7 +10,7 @@ use super::layout::{buf_tree, word_tree};
 use super::module::Ty;
 use super::tree::{Addr, Leaf, Scale, Tree};
 use super::val::{Idx, Ptr, Val};
-use crate::ir::{AluOp, BitSize, InstKind, Value};
+use crate::ir::{AluOp, BitSize, Half, InstKind, Value};
 use crate::Error;
 
 impl<'a> Translator<'a> {
@@ -396,14 +396,39 @@ impl<'a> Translator<'a> {
 
     fn load_buffer_leaf(&mut self, leaf: &Leaf) -> Result<Value, Error> {
         let dyn_off = leaf.dynamic.map(|d| d.0);
+        let wide = leaf.bits != BitSize::B16;
         let raw = match leaf.addr {
-            Addr::Word(w) => self
-                .e
-                .inst(InstKind::LoadUniform { index: w }, BitSize::B32),
-            Addr::Ubo { block, offset } => {
-                let off = self.byte_offset(offset, dyn_off)?;
+            Addr::Word(w) => {
+                let half = if wide { Half::Full } else { Half::Lo };
                 self.e
-                    .inst(InstKind::LoadUbo { block, offset: off }, BitSize::B32)
+                    .inst(InstKind::LoadUniform { index: w, half }, leaf.bits)
+            }
+            Addr::Ubo { block, offset } => {
+                // A 16-bit member is the half of its word the byte offset names; with
+                // a dynamic part of the offset that half is not known here.
+                let half =
+                    match (wide, offset % 4, dyn_off) {
+                        (true, _, _) => Half::Full,
+                        (false, _, Some(_)) => return Err(self.m.err_plain(
+                            "a 16-bit uniform buffer member indexed dynamically is not supported",
+                        )),
+                        (false, 0, None) => Half::Lo,
+                        (false, _, None) => Half::Hi,
+                    };
+                let off = self.byte_offset(if wide { offset } else { offset & !3 }, dyn_off)?;
+                self.e.inst(
+                    InstKind::LoadUbo {
+                        block,
+                        offset: off,
+                        half,
+                    },
+                    leaf.bits,
+                )
+            }
+            Addr::Ssbo { .. } if !wide => {
+                return Err(self
+                    .m
+                    .err_plain("16-bit storage buffer members are not supported"))
             }
             Addr::Ssbo { buffer, offset } => {
                 let addr = self.word_addr(offset, dyn_off)?;

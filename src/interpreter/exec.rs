@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{Diagnostic, Error};
 use crate::ir::{
-    eval_alu, walk, AluOp, BitSize, Block, Indirect, Inst, InstKind, InterpMode, IoSlot,
+    eval_alu, walk, AluOp, BitSize, Block, Half, Indirect, Inst, InstKind, InterpMode, IoSlot,
     KnownUniforms, Pipeline, Shader, SrcLoc, Stmt, SystemValue, UniformWord, Value, Visit, Xfb,
 };
 
@@ -402,8 +402,12 @@ impl<'s> Invocation<'s> {
                     None => undef,
                 }
             }
-            InstKind::LoadUniform { index } => world.uniform(*index),
-            InstKind::LoadUbo { block, offset } => world.ubo(*block, self.get(*offset, world)?),
+            InstKind::LoadUniform { index, half } => half_of(world.uniform(*index), *half),
+            InstKind::LoadUbo {
+                block,
+                offset,
+                half,
+            } => half_of(world.ubo(*block, self.get(*offset, world)?), *half),
             InstKind::LoadSystemValue(sv) => io.system_value(*sv, size),
             InstKind::Texture {
                 sampler,
@@ -602,4 +606,19 @@ fn nested_barrier(block: &Block) -> Option<Option<SrcLoc>> {
         }
     }
     None
+}
+
+/// The 32-bit word itself or one 16-bit half of it (little-endian: `Lo` is the lower
+/// address).
+fn half_of(word: Scalar, half: Half) -> Scalar {
+    let shift = match half {
+        Half::Full => return word,
+        Half::Lo => 0,
+        Half::Hi => 16,
+    };
+    Scalar {
+        bits: (word.bits >> shift) & 0xffff,
+        size: BitSize::B16,
+        defined: word.defined,
+    }
 }

@@ -103,14 +103,16 @@ impl Inputs {
         self.float(Tag::PatchInput, &[slot_key(slot), patch as u64], size)
     }
 
-    /// Word `index` of the default uniform block (a float).
+    /// Word `index` of the default uniform block (a float whose 16-bit halves are
+    /// finite halves too, see [`finite_halves`]).
     pub fn uniform(&self, index: u32) -> Scalar {
-        self.float(Tag::Uniform, &[index as u64], BitSize::B32)
+        finite_halves(self.float(Tag::Uniform, &[index as u64], BitSize::B32))
     }
 
-    /// The word at byte `offset` of uniform buffer `block` (a float).
+    /// The word at byte `offset` of uniform buffer `block` (a float whose 16-bit
+    /// halves are finite halves too).
     pub fn ubo(&self, block: u32, offset: u32) -> Scalar {
-        self.float(Tag::Ubo, &[block as u64, offset as u64], BitSize::B32)
+        finite_halves(self.float(Tag::Ubo, &[block as u64, offset as u64], BitSize::B32))
     }
 
     /// The initial content of word `addr` of storage buffer `buffer` (a float).
@@ -278,6 +280,20 @@ fn coordinate(bits: u32) -> f32 {
         bits as i32 as f32
     } else {
         f32::from_bits(bits)
+    }
+}
+
+/// A uniform or UBO word may also be read as two 16-bit halves (`load_uniform N.lo`).
+/// The high half of a float in the input range is a half-float in [1, 4) in magnitude
+/// or smaller (it carries the sign and exponent); the low half is mantissa bits, which
+/// read as a half-float can be anything up to infinity and NaN. Clearing the top bit
+/// of the low half's exponent field keeps it below 2 in magnitude, so 16-bit
+/// arithmetic on inputs stays finite (as the equivalence check requires) like 32-bit
+/// arithmetic does; the 32-bit float moves by less than 2^-8 of its value.
+fn finite_halves(word: Scalar) -> Scalar {
+    Scalar {
+        bits: word.bits & !0x4000,
+        ..word
     }
 }
 

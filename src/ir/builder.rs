@@ -2,8 +2,8 @@
 //! It infers bit sizes but does not check them; run the validator on the result.
 
 use super::{
-    AluOp, BitSize, Block, Indirect, Inst, InstKind, InterpMode, IoSlot, LoopPhi, Phi, Shader,
-    Stage, StageInfo, Stmt, SystemValue, Value, Xfb,
+    AluOp, BitSize, Block, Half, Indirect, Inst, InstKind, InterpMode, IoSlot, LoopPhi, Phi,
+    Shader, Stage, StageInfo, Stmt, SystemValue, Value, Xfb,
 };
 
 /// Builds one shader statement by statement. Control flow takes closures that build
@@ -197,13 +197,31 @@ impl ShaderBuilder {
 
     /// A 32-bit word of the default uniform block.
     pub fn uniform(&mut self, index: u32) -> Value {
-        self.inst(InstKind::LoadUniform { index }, BitSize::B32)
+        self.uniform_half(index, Half::Full)
+    }
+
+    /// A word of the default uniform block (`Half::Full`, 32 bits) or a 16-bit half.
+    pub fn uniform_half(&mut self, index: u32, half: Half) -> Value {
+        self.inst(InstKind::LoadUniform { index, half }, half_bits(half))
     }
 
     /// A 32-bit UBO load at a constant byte offset.
     pub fn ubo(&mut self, block: u32, offset: u32) -> Value {
+        self.ubo_half(block, offset, Half::Full)
+    }
+
+    /// A UBO load of the word at a constant byte offset (`Half::Full`) or of a 16-bit
+    /// half of it.
+    pub fn ubo_half(&mut self, block: u32, offset: u32, half: Half) -> Value {
         let offset = self.constant(BitSize::B32, offset);
-        self.inst(InstKind::LoadUbo { block, offset }, BitSize::B32)
+        self.inst(
+            InstKind::LoadUbo {
+                block,
+                offset,
+                half,
+            },
+            half_bits(half),
+        )
     }
 
     /// A system value.
@@ -290,5 +308,13 @@ fn slot_bits(slot: IoSlot) -> BitSize {
     match slot.half {
         super::Half::Full => BitSize::B32,
         _ => BitSize::B16,
+    }
+}
+
+/// The bit size of a load of a whole word (`Full`) or of one half of it.
+pub fn half_bits(half: Half) -> BitSize {
+    match half {
+        Half::Full => BitSize::B32,
+        Half::Lo | Half::Hi => BitSize::B16,
     }
 }

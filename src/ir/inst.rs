@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{AluOp, IoSlot, OpaqueOp, Purity, Value};
+use super::{AluOp, Half, IoSlot, OpaqueOp, Purity, Value};
 
 /// Interpolation of an FS input (perspective-correct or screen-linear).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -268,17 +268,22 @@ pub enum InstKind {
         /// Optional dynamic slot index.
         indirect: Option<Indirect>,
     },
-    /// A word of the default uniform block.
+    /// A word of the default uniform block, or one 16-bit half of it.
     LoadUniform {
         /// Word index into the pair's uniforms.
         index: u32,
+        /// `Full` for the 32-bit word, `Lo`/`Hi` for a 16-bit half of it.
+        half: Half,
     },
-    /// A load from a uniform buffer.
+    /// A load from a uniform buffer: the 32-bit word at a byte offset, or one 16-bit
+    /// half of it.
     LoadUbo {
         /// Block index.
         block: u32,
-        /// Byte offset value.
+        /// Byte offset value (of the word).
         offset: Value,
+        /// `Full` for the 32-bit word, `Lo`/`Hi` for a 16-bit half of it.
+        half: Half,
     },
     /// A system value.
     LoadSystemValue(SystemValue),

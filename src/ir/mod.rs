@@ -13,7 +13,7 @@ mod slot;
 mod stage;
 mod walk;
 
-pub use builder::ShaderBuilder;
+pub use builder::{half_bits, ShaderBuilder};
 pub use eval::{eval_alu, from_f32, to_f32, to_i32, unsign_zero_operands, zero_sign_matters};
 pub use inst::{Indirect, InstKind, Interp, InterpLoc, InterpMode, SystemValue, Xfb};
 pub use known::{KnownUniforms, UniformWord};

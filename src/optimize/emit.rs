@@ -246,10 +246,14 @@ impl Builder<'_> {
                 op: op.clone(),
                 srcs,
             },
-            VNode::Uniform(index) => InstKind::LoadUniform { index: *index },
-            VNode::Ubo { block, .. } => InstKind::LoadUbo {
+            VNode::Uniform(index, half) => InstKind::LoadUniform {
+                index: *index,
+                half: *half,
+            },
+            VNode::Ubo { block, half, .. } => InstKind::LoadUbo {
                 block: *block,
                 offset: only(&srcs)?,
+                half: *half,
             },
             VNode::Input(slot) => InstKind::LoadInput {
                 slot: *slot,
@@ -624,7 +628,7 @@ fn top_level_leaves(shader: &Shader) -> BTreeMap<VNode, Value> {
                 indirect: None,
             } => VNode::Input(*slot),
             InstKind::LoadSystemValue(sv) => VNode::SysVal(crate::egraph::Side::Producer, *sv),
-            InstKind::LoadUniform { index } => VNode::Uniform(*index),
+            InstKind::LoadUniform { index, half } => VNode::Uniform(*index, *half),
             InstKind::Const(c) => {
                 consts.insert(*r, *c);
                 continue;

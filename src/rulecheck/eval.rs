@@ -111,14 +111,15 @@ impl<'a> Eval<'a> {
                 self.alu(*op, &vals)?
             }
             VNode::Op { op, .. } => return Err(format!("cannot evaluate `{}`", op.name)),
-            VNode::Uniform(_) => self.leaf(n, 0)?,
-            VNode::Ubo { block, .. } => {
+            VNode::Uniform(..) => self.leaf(n, 0)?,
+            VNode::Ubo { block, half, .. } => {
                 let offset = self.scalar(kids[0], entry)?;
+                let size = crate::ir::half_bits(*half);
                 if !offset.defined {
-                    Scalar::undef(BitSize::B32)
+                    Scalar::undef(size)
                 } else {
-                    let name = format!("ubo:{block}:{}", offset.bits);
-                    self.leaf_value(&name, BitSize::B32, 0)
+                    let name = format!("ubo:{block}:{}:{half:?}", offset.bits);
+                    self.leaf_value(&name, size, 0)
                 }
             }
             VNode::VertexInput { .. } | VNode::Input(_) | VNode::Opaque { .. } if in_consumer => {

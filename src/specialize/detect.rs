@@ -211,10 +211,10 @@ impl<'s> Detector<'s> {
                 continue;
             }
             match self.defs.get(v.index()).copied().flatten() {
-                Some(InstKind::LoadUniform { index }) => {
+                Some(InstKind::LoadUniform { index, .. }) => {
                     words.insert(UniformWord::Uniform(*index));
                 }
-                Some(InstKind::LoadUbo { block, offset }) => {
+                Some(InstKind::LoadUbo { block, offset, .. }) => {
                     if let Class::Const(Some(o)) = self.class(*offset) {
                         words.insert(UniformWord::Ubo {
                             block: *block,

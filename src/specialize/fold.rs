@@ -6,8 +6,8 @@
 //! disagree with execution.
 
 use crate::ir::{
-    eval_alu, unsign_zero_operands, AluOp, BitSize, Block, Inst, InstKind, KnownUniforms, Phi,
-    Shader, Stmt, UniformWord, Value,
+    eval_alu, unsign_zero_operands, AluOp, BitSize, Block, Half, Inst, InstKind, KnownUniforms,
+    Phi, Shader, Stmt, UniformWord, Value,
 };
 use crate::renumber::map_kind;
 
@@ -196,14 +196,20 @@ impl Folder<'_> {
         let mask = self.bits[result.index()].mask();
         match kind {
             InstKind::Const(c) => Some(c & mask),
-            InstKind::LoadUniform { index } => self.inline(UniformWord::Uniform(*index), mask),
-            InstKind::LoadUbo { block, offset } => {
+            InstKind::LoadUniform { index, half } => {
+                self.inline(UniformWord::Uniform(*index), *half, mask)
+            }
+            InstKind::LoadUbo {
+                block,
+                offset,
+                half,
+            } => {
                 let offset = self.konst(*offset)?;
                 let word = UniformWord::Ubo {
                     block: *block,
                     offset,
                 };
-                self.inline(word, mask)
+                self.inline(word, *half, mask)
             }
             InstKind::Alu { op, srcs, .. } => {
                 let c = self.fold_alu(*op, srcs)?;
@@ -214,9 +220,11 @@ impl Folder<'_> {
         }
     }
 
-    fn inline(&mut self, word: UniformWord, mask: u32) -> Option<u32> {
+    /// The known word, or the 16-bit half of it a half load reads.
+    fn inline(&mut self, word: UniformWord, half: Half, mask: u32) -> Option<u32> {
         let v = self.known.get(word)?;
         *self.folds.inlined.entry(word).or_default() += 1;
+        let v = if half == Half::Hi { v >> 16 } else { v };
         Some(v & mask)
     }
 

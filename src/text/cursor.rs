@@ -4,7 +4,7 @@
 
 use std::str::FromStr;
 
-use crate::ir::{IoSlot, SrcLoc};
+use crate::ir::{Half, IoSlot, SrcLoc};
 
 use super::tree::{Node, NodeKind};
 use super::ParseError;
@@ -91,6 +91,23 @@ impl<'a> Cursor<'a> {
     pub fn number<T: TryFrom<u64>>(&mut self, what: &str) -> PResult<T> {
         let (text, loc) = self.atom(what)?;
         number(text, loc, what)
+    }
+
+    /// An unsigned word index with an optional 16-bit half: `N`, `N.lo` or `N.hi`.
+    pub fn word_half(&mut self, what: &str) -> PResult<(u32, Half)> {
+        let (text, loc) = self.atom(what)?;
+        let (digits, half) = match text.split_once('.') {
+            None => (text, Half::Full),
+            Some((d, "lo")) => (d, Half::Lo),
+            Some((d, "hi")) => (d, Half::Hi),
+            Some((_, h)) => {
+                return Err(ParseError::new(
+                    loc,
+                    format!("bad half `{h}` in `{text}`, expected lo or hi"),
+                ))
+            }
+        };
+        Ok((number(digits, loc, what)?, half))
     }
 
     /// A keyword of an enum with `FromStr`, listed in `choices` for the error.

@@ -2,8 +2,8 @@
 //! with their operands, optional indirect indexing and transform feedback.
 
 use crate::ir::{
-    AluOp, BitSize, Half, Indirect, InstKind, Interp, InterpLoc, InterpMode, IoSlot, SrcLoc,
-    SystemValue, Xfb,
+    half_bits, AluOp, BitSize, Half, Indirect, InstKind, Interp, InterpLoc, InterpMode, IoSlot,
+    SrcLoc, SystemValue, Xfb,
 };
 
 use super::cursor::{one_of, Cursor, PResult};
@@ -110,15 +110,30 @@ impl StmtParser<'_> {
                 )
             }
             "load_uniform" => {
-                let index = cur.number("a uniform word index")?;
-                let kind = InstKind::LoadUniform { index };
-                (kind, BitSize::B32, "(%v = load_uniform N)")
+                let (index, half) = cur.word_half("a uniform word index (`N`, `N.lo`, `N.hi`)")?;
+                let kind = InstKind::LoadUniform { index, half };
+                (kind, half_bits(half), "(%v = load_uniform N[.lo|.hi])")
             }
             "load_ubo" => {
                 let block = cur.number("a UBO block index")?;
                 let offset = self.operand(cur, "a byte offset (`%name`)")?;
-                let kind = InstKind::LoadUbo { block, offset };
-                (kind, BitSize::B32, "(%v = load_ubo BLOCK %offset)")
+                let half = if cur.eat("lo") {
+                    Half::Lo
+                } else if cur.eat("hi") {
+                    Half::Hi
+                } else {
+                    Half::Full
+                };
+                let kind = InstKind::LoadUbo {
+                    block,
+                    offset,
+                    half,
+                };
+                (
+                    kind,
+                    half_bits(half),
+                    "(%v = load_ubo BLOCK %offset [lo|hi])",
+                )
             }
             "load_system_value" => {
                 let names: Vec<&str> = SystemValue::ALL.iter().map(|s| s.keyword()).collect();

@@ -3,8 +3,8 @@
 //! the last line, every stage parameter spelled out, no comments.
 
 use crate::ir::{
-    walk, Indirect, Inst, InstKind, InterpMode, Pipeline, Shader, Stage, StageInfo, Stmt, Value,
-    Visit,
+    walk, Half, Indirect, Inst, InstKind, InterpMode, Pipeline, Shader, Stage, StageInfo, Stmt,
+    Value, Visit,
 };
 
 use super::inst::{COMPONENTS, INTERPS, INTERP_LOCS};
@@ -316,10 +316,21 @@ impl ShaderPrinter<'_> {
                 w.push(self.val(*vertex));
                 self.indirect(indirect, w);
             }
-            InstKind::LoadUniform { index } => w.push(index.to_string()),
-            InstKind::LoadUbo { block, offset } => {
+            InstKind::LoadUniform { index, half } => {
+                w.push(format!("{index}{}", half_suffix(*half)))
+            }
+            InstKind::LoadUbo {
+                block,
+                offset,
+                half,
+            } => {
                 w.push(block.to_string());
                 w.push(self.val(*offset));
+                match half {
+                    Half::Full => {}
+                    Half::Lo => w.push("lo".into()),
+                    Half::Hi => w.push("hi".into()),
+                }
             }
             InstKind::LoadSystemValue(sv) => w.push(sv.to_string()),
             InstKind::EmitVertex
@@ -375,4 +386,13 @@ fn interp_words(mode: InterpMode) -> [String; 2] {
 /// The ` (visible STAGE)` suffix of a resource only one stage may read.
 fn visible(only: Option<crate::ir::Reader>) -> String {
     only.map(|r| format!(" (visible {r})")).unwrap_or_default()
+}
+
+/// `.lo` / `.hi` after a word index for a 16-bit half, nothing for the whole word.
+fn half_suffix(half: Half) -> &'static str {
+    match half {
+        Half::Full => "",
+        Half::Lo => ".lo",
+        Half::Hi => ".hi",
+    }
 }

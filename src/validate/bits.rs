@@ -66,10 +66,10 @@ fn produced_bits(ctx: &mut Ctx<'_>, inst: &Inst) -> Option<BitSize> {
         | InstKind::LoadInterpolatedInput { slot, .. }
         | InstKind::LoadPerVertexInput { slot, .. }
         | InstKind::LoadOutput { slot, .. } => Some(slot_bits(*slot)),
-        InstKind::LoadUniform { .. }
-        | InstKind::LoadUbo { .. }
-        | InstKind::SsboLoad { .. }
-        | InstKind::Texture { .. } => Some(BitSize::B32),
+        InstKind::LoadUniform { half, .. } | InstKind::LoadUbo { half, .. } => {
+            Some(crate::ir::half_bits(*half))
+        }
+        InstKind::SsboLoad { .. } | InstKind::Texture { .. } => Some(BitSize::B32),
         InstKind::LoadSystemValue(sv) => Some(sv.bits()),
         InstKind::Opaque { op, .. } => op.result_bits(),
         InstKind::StoreOutput { .. }

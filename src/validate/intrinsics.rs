@@ -66,7 +66,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>, inst: &Inst) {
                 ctx.error(loc, msg);
             }
         }
-        InstKind::LoadUniform { index } if *index >= ctx.p.uniforms => {
+        InstKind::LoadUniform { index, .. } if *index >= ctx.p.uniforms => {
             let msg = format!(
                 "uniform word {index} is out of range; the pair declares {}",
                 count(ctx.p.uniforms as usize, "uniform word")
@@ -81,7 +81,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>, inst: &Inst) {
             );
             ctx.error(loc, msg);
         }
-        InstKind::LoadUbo { block, offset } => check_ubo(ctx, *block, *offset, loc),
+        InstKind::LoadUbo { block, offset, .. } => check_ubo(ctx, *block, *offset, loc),
         InstKind::LoadPerVertexInput { vertex, .. } => {
             if let Some((n, what)) = input_vertices(&ctx.shader.info) {
                 check_vertex(ctx, *vertex, n, "vertex index", what, loc);

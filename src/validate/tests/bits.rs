@@ -204,6 +204,7 @@ fn indirect_index_ubo_offset_and_ssbo_address_are_32_bit() {
         InstKind::LoadUbo {
             block: 0,
             offset: k,
+            half: crate::ir::Half::Full,
         },
         BitSize::B32,
     );

@@ -162,6 +162,7 @@ fn ubo_blocks_and_constant_offsets() {
         InstKind::LoadUbo {
             block: 0,
             offset: off,
+            half: crate::ir::Half::Full,
         },
         BitSize::B32,
     );
