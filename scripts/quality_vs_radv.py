@@ -108,7 +108,9 @@ def split_shader_test(path, stem):
 
 # ---------------------------------------------------------------- GLSL to SPIR-V
 
-VERSION = re.compile(r"^\s*#\s*version\s+(\d+)(\s+\w+)?", re.M)
+# `[ \t]`, not `\s`: the profile word is on the #version line, and `\s` would reach
+# across the line end and take (and, substituting, delete) the next line's first word.
+VERSION = re.compile(r"^[ \t]*#[ \t]*version[ \t]+(\d+)([ \t]+\w+)?", re.M)
 
 
 def rewrite_desktop(text, stage):
@@ -179,6 +181,71 @@ def spv_io(words):
     return io[STORAGE_INPUT], io[STORAGE_OUTPUT]
 
 
+OP_TYPE_INT, OP_TYPE_FLOAT, OP_TYPE_VECTOR, OP_TYPE_MATRIX = 21, 22, 23, 24
+OP_TYPE_ARRAY, OP_TYPE_POINTER, OP_CONSTANT = 28, 32, 43
+
+
+def input_slot_counts(words):
+    """{variable id: locations it occupies} of the module's Input variables: a 64-bit
+    3- or 4-component vector takes two, matrices and arrays one per column/element."""
+    types, consts, inputs = {}, {}, {}
+    i = 5
+    while i < len(words):
+        n, op = words[i] >> 16, words[i] & 0xFFFF
+        if n == 0:
+            break
+        w = words[i + 1:i + n]
+        if op in (OP_TYPE_INT, OP_TYPE_FLOAT):
+            types[w[0]] = ("scalar", w[1])
+        elif op == OP_TYPE_VECTOR:
+            types[w[0]] = ("vector", w[1], w[2])
+        elif op in (OP_TYPE_MATRIX, OP_TYPE_ARRAY):
+            types[w[0]] = ("many", w[1], w[2], op == OP_TYPE_ARRAY)
+        elif op == OP_TYPE_POINTER:
+            types[w[0]] = ("pointer", w[2])
+        elif op == OP_CONSTANT and len(w) >= 3:
+            consts[w[1]] = w[2]
+        elif op == OP_VARIABLE and w[2] == STORAGE_INPUT:
+            inputs[w[1]] = w[0]
+        i += n
+
+    def count(t):
+        kind = types.get(t, ("scalar", 32))
+        if kind[0] == "pointer":
+            return count(kind[1])
+        if kind[0] == "vector":
+            wide = types.get(kind[1], ("scalar", 32))[1] == 64
+            return 2 if wide and kind[2] > 2 else 1
+        if kind[0] == "many":
+            length = consts.get(kind[2], 1) if kind[3] else kind[2]
+            return length * count(kind[1])
+        return 1
+
+    return {v: count(t) for v, t in inputs.items()}
+
+
+def repack_vertex_inputs(path):
+    """Re-locates the VS inputs in location order so that none overlaps: glslang's
+    --aml gives a dvec3/dvec4 one location where Vulkan counts two, and RADV then
+    reads the overlapped attributes as undefined (and folds them away)."""
+    words = spv_words(path)
+    counts = input_slot_counts(words)
+    names, locs = {}, {}
+    i = 5
+    while i < len(words):
+        n, op = words[i] >> 16, words[i] & 0xFFFF
+        if n == 0:
+            break
+        if op == OP_DECORATE and n >= 4 and words[i + 2] == LOCATION and words[i + 1] in counts:
+            locs[words[i + 1]] = i + 3
+        i += n
+    next_free = 0
+    for vid, at in sorted(locs.items(), key=lambda kv: (words[kv[1]], kv[0])):
+        words[at] = next_free
+        next_free += counts[vid]
+    open(path, "wb").write(struct.pack(f"<{len(words)}I", *words))
+
+
 def match_locations(producer, consumer):
     """Rewrites the consumer's input locations to the producer's output locations of
     the same name (inputs without a producer output go past the producer's last)."""
@@ -216,6 +283,8 @@ def compile_set(files, out_dir, reuse=False):
         spv[s] = os.path.join(out_dir, f"{s}.spv")
         if not glslang(src, s, spv[s]):
             return None
+    if "vert" in spv:
+        repack_vertex_inputs(spv["vert"])
     for a, b in zip(chain, chain[1:]):
         match_locations(spv[a], spv[b])
     # `spirv-opt -O`, as `varysat import` does for GLSL (it merges early returns, which
