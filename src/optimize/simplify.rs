@@ -5,7 +5,8 @@
 //! branch, output stores that a later store of the same block overwrites unobserved
 //! are dropped (only the last store's inputs stay alive), and consumer loads of an
 //! output whose every store stores one constant (wherever the stores are: in loops,
-//! before each GS emit) read that constant.
+//! before each GS emit; a select between two equal constants counts as that constant)
+//! read that constant.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -27,8 +28,11 @@ pub(crate) fn simplify(p: &mut Pipeline) -> Vec<VaryingReport> {
     propagate_constant_outputs(p)
 }
 
-/// Known constant values: `const` instructions and ALU ops over known constants,
-/// folded with the interpreter's own `eval_alu` (defs precede uses in statement order).
+/// Known constant values: `const` instructions, ALU ops over known constants, folded
+/// with the interpreter's own `eval_alu` (defs precede uses in statement order), and
+/// selects between two equal constants whatever their condition (scalarizing a vector
+/// select such as `c ? vec4(1, 0, 0, 1) : vec4(0, 1, 0, 1)` leaves those in the lanes
+/// where both vectors agree).
 fn known_constants(s: &Shader) -> BTreeMap<Value, u32> {
     let mut known = BTreeMap::new();
     s.for_each_inst(|inst| {
@@ -36,6 +40,16 @@ fn known_constants(s: &Shader) -> BTreeMap<Value, u32> {
         match &inst.kind {
             InstKind::Const(bits) => {
                 known.insert(r, *bits);
+            }
+            InstKind::Alu {
+                op: AluOp::BCsel,
+                srcs,
+                ..
+            } if srcs.len() == 3
+                && known.get(&srcs[1]).is_some()
+                && known.get(&srcs[1]) == known.get(&srcs[2]) =>
+            {
+                known.insert(r, known[&srcs[1]]);
             }
             InstKind::Alu { op, srcs, .. } => {
                 let vals: Option<Vec<u32>> = srcs.iter().map(|v| known.get(v).copied()).collect();
@@ -493,6 +507,34 @@ mod tests {
         );
         fold_constant_ifs(&mut p.producer);
         assert!(crate::text::print(&p).contains("(if"));
+    }
+
+    #[test]
+    fn a_select_between_equal_constants_is_that_constant() {
+        let p = parse(
+            "(pair (producer vs
+               (%a = const 32 1.0) (%b = const 32 1.0) (%z = const 32 0)
+               (%c = load_input ATTR0.x) (%d = flt %c %a)
+               (%same = bcsel %d %a %b) (%differ = bcsel %d %a %z)
+               (store_output VAR0.x %same) (store_output VAR0.y %differ))
+             (consumer fs (%x = load_interpolated_input VAR0.x persp center)
+               (store_output DATA0.x %x)))",
+        );
+        let known = known_constants(&p.producer);
+        let mut selects = vec![];
+        p.producer.for_each_inst(|inst| {
+            if let InstKind::Alu {
+                op: AluOp::BCsel, ..
+            } = inst.kind
+            {
+                selects.extend(inst.result);
+            }
+        });
+        let [same, differ] = selects[..] else {
+            panic!("two selects: {selects:?}")
+        };
+        assert_eq!(known.get(&same), Some(&0x3f80_0000));
+        assert_eq!(known.get(&differ), None);
     }
 
     #[test]
