@@ -46,7 +46,7 @@ fn known_constants(s: &Shader) -> BTreeMap<Value, u32> {
                 srcs,
                 ..
             } if srcs.len() == 3
-                && known.get(&srcs[1]).is_some()
+                && known.contains_key(&srcs[1])
                 && known.get(&srcs[1]) == known.get(&srcs[2]) =>
             {
                 known.insert(r, known[&srcs[1]]);
