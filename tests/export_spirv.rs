@@ -7,6 +7,8 @@ use std::process::Command;
 
 use varysat::import::{import_files_with_modules, tool_available, ImportOptions, GLSLANG};
 
+mod export_support;
+
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/glsl")
 }
@@ -208,3 +210,63 @@ layout(location=1) in float v_p;
 layout(location=0) out vec4 o;
 void main() { o = vec4(v_k, v_p, 0.0, 1.0); }
 ";
+
+/// Transform feedback: every captured component is exported with its buffer,
+/// offset and the original stride (32, past the last capture's end at 20), also
+/// the one the fragment shader does not read (`v_only`, kept `no_varying`) and
+/// the position (a member of the `gl_PerVertex` block, captured through a
+/// variable of its own), and the module keeps the `Xfb` execution mode.
+#[test]
+fn transform_feedback_outputs_export_with_their_captures() {
+    if !tools() {
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-export-xfb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=1) in vec4 attr;
+out gl_PerVertex { layout(xfb_buffer=0, xfb_offset=0, xfb_stride=16) vec4 gl_Position; };
+layout(location=0, xfb_buffer=1, xfb_offset=0, xfb_stride=32) out vec3 v_a;
+layout(location=1, xfb_buffer=1, xfb_offset=16) out float v_only;
+layout(location=2) out float v_b;
+void main() {
+  gl_Position = pos;
+  v_a = attr.xyz * 2.0;
+  v_only = attr.w + 1.0;
+  v_b = attr.x * 2.0;
+}
+";
+    let fs = "#version 450
+layout(location=0) in vec3 v_a;
+layout(location=2) in float v_b;
+layout(location=0) out vec4 color;
+void main() { color = vec4(v_a, v_b); }
+";
+    let (a, b) = (dir.join("x.vert"), dir.join("x.frag"));
+    std::fs::write(&a, vs).expect("write vs");
+    std::fs::write(&b, fs).expect("write fs");
+    let ((pipe, _), (pm, cm)) =
+        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    let want: std::collections::BTreeSet<(u32, u32, u32)> =
+        [
+            (0, 0, 16),
+            (0, 4, 16),
+            (0, 8, 16),
+            (0, 12, 16),
+            (1, 0, 32),
+            (1, 4, 32),
+            (1, 8, 32),
+            (1, 16, 32),
+        ]
+        .into();
+    for (what, p) in [("round trip", &pipe), ("optimized", &outcome.pipeline)] {
+        let (x, y) = varysat::export::pipeline_to_spirv(p, &pm, &cm)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        validate(&x, &format!("{what} vs")).unwrap_or_else(|e| panic!("{e}"));
+        validate(&y, &format!("{what} fs")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(export_support::captures(&x), (want.clone(), true), "{what}");
+    }
+}

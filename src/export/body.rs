@@ -445,11 +445,16 @@ impl<'a, 'p> Body<'a, 'p> {
             InstKind::StoreOutput {
                 slot, value, xfb, ..
             } => {
-                if xfb.is_some() {
-                    return Err(fail("transform feedback outputs are not exported"));
+                if xfb.is_some() && !self.io.is_producer() {
+                    return Err(fail(format!(
+                        "{slot}: transform feedback of outputs to a stage outside the pair is not exported"
+                    )));
                 }
                 let p = self.io.place(self.g, *slot, true)?;
                 self.store_place(&p, None, *value)?;
+                if let Some(copy) = self.io.xfb_copy(self.g, *slot)? {
+                    self.store_place(&copy, None, *value)?;
+                }
                 None
             }
             InstKind::StorePerVertexOutput {
@@ -533,6 +538,12 @@ impl<'a, 'p> Body<'a, 'p> {
         let declared = declared_loc(self.plan, slot).unwrap_or(InterpLoc::Center);
         if loc == declared {
             return self.load_place(&p, None);
+        }
+        if p.scalar.bits != 32 {
+            return Err(fail(format!(
+                "{slot}: a 16-bit input read at {loc:?} is not exported (the GLSL.std.450 \
+                 interpolation functions take 32-bit floats)"
+            )));
         }
         let ptr = self.pointer(&p, None)?;
         let ext = self.g.glsl_std();

@@ -81,10 +81,12 @@ pub(crate) struct Plan {
     split: Split,
     clip_len: u32,
     cull_len: u32,
+    /// The producer's transform feedback captures.
+    pub xfb: super::xfb::Captures,
 }
 
 /// Whether a slot is carried by a SPIR-V built-in rather than a located variable.
-fn is_builtin_slot(s: Slot) -> bool {
+pub(crate) fn is_builtin_slot(s: Slot) -> bool {
     matches!(
         s,
         Slot::Pos
@@ -228,7 +230,18 @@ impl Plan {
             comps,
             clip_len,
             cull_len,
+            xfb: super::xfb::Captures::default(),
         })
+    }
+
+    /// The first location after every location of the plan.
+    fn end(&self) -> u32 {
+        self.locs
+            .values()
+            .chain(self.split.values())
+            .map(|l| l + 1)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Location and component of a user varying component.
@@ -380,6 +393,8 @@ pub(crate) struct StageIo<'a> {
     user: BTreeMap<IoSlot, Place>,
     builtins: BTreeMap<(BuiltIn, bool), u32>,
     attrs: BTreeMap<(Slot, u8), Place>,
+    /// Output variables carrying captures of built-in components.
+    xfb_copies: BTreeMap<IoSlot, Place>,
     vertex_builtins: (BuiltIn, BuiltIn),
 }
 
@@ -410,8 +425,14 @@ impl<'a> StageIo<'a> {
             user: BTreeMap::new(),
             builtins: BTreeMap::new(),
             attrs: original_slots(m, layout, producer)?,
+            xfb_copies: BTreeMap::new(),
             vertex_builtins,
         })
+    }
+
+    /// Whether this is the pair's producer.
+    pub fn is_producer(&self) -> bool {
+        self.producer
     }
 
     /// Every variable declared or kept (for the entry point's interface).
@@ -419,6 +440,7 @@ impl<'a> StageIo<'a> {
         let mut v: Vec<u32> = self.user.values().map(|p| p.var).collect();
         v.extend(self.builtins.values());
         v.extend(self.attrs.values().map(|p| p.var));
+        v.extend(self.xfb_copies.values().map(|p| p.var));
         v
     }
 
@@ -526,6 +548,9 @@ impl<'a> StageIo<'a> {
         if !self.producer && self.stage == Stage::Fragment {
             decorate_interp(g, var, info);
         }
+        if self.producer {
+            self.plan.xfb.decorate(g, var, slot);
+        }
         g.name(var, &format!("{}", slot).replace('.', "_"));
         let p = Place {
             var,
@@ -536,6 +561,39 @@ impl<'a> StageIo<'a> {
         };
         self.user.insert(slot, p.clone());
         Ok(p)
+    }
+
+    /// The output variable that carries the capture of a built-in component
+    /// (see `xfb`), or `None` when `slot` needs none: its own variable carries it.
+    pub fn xfb_copy(&mut self, g: &mut Globals, slot: IoSlot) -> Result<Option<Place>, Error> {
+        if !self.producer || !is_builtin_slot(slot.slot) || self.plan.xfb.of(slot).is_none() {
+            return Ok(None);
+        }
+        if let Some(p) = self.xfb_copies.get(&slot) {
+            return Ok(Some(p.clone()));
+        }
+        let (at, comp) = super::xfb::builtin_capture_place(&self.plan.xfb, slot)?;
+        let scalar = self.builtin_place(g, slot, StorageClass::Output)?.scalar;
+        let ptr_ty = {
+            let elem = scalar.ty(g);
+            g.ptr(StorageClass::Output, elem)
+        };
+        let var = g.variable(ptr_ty, StorageClass::Output);
+        g.decorate(var, Decoration::Location, &[self.plan.end() + at]);
+        if comp != 0 {
+            g.decorate(var, Decoration::Component, &[comp]);
+        }
+        self.plan.xfb.decorate(g, var, slot);
+        g.name(var, &format!("xfb_{slot}").replace('.', "_"));
+        let p = Place {
+            var,
+            class: StorageClass::Output,
+            per_vertex: false,
+            path: vec![],
+            scalar,
+        };
+        self.xfb_copies.insert(slot, p.clone());
+        Ok(Some(p))
     }
 
     fn builtin_place(

@@ -19,6 +19,7 @@ mod globals;
 mod iface;
 mod resources;
 mod standalone;
+mod xfb;
 
 use std::path::Path;
 
@@ -144,7 +145,8 @@ fn export(
         pipe,
         uniform_block: standalone.and_then(|s| s.uniform_block),
     };
-    let plan = iface::Plan::new(pipe)?;
+    let mut plan = iface::Plan::new(pipe)?;
+    plan.xfb = xfb::Captures::new(&pipe.producer, &p)?;
     let pw = stage(&sides, &plan, &pipe.producer, true)?;
     let cw = stage(&sides, &plan, &pipe.consumer, false)?;
     Ok((pw, cw))
@@ -166,6 +168,9 @@ fn stage(
     let mut io = iface::StageIo::new(plan, shader, m, layout, producer)?;
     io.declare_all(&mut g)?;
     let f = body::Body::new(&mut g, &mut io, &mut res, plan, shader).emit()?;
+    if producer {
+        plan.xfb.finish(&mut g);
+    }
     let mut interface = io.vars();
     interface.extend(res.view_vars());
     interface.extend(

@@ -24,8 +24,11 @@ pub const POSITION_ATTR: u8 = 8;
 /// - no 16-bit varyings (they become 32-bit): lavapipe of Mesa 22.3.6 aborts in
 ///   LLVM (`Cannot emit physreg copy instruction`) compiling a pair with 16-bit
 ///   inputs and outputs; 16-bit arithmetic inside a stage stays;
-/// - no transform feedback and no dynamically indexed varying arrays: the
-///   exporter does not write them (an export error, docs/export.md);
+/// - no transform feedback: a module declaring the `Xfb` execution mode needs
+///   the `transformFeedback` feature of `VK_EXT_transform_feedback`, which the
+///   harness does not enable, and it would not compare the captured buffers;
+/// - no dynamically indexed varying arrays: the exporter does not write them
+///   (an export error, docs/export.md);
 /// - no `noperspective` colours: the generator reads those with GL's shade-model
 ///   interpolation (`color`), which SPIR-V cannot express; they are read smooth;
 /// - no `BFCn` outputs: Vulkan has no two-sided colour selection, so a fragment

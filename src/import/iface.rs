@@ -55,7 +55,9 @@ impl<'a> Translator<'a> {
             };
         }
         if let Some(b) = d.builtin {
-            return Ok((self.builtin_tree(b, ty, g.class, &d)?, pv));
+            let mut t = self.builtin_tree(b, ty, g.class, &d)?;
+            self.capture_builtin(&mut t, d.xfb_buffer, d.offset)?;
+            return Ok((t, pv));
         }
         if let Ty::Struct { members } = self.m.ty(ty)?.clone() {
             let any_builtin =
@@ -65,7 +67,11 @@ impl<'a> Translator<'a> {
                 for (i, mt) in members.iter().enumerate() {
                     let md = self.m.member_deco(ty, i as u32);
                     match md.builtin {
-                        Some(b) => kids.push(self.builtin_tree(b, *mt, g.class, &md)?),
+                        Some(b) => {
+                            let mut t = self.builtin_tree(b, *mt, g.class, &md)?;
+                            self.capture_builtin(&mut t, d.xfb_buffer, md.offset)?;
+                            kids.push(t);
+                        }
                         None => {
                             return Err(self
                                 .m
@@ -118,6 +124,30 @@ impl<'a> Translator<'a> {
         let comp = d.component.unwrap_or(0);
         let tree = self.loc_tree(ty, 0, comp, &d, &ctx, &mut xfb_off, Some((ty, first)), 0)?;
         Ok((tree, pv))
+    }
+
+    /// Marks the outputs of a built-in captured by transform feedback (the
+    /// variable's `XfbBuffer`, the variable's or block member's `Offset`): its
+    /// scalars in order, 4 bytes each from the offset.
+    fn capture_builtin(
+        &self,
+        t: &mut Tree,
+        buffer: Option<u32>,
+        offset: Option<u32>,
+    ) -> Result<(), Error> {
+        let (Some(b), Some(mut off)) = (buffer, offset) else {
+            return Ok(());
+        };
+        let b = u8::try_from(b).map_err(|_| self.m.err_plain("xfb buffer out of range"))?;
+        t.map_leaves(&mut |leaf| {
+            if let Addr::Io { xfb, .. } = &mut leaf.addr {
+                let o = u16::try_from(off).map_err(|_| "xfb offset out of range")?;
+                *xfb = Some((b, o));
+                off += 4;
+            }
+            Ok(())
+        })
+        .map_err(|e| self.m.err_plain(e))
     }
 
     fn struct_members_patch(&self, ty: u32) -> bool {

@@ -70,6 +70,7 @@ pub(crate) struct Decos {
     pub buffer_block: bool,
     pub no_contraction: bool,
     pub xfb_buffer: Option<u32>,
+    pub xfb_stride: Option<u32>,
     pub index: Option<u32>,
     pub spec_id: Option<u32>,
 }
@@ -546,6 +547,7 @@ fn apply_deco(d: &mut Decos, deco: Decoration, inst: &Instruction, at: usize) {
         Decoration::BufferBlock => d.buffer_block = true,
         Decoration::NoContraction => d.no_contraction = true,
         Decoration::XfbBuffer => d.xfb_buffer = lit,
+        Decoration::XfbStride => d.xfb_stride = lit,
         Decoration::Index => d.index = lit,
         Decoration::SpecId => d.spec_id = lit,
         _ => {}

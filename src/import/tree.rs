@@ -96,7 +96,8 @@ impl Tree {
         }
     }
 
-    fn map_leaves(
+    /// Applies `f` to every leaf, in order, until it fails.
+    pub fn map_leaves(
         &mut self,
         f: &mut dyn FnMut(&mut Leaf) -> Result<(), String>,
     ) -> Result<(), String> {

@@ -1,0 +1,151 @@
+//! Transform feedback of an exported producer: which stored components are
+//! captured at which buffer and byte offset, the stride of each buffer, the
+//! decorations that say so, and the `Xfb` execution mode.
+//!
+//! The IR captures single components (`(xfb BUF OFFSET)` on a store) while
+//! SPIR-V captures whole variables. The pair's own varyings are one scalar
+//! variable per component, so each is decorated where it is declared; a
+//! built-in (`Position` is one `vec4`) would be captured whole, so a captured
+//! component of a built-in slot is also stored to an output variable of its own
+//! that carries the capture (at a location after the pair's, which the consumer
+//! does not declare).
+
+use std::collections::BTreeMap;
+
+use rspirv::dr::{Instruction, Operand};
+use rspirv::spirv::{Capability, Decoration, ExecutionMode, Op};
+
+use super::context::fail;
+use super::globals::Globals;
+use crate::import::module::Module;
+use crate::ir::{BitSize, Half, InstKind, IoSlot, Shader, Slot, Xfb};
+use crate::Error;
+
+/// The captures of the producer's stores.
+#[derive(Default)]
+pub(crate) struct Captures {
+    by_slot: BTreeMap<IoSlot, Xfb>,
+    strides: BTreeMap<u8, u32>,
+}
+
+impl Captures {
+    /// The captures `producer` stores; a buffer's stride is the original
+    /// module's `XfbStride` where it declared one (the record may end in padding
+    /// or in components the optimizer removed), else the end of its last capture.
+    pub fn new(producer: &Shader, original: &Module) -> Result<Captures, Error> {
+        let mut by_slot: BTreeMap<IoSlot, Xfb> = BTreeMap::new();
+        let mut uncaptured = vec![];
+        let mut err = None;
+        producer.for_each_inst(|i| {
+            if let InstKind::StoreOutput { slot, xfb, value, .. } = &i.kind {
+                match xfb {
+                    None => uncaptured.push(*slot),
+                    Some(x) => {
+                        if producer.bits(*value) == BitSize::B16 || slot.half != Half::Full {
+                            // The importer counts 4 bytes per component; a 16-bit
+                            // capture writes 2.
+                            err.get_or_insert(format!(
+                                "{slot}: 16-bit transform feedback captures are not exported"
+                            ));
+                        }
+                        match by_slot.insert(*slot, *x) {
+                            Some(old) if old != *x => {
+                                err.get_or_insert(format!(
+                                    "{slot} is captured by transform feedback at two places"
+                                ));
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        });
+        if let Some(s) = uncaptured.iter().find(|s| by_slot.contains_key(s)) {
+            err.get_or_insert(format!(
+                "{s} is stored both with and without transform feedback capture"
+            ));
+        }
+        if let Some(e) = err {
+            return Err(fail(e));
+        }
+        let mut strides: BTreeMap<u8, u32> = BTreeMap::new();
+        for x in by_slot.values() {
+            let end = x.offset as u32 + 4;
+            let s = strides.entry(x.buffer).or_insert(0);
+            *s = (*s).max(end);
+        }
+        for d in original.decos.values().chain(original.member_decos.values()) {
+            if let (Some(b), Some(st)) = (d.xfb_buffer, d.xfb_stride) {
+                if let Some(s) = u8::try_from(b).ok().and_then(|b| strides.get_mut(&b)) {
+                    *s = (*s).max(st);
+                }
+            }
+        }
+        Ok(Captures { by_slot, strides })
+    }
+
+    /// Whether anything is captured.
+    pub fn any(&self) -> bool {
+        !self.by_slot.is_empty()
+    }
+
+    /// The capture of a stored component, if any.
+    pub fn of(&self, slot: IoSlot) -> Option<Xfb> {
+        self.by_slot.get(&slot).copied()
+    }
+
+    /// The captured components of built-in slots, in order.
+    pub fn builtin_slots(&self) -> impl Iterator<Item = IoSlot> + '_ {
+        self.by_slot
+            .keys()
+            .copied()
+            .filter(|s| super::iface::is_builtin_slot(s.slot))
+    }
+
+    /// Decorates `var` as the capture of `slot` (nothing when it is not captured).
+    pub fn decorate(&self, g: &mut Globals, var: u32, slot: IoSlot) {
+        let Some(x) = self.of(slot) else {
+            return;
+        };
+        let stride = self.strides.get(&x.buffer).copied().unwrap_or(0);
+        g.decorate(var, Decoration::XfbBuffer, &[x.buffer as u32]);
+        g.decorate(var, Decoration::XfbStride, &[stride]);
+        g.decorate(var, Decoration::Offset, &[x.offset as u32]);
+    }
+
+    /// Declares the capability and the `Xfb` execution mode when anything is
+    /// captured (an original module that captured declares them already).
+    pub fn finish(&self, g: &mut Globals) {
+        if !self.any() {
+            return;
+        }
+        g.capability(Capability::TransformFeedback);
+        let has_mode = g.m.execution_modes.iter().any(|i| {
+            matches!(
+                i.operands.get(1),
+                Some(Operand::ExecutionMode(ExecutionMode::Xfb))
+            )
+        });
+        if !has_mode {
+            // The entry id is re-targeted when the module is finished.
+            g.m.execution_modes.push(Instruction::new(
+                Op::ExecutionMode,
+                None,
+                None,
+                vec![Operand::IdRef(0), Operand::ExecutionMode(ExecutionMode::Xfb)],
+            ));
+        }
+    }
+}
+
+/// The location offset (from the first free location) and component of the
+/// capture variable of a built-in component: one location per built-in slot.
+pub(crate) fn builtin_capture_place(caps: &Captures, slot: IoSlot) -> Result<(u32, u32), Error> {
+    let mut families: Vec<Slot> = caps.builtin_slots().map(|s| s.slot).collect();
+    families.dedup();
+    let at = families
+        .iter()
+        .position(|s| *s == slot.slot)
+        .ok_or_else(|| fail(format!("{slot} is not captured")))?;
+    Ok((at as u32, slot.comp as u32))
+}
