@@ -250,18 +250,17 @@ void main() { color = vec4(v_a, v_b); }
     let ((pipe, _), (pm, cm)) =
         import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
     let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
-    let want: std::collections::BTreeSet<(u32, u32, u32)> =
-        [
-            (0, 0, 16),
-            (0, 4, 16),
-            (0, 8, 16),
-            (0, 12, 16),
-            (1, 0, 32),
-            (1, 4, 32),
-            (1, 8, 32),
-            (1, 16, 32),
-        ]
-        .into();
+    let want: std::collections::BTreeSet<(u32, u32, u32)> = [
+        (0, 0, 16),
+        (0, 4, 16),
+        (0, 8, 16),
+        (0, 12, 16),
+        (1, 0, 32),
+        (1, 4, 32),
+        (1, 8, 32),
+        (1, 16, 32),
+    ]
+    .into();
     for (what, p) in [("round trip", &pipe), ("optimized", &outcome.pipeline)] {
         let (x, y) = varysat::export::pipeline_to_spirv(p, &pm, &cm)
             .unwrap_or_else(|e| panic!("{what}: {e}"));

@@ -125,7 +125,11 @@ fn transform_feedback_captures_export_as_written() {
         let (vs, fs) = varysat::export::standalone_to_spirv(p).unwrap_or_else(|e| panic!("{e}"));
         validate(&vs, &format!("{what} vs")).unwrap_or_else(|e| panic!("{e}"));
         validate(&fs, &format!("{what} fs")).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(export_support::captures(&vs), (want.clone(), true), "{what}");
+        assert_eq!(
+            export_support::captures(&vs),
+            (want.clone(), true),
+            "{what}"
+        );
     }
 }
 

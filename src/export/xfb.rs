@@ -37,7 +37,10 @@ impl Captures {
         let mut uncaptured = vec![];
         let mut err = None;
         producer.for_each_inst(|i| {
-            if let InstKind::StoreOutput { slot, xfb, value, .. } = &i.kind {
+            if let InstKind::StoreOutput {
+                slot, xfb, value, ..
+            } = &i.kind
+            {
                 match xfb {
                     None => uncaptured.push(*slot),
                     Some(x) => {
@@ -74,7 +77,11 @@ impl Captures {
             let s = strides.entry(x.buffer).or_insert(0);
             *s = (*s).max(end);
         }
-        for d in original.decos.values().chain(original.member_decos.values()) {
+        for d in original
+            .decos
+            .values()
+            .chain(original.member_decos.values())
+        {
             if let (Some(b), Some(st)) = (d.xfb_buffer, d.xfb_stride) {
                 if let Some(s) = u8::try_from(b).ok().and_then(|b| strides.get_mut(&b)) {
                     *s = (*s).max(st);
@@ -132,7 +139,10 @@ impl Captures {
                 Op::ExecutionMode,
                 None,
                 None,
-                vec![Operand::IdRef(0), Operand::ExecutionMode(ExecutionMode::Xfb)],
+                vec![
+                    Operand::IdRef(0),
+                    Operand::ExecutionMode(ExecutionMode::Xfb),
+                ],
             ));
         }
     }

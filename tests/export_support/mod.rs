@@ -12,7 +12,11 @@ use rspirv::spirv::{Decoration, ExecutionMode, Op};
 pub fn captures(words: &[u32]) -> (BTreeSet<(u32, u32, u32)>, bool) {
     let m = rspirv::dr::load_words(words).expect("the module parses");
     let mut decos: BTreeMap<u32, [Option<u32>; 3]> = BTreeMap::new();
-    for a in m.annotations.iter().filter(|a| a.class.opcode == Op::Decorate) {
+    for a in m
+        .annotations
+        .iter()
+        .filter(|a| a.class.opcode == Op::Decorate)
+    {
         let (Some(Operand::IdRef(id)), Some(Operand::Decoration(d))) =
             (a.operands.first(), a.operands.get(1))
         else {
