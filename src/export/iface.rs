@@ -572,7 +572,14 @@ impl<'a> StageIo<'a> {
         if let Some(p) = self.xfb_copies.get(&slot) {
             return Ok(Some(p.clone()));
         }
-        let (at, comp) = super::xfb::builtin_capture_place(&self.plan.xfb, slot)?;
+        // One location per captured built-in slot, the component its own.
+        let mut families: Vec<Slot> = (self.plan.xfb.slots())
+            .filter(|s| is_builtin_slot(s.slot))
+            .map(|s| s.slot)
+            .collect();
+        families.dedup();
+        let at = families.iter().position(|s| *s == slot.slot).unwrap_or(0) as u32;
+        let comp = slot.comp as u32;
         let scalar = self.builtin_place(g, slot, StorageClass::Output)?.scalar;
         let ptr_ty = {
             let elem = scalar.ty(g);

@@ -18,7 +18,7 @@ use rspirv::spirv::{Capability, Decoration, ExecutionMode, Op};
 use super::context::fail;
 use super::globals::Globals;
 use crate::import::module::Module;
-use crate::ir::{BitSize, Half, InstKind, IoSlot, Shader, Slot, Xfb};
+use crate::ir::{BitSize, Half, InstKind, IoSlot, Shader, Xfb};
 use crate::Error;
 
 /// The captures of the producer's stores.
@@ -101,12 +101,9 @@ impl Captures {
         self.by_slot.get(&slot).copied()
     }
 
-    /// The captured components of built-in slots, in order.
-    pub fn builtin_slots(&self) -> impl Iterator<Item = IoSlot> + '_ {
-        self.by_slot
-            .keys()
-            .copied()
-            .filter(|s| super::iface::is_builtin_slot(s.slot))
+    /// The captured components, in order.
+    pub fn slots(&self) -> impl Iterator<Item = IoSlot> + '_ {
+        self.by_slot.keys().copied()
     }
 
     /// Decorates `var` as the capture of `slot` (nothing when it is not captured).
@@ -146,16 +143,4 @@ impl Captures {
             ));
         }
     }
-}
-
-/// The location offset (from the first free location) and component of the
-/// capture variable of a built-in component: one location per built-in slot.
-pub(crate) fn builtin_capture_place(caps: &Captures, slot: IoSlot) -> Result<(u32, u32), Error> {
-    let mut families: Vec<Slot> = caps.builtin_slots().map(|s| s.slot).collect();
-    families.dedup();
-    let at = families
-        .iter()
-        .position(|s| *s == slot.slot)
-        .ok_or_else(|| fail(format!("{slot} is not captured")))?;
-    Ok((at as u32, slot.comp as u32))
 }
