@@ -671,8 +671,14 @@ fn slot_features(p: &Pipeline, f: &mut BTreeSet<String>) {
             Slot::Pntc | Slot::PrimitiveId if fs => {
                 f.insert("fixed-function FS input".into());
             }
+            Slot::TessLevelOuter | Slot::TessLevelInner => {
+                f.insert("tess level read by the TES".into());
+            }
             s if !fs && s.class() == varysat::ir::SlotClass::SysVal => {
                 f.insert("system-value slot into a non-FS consumer".into());
+                if s == Slot::ClipVertex {
+                    f.insert("CLIP_VERTEX into a non-FS consumer".into());
+                }
             }
             _ => {}
         }
@@ -973,6 +979,8 @@ fn every_feature_is_generated() {
             "back colour read as COLn",
             "fixed-function FS input",
             "system-value slot into a non-FS consumer",
+            "CLIP_VERTEX into a non-FS consumer",
+            "tess level read by the TES",
         ]
         .map(String::from),
     );

@@ -25,9 +25,18 @@ struct SlotUse {
 pub(crate) struct Layout {
     used: BTreeMap<Slot, SlotUse>,
     next_array: u8,
+    /// The consumer is an FS, which cannot read `CLIP_VERTEX`.
+    fs_consumer: bool,
 }
 
 impl Layout {
+    /// An empty layout for a pair whose consumer is an FS or not.
+    pub fn new(fs_consumer: bool) -> Layout {
+        Layout {
+            fs_consumer,
+            ..Layout::default()
+        }
+    }
     fn counted_slots(&self) -> usize {
         let arrays = usize::from(self.next_array);
         arrays + self.used.keys().filter(|s| !s.is_patch()).count()
@@ -44,7 +53,7 @@ impl Layout {
         skip: u8,
     ) -> Option<IoSlot> {
         let mut skip = skip;
-        for slot in candidates(family, patch, ty) {
+        for slot in candidates(family, patch, ty, self.fs_consumer) {
             // COLn and BFCn are one FS input: one family per n, so that the FS reads
             // each COLn component one way.
             let partner = match slot {
@@ -92,7 +101,7 @@ impl Layout {
     }
 }
 
-fn candidates(family: Family, patch: bool, ty: Ty) -> Vec<Slot> {
+fn candidates(family: Family, patch: bool, ty: Ty, fs_consumer: bool) -> Vec<Slot> {
     if patch {
         return (0..32).map(Slot::Patch).collect();
     }
@@ -100,6 +109,16 @@ fn candidates(family: Family, patch: bool, ty: Ty) -> Vec<Slot> {
         (Family::Tex, Ty::F32) => (0..8).map(Slot::Tex).collect(),
         (Family::Col, Ty::F32) => (0..2).map(Slot::Col).collect(),
         (Family::Bfc, Ty::F32) => (0..2).map(Slot::Bfc).collect(),
+        // CLIP_VERTEX first when it may be read: its vec4 holds the most values, so
+        // the family reaches it as often as it reaches anything.
+        (Family::SysVal, _) if !fs_consumer => vec![
+            Slot::ClipVertex,
+            Slot::ClipDist(false),
+            Slot::CullDist(true),
+            Slot::Psiz,
+            Slot::Layer,
+            Slot::Viewport,
+        ],
         (Family::SysVal, _) => vec![
             Slot::ClipDist(false),
             Slot::CullDist(true),

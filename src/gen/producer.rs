@@ -59,7 +59,7 @@ pub(crate) fn build(r: &Recipe, info: StageInfo, consumer: Stage) -> Produced {
         to_fs: consumer == Stage::Fragment,
         xfb_next: [0, 0],
     };
-    let mut layout = Layout::default();
+    let mut layout = Layout::new(consumer == Stage::Fragment);
     let mut planned = vec![];
     for spec in &r.outputs {
         planned.extend(plan_output(&mut g, &mut ctx, &mut layout, spec));
