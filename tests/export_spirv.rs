@@ -269,3 +269,80 @@ void main() { color = vec4(v_a, v_b); }
         assert_eq!(export_support::captures(&x), (want.clone(), true), "{what}");
     }
 }
+
+/// 64-bit attributes: the importer reads a `dvec3` attribute as six 32-bit
+/// components over two locations (and a `double` varying as two flat words);
+/// the export reads each word back out of the kept 64-bit attribute (`OpBitcast`
+/// to `uvec2`), and rebuilds the 64-bit operands of the opaque conversions from
+/// their words. Round trip and optimized pass `spirv-val`.
+#[test]
+fn sixty_four_bit_attributes_export_as_words_of_the_original() {
+    if !tools() {
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-export-f64-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=1) in dvec3 dattr;
+layout(location=3) in float after;
+layout(location=0) out float v_a;
+layout(location=1) flat out double v_d;
+void main() {
+  gl_Position = pos;
+  v_a = float(dattr.y) * 2.0 + after;
+  v_d = dattr.z;
+}
+";
+    let fs = "#version 450
+layout(location=0) in float v_a;
+layout(location=1) flat in double v_d;
+layout(location=0) out vec4 color;
+void main() { color = vec4(v_a, float(v_d), 0.0, 1.0); }
+";
+    let (a, b) = (dir.join("d.vert"), dir.join("d.frag"));
+    std::fs::write(&a, vs).expect("write vs");
+    std::fs::write(&b, fs).expect("write fs");
+    let ((pipe, _), (pm, cm)) =
+        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    for (what, p) in [("round trip", &pipe), ("optimized", &outcome.pipeline)] {
+        let (x, y) = varysat::export::pipeline_to_spirv(p, &pm, &cm)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        validate(&x, &format!("{what} vs")).unwrap_or_else(|e| panic!("{e}"));
+        validate(&y, &format!("{what} fs")).unwrap_or_else(|e| panic!("{e}"));
+        use rspirv::dr::Operand;
+        use rspirv::spirv::{Decoration, Op, StorageClass};
+        let m = rspirv::dr::load_words(&x).expect("parses");
+        // The attributes stay as they were: pos, the dvec3 (locations 1-2), the
+        // float at 3.
+        let inputs: Vec<u32> = m
+            .types_global_values
+            .iter()
+            .filter(|i| i.class.opcode == Op::Variable)
+            .filter(|i| i.operands.first() == Some(&Operand::StorageClass(StorageClass::Input)))
+            .filter_map(|i| i.result_id)
+            .collect();
+        let mut locs: Vec<u32> = m
+            .annotations
+            .iter()
+            .filter(|a| a.operands.get(1) == Some(&Operand::Decoration(Decoration::Location)))
+            .filter(|a| matches!(a.operands[0], Operand::IdRef(id) if inputs.contains(&id)))
+            .filter_map(|a| match a.operands.get(2) {
+                Some(Operand::LiteralBit32(l)) => Some(*l),
+                _ => None,
+            })
+            .collect();
+        locs.sort_unstable();
+        assert_eq!(locs, [0, 1, 3], "{what}");
+        let ops: Vec<Op> = m
+            .functions
+            .iter()
+            .flat_map(|f| &f.blocks)
+            .flat_map(|b| &b.instructions)
+            .map(|i| i.class.opcode)
+            .collect();
+        assert!(ops.contains(&Op::FConvert), "{what}: the f64 -> f32 conversion");
+    }
+}

@@ -401,15 +401,51 @@ impl<'a, 'p> Body<'a, 'p> {
         let ptr = self.pointer(p, vertex)?;
         let ty = p.scalar.ty(self.g);
         let v = self.op(Op::Load, ty, vec![Operand::IdRef(ptr)]);
+        if let Some(w) = p.word {
+            // One 32-bit word of a 64-bit scalar: its bits as a uvec2.
+            let words = self.words_ty();
+            let pair = self.op(Op::Bitcast, words, vec![Operand::IdRef(v)]);
+            let u = self.g.uint(32);
+            return Ok(self.op(
+                Op::CompositeExtract,
+                u,
+                vec![Operand::IdRef(pair), Operand::LiteralBit32(w)],
+            ));
+        }
         Ok(self.carried_value(v, p.scalar))
     }
 
     fn store_place(&mut self, p: &Place, vertex: Option<Value>, value: Value) -> Result<(), Error> {
         let ptr = self.pointer(p, vertex)?;
         let v = self.val(value)?;
-        let v = self.declared_value(v, p.scalar);
+        let v = match p.word {
+            // One word of a 64-bit output: the other word is kept.
+            Some(w) => {
+                let ty = p.scalar.ty(self.g);
+                let old = self.op(Op::Load, ty, vec![Operand::IdRef(ptr)]);
+                let words = self.words_ty();
+                let pair = self.op(Op::Bitcast, words, vec![Operand::IdRef(old)]);
+                let new = self.op(
+                    Op::CompositeInsert,
+                    words,
+                    vec![
+                        Operand::IdRef(v),
+                        Operand::IdRef(pair),
+                        Operand::LiteralBit32(w),
+                    ],
+                );
+                self.op(Op::Bitcast, ty, vec![Operand::IdRef(new)])
+            }
+            None => self.declared_value(v, p.scalar),
+        };
         self.effect(Op::Store, vec![Operand::IdRef(ptr), Operand::IdRef(v)]);
         Ok(())
+    }
+
+    /// `uvec2`, the two words of a 64-bit scalar.
+    fn words_ty(&mut self) -> u32 {
+        let u = self.g.uint(32);
+        self.g.vec(u, 2)
     }
 
     /// Emits one instruction; false when it ends the block (discard).
@@ -958,15 +994,8 @@ impl<'a, 'p> Body<'a, 'p> {
     /// An opaque operation: its SPIR-V instruction rebuilt from the operand groups
     /// (one instruction per block for all components of one result).
     fn opaque(&mut self, op: &OpaqueOp, srcs: &[Value]) -> Result<Option<u32>, Error> {
-        // A 64-bit value is carried as two 32-bit words; rebuilding the 64-bit
-        // SPIR-V value from them (and the Float64/Int64 capabilities) is not done.
-        let wide = op.args.iter().chain(op.result.as_ref().map(|r| &r.0));
-        if wide.into_iter().any(|t| t.scalar.is_wide()) {
-            return Err(fail(format!(
-                "opaque `{}` on 64-bit values is not exported",
-                op.name
-            )));
-        }
+        // A 64-bit value is carried as two 32-bit words (low first): operands are
+        // rebuilt from them (`opaque_value`), results split into them below.
         let ids = srcs
             .iter()
             .map(|s| self.val(*s))
@@ -991,6 +1020,12 @@ impl<'a, 'p> Body<'a, 'p> {
         let Some((rt, comp)) = op.result else {
             return Ok(None);
         };
+        // For a 64-bit result the IR value is word `comp % 2` of component `comp / 2`.
+        let (comp, word) = if rt.scalar.is_wide() {
+            (comp / 2, Some(comp as u32 % 2))
+        } else {
+            (comp, None)
+        };
         let s = opaque_scalar(rt.scalar);
         let sty = s.ty(self.g);
         let v = if rt.components() == 1 {
@@ -1005,6 +1040,13 @@ impl<'a, 'p> Body<'a, 'p> {
             ops.extend(path);
             self.op(Op::CompositeExtract, sty, ops)
         };
+        if let Some(w) = word {
+            let words = self.words_ty();
+            let pair = self.op(Op::Bitcast, words, vec![Operand::IdRef(v)]);
+            let u = self.g.uint(32);
+            let ops = vec![Operand::IdRef(pair), Operand::LiteralBit32(w)];
+            return Ok(Some(self.op(Op::CompositeExtract, u, ops)));
+        }
         Ok(Some(self.carried_value(v, s)))
     }
 
@@ -1025,7 +1067,7 @@ impl<'a, 'p> Body<'a, 'p> {
         }
         let mut next = 0;
         for a in &op.args {
-            let n = a.components();
+            let n = a.words();
             let part = ids
                 .get(next..next + n)
                 .ok_or_else(|| fail(format!("opaque `{}` has too few operands", op.name)))?;
@@ -1062,7 +1104,11 @@ impl<'a, 'p> Body<'a, 'p> {
     /// A value of an opaque operand type built from carried scalars.
     fn opaque_value(&mut self, t: OpaqueTy, ids: &[u32]) -> u32 {
         let s = opaque_scalar(t.scalar);
-        let parts: Vec<u32> = ids.iter().map(|i| self.declared_value(*i, s)).collect();
+        let parts: Vec<u32> = if t.scalar.is_wide() {
+            ids.chunks(2).map(|w| self.wide_scalar(w, s)).collect()
+        } else {
+            ids.iter().map(|i| self.declared_value(*i, s)).collect()
+        };
         if parts.len() == 1 {
             return parts[0];
         }
@@ -1087,6 +1133,20 @@ impl<'a, 'p> Body<'a, 'p> {
             ty,
             cols.into_iter().map(Operand::IdRef).collect(),
         )
+    }
+
+    /// A 64-bit scalar of type `s` from its two carried words (low first).
+    fn wide_scalar(&mut self, words: &[u32], s: Scalar) -> u32 {
+        let cap = match s.num {
+            Num::Float => Capability::Float64,
+            _ => Capability::Int64,
+        };
+        self.g.capability(cap);
+        let pair_ty = self.words_ty();
+        let parts = words.iter().map(|w| Operand::IdRef(*w)).collect();
+        let pair = self.op(Op::CompositeConstruct, pair_ty, parts);
+        let ty = s.ty(self.g);
+        self.op(Op::Bitcast, ty, vec![Operand::IdRef(pair)])
     }
 
     /// Builds a value of numeric type `ty` from carried scalars.

@@ -382,6 +382,9 @@ pub(crate) struct Place {
     pub path: Vec<u32>,
     /// Declared scalar type at the end of the path.
     pub scalar: Scalar,
+    /// For a 64-bit scalar, the 32-bit word (0 low, 1 high) the IR's component is:
+    /// the importer reads a 64-bit attribute or output as two 32-bit components.
+    pub word: Option<u32>,
 }
 
 /// Declared variables of one stage.
@@ -558,6 +561,7 @@ impl<'a> StageIo<'a> {
             per_vertex: vlen.is_some(),
             path: vec![],
             scalar,
+            word: None,
         };
         self.user.insert(slot, p.clone());
         Ok(p)
@@ -598,6 +602,7 @@ impl<'a> StageIo<'a> {
             per_vertex: false,
             path: vec![],
             scalar,
+            word: None,
         };
         self.xfb_copies.insert(slot, p.clone());
         Ok(Some(p))
@@ -649,6 +654,7 @@ impl<'a> StageIo<'a> {
             per_vertex: vlen.is_some(),
             path,
             scalar,
+            word: None,
         })
     }
 
@@ -744,6 +750,7 @@ impl<'a> StageIo<'a> {
             per_vertex: false,
             path,
             scalar,
+            word: None,
         }
     }
 }
@@ -809,7 +816,7 @@ fn original_slots(
         }
         let mut leaves = vec![];
         flatten(m, ty, loc, d.component.unwrap_or(0), vec![], &mut leaves, 0)?;
-        for (l, c, path, scalar) in leaves {
+        for (l, c, path, scalar, word) in leaves {
             let slot = family(u8::try_from(l).map_err(|_| fail("location out of range"))?);
             out.insert(
                 (slot, c as u8),
@@ -819,6 +826,7 @@ fn original_slots(
                     per_vertex,
                     path,
                     scalar,
+                    word,
                 },
             );
         }
@@ -826,7 +834,9 @@ fn original_slots(
     Ok(out)
 }
 
-type Leaf = (u32, u32, Vec<u32>, Scalar);
+/// Location, component, path to the scalar, its declared type, and for a 64-bit
+/// scalar which 32-bit word of it the component is.
+type Leaf = (u32, u32, Vec<u32>, Scalar, Option<u32>);
 
 fn flatten(
     m: &Module,
@@ -855,29 +865,31 @@ fn flatten(
     };
     let t = m.ty(ty)?.clone();
     if let Some(s) = scalar(&t) {
-        if s.bits > 32 {
-            return Err(fail("64-bit attributes and outputs are not exported"));
-        }
-        out.push((loc, comp, path, s));
+        push_scalar(out, loc, comp, path, s);
         return Ok(1);
     }
     match t {
         Ty::Vector { elem, n } => {
             let s = scalar(m.ty(elem)?).ok_or_else(|| fail("vector of a non-numeric type"))?;
+            // A 64-bit component takes two words, continuing in the next location
+            // past the fourth (a `dvec3` uses two), as the importer lays it out.
+            let words = if s.bits == 64 { 2 } else { 1 };
             for i in 0..n {
                 let mut p = path.clone();
                 p.push(i);
-                out.push((loc, comp + i, p, s));
+                let w = comp + words * i;
+                push_scalar(out, loc + w / 4, w % 4, p, s);
             }
-            Ok(1)
+            Ok((comp + words * n).div_ceil(4).max(1))
         }
         Ty::Matrix { col, n } => {
+            let mut used = 0;
             for i in 0..n {
                 let mut p = path.clone();
                 p.push(i);
-                flatten(m, col, loc + i, comp, p, out, depth + 1)?;
+                used += flatten(m, col, loc + used, comp, p, out, depth + 1)?;
             }
-            Ok(n)
+            Ok(used)
         }
         Ty::Array { elem, len } => {
             let mut used = 0;
@@ -891,5 +903,16 @@ fn flatten(
         _ => Err(fail(format!(
             "attribute or output type %{ty} is not exported"
         ))),
+    }
+}
+
+/// One scalar's leaves: itself, or the two 32-bit words of a 64-bit scalar at
+/// components `comp` and `comp + 1`.
+fn push_scalar(out: &mut Vec<Leaf>, loc: u32, comp: u32, path: Vec<u32>, s: Scalar) {
+    if s.bits == 64 {
+        out.push((loc, comp, path.clone(), s, Some(0)));
+        out.push((loc, comp + 1, path, s, Some(1)));
+    } else {
+        out.push((loc, comp, path, s, None));
     }
 }
