@@ -343,6 +343,9 @@ void main() { color = vec4(v_a, float(v_d), 0.0, 1.0); }
             .flat_map(|b| &b.instructions)
             .map(|i| i.class.opcode)
             .collect();
-        assert!(ops.contains(&Op::FConvert), "{what}: the f64 -> f32 conversion");
+        assert!(
+            ops.contains(&Op::FConvert),
+            "{what}: the f64 -> f32 conversion"
+        );
     }
 }
