@@ -323,3 +323,47 @@ fn colour_interpolation_follows_the_shade_model() {
         "{err}"
     );
 }
+
+/// A VS → FS pair reading `value` flat from `flat_slot` beside an interpolated
+/// attribute in VAR0.x (read `interp_use` way), under the last provoking vertex.
+fn mixed_slot_pair(value: &str, flat_slot: &str, interp_use: &str) -> Pipeline {
+    parse(&format!(
+        "(pair
+  (producer vs
+    (topology triangles)
+    (%p = load_input ATTR0.x)
+    (%a = load_input ATTR1.x)
+    (%n = load_input ATTR2.x)
+    (%iid = load_system_value instance_id)
+    (store_output POS.x %p)
+    (store_output VAR0.x %a)
+    (store_output {flat_slot} {value}))
+  (consumer fs
+    (provoking last)
+    (%x = load_interpolated_input VAR0.x persp center)
+    (%k = load_input {flat_slot})
+    {interp_use}
+    (store_output DATA1.x %k)))"
+    ))
+}
+
+#[test]
+fn a_flat_read_in_an_interpolated_vec4_sees_the_first_vertex() {
+    let live = "(store_output DATA0.x %x)";
+    // Hardware interpolates per attribute: VAR0 is not flat-shaded, so a flat read of
+    // VAR0.y gets the first vertex, not the provoking (last) one. Packing a per-vertex
+    // value there changes what the FS reads; the interpreter sees it.
+    let own_vec4 = mixed_slot_pair("%n", "VAR1.x", live);
+    let mixed = mixed_slot_pair("%n", "VAR0.y", live);
+    let why = equivalent(&own_vec4, &mixed).expect_err("first vs provoking vertex");
+    assert!(why.contains("mismatch"), "{why}");
+    // A value equal at every vertex reads the same either way: what the packer may mix.
+    let own_vec4 = mixed_slot_pair("%iid", "VAR1.x", live);
+    let mixed = mixed_slot_pair("%iid", "VAR0.y", live);
+    equivalent(&own_vec4, &mixed).expect("a convergent value mixes");
+    // An interpolated load that reaches nothing does not make VAR0 interpolated (the
+    // driver removes it first): the flat read sees the provoking vertex again.
+    let own_vec4 = mixed_slot_pair("%n", "VAR1.x", "");
+    let dead = mixed_slot_pair("%n", "VAR0.y", "");
+    equivalent(&own_vec4, &dead).expect("no live interpolated read");
+}

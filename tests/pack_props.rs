@@ -29,6 +29,8 @@ enum Kind {
     Interp,
     Flat,
     Conv,
+    /// Convergent, read flat.
+    ConvFlat,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -40,7 +42,12 @@ struct Spec {
 
 fn spec() -> impl Strategy<Value = Spec> {
     (
-        prop_oneof![Just(Kind::Interp), Just(Kind::Flat), Just(Kind::Conv)],
+        prop_oneof![
+            Just(Kind::Interp),
+            Just(Kind::Flat),
+            Just(Kind::Conv),
+            Just(Kind::ConvFlat)
+        ],
         any::<bool>(),
         0..MODES.len(),
     )
@@ -48,11 +55,14 @@ fn spec() -> impl Strategy<Value = Spec> {
 }
 
 fn options() -> impl Strategy<Value = PackOptions> {
-    (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(f, c, p)| PackOptions {
-        flexible_interp: f,
-        convergent_fill: c,
-        pack_16bit: p,
-        ..PackOptions::default()
+    (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(f, c, m, p)| {
+        PackOptions {
+            flexible_interp: f,
+            convergent_fill: c,
+            mix_convergent_flat: m,
+            pack_16bit: p,
+            ..PackOptions::default()
+        }
     })
 }
 
@@ -78,13 +88,15 @@ fn to_v(i: usize, s: &Spec, perm: &[u8]) -> V {
         Kind::Interp => V::interp(slot, MODES[s.mode]),
         Kind::Flat => V::flat(slot),
         Kind::Conv => V::conv(slot, MODES[s.mode]),
+        Kind::ConvFlat => V::conv_flat(slot),
     }
 }
 
 /// Whether these items may share one vec4 under the rules, derived from the rule text
 /// (not from the packer): capacity, no flat with interpolated, no fp16 with fp32
 /// interpolation, one mode per vec4 unless flexible; convergent items go anywhere
-/// their width fits (as flat when filling is off).
+/// their width fits (as flat when filling is off; read flat, only where the hardware
+/// reads a flat component of an interpolated vec4).
 fn feasible(block: &[Spec], o: &PackOptions) -> bool {
     let n32 = block.iter().filter(|s| !s.fp16).count();
     let n16 = block.len() - n32;
@@ -94,6 +106,8 @@ fn feasible(block: &[Spec], o: &PackOptions) -> bool {
     }
     let eff = |s: &Spec| match s.kind {
         Kind::Conv if !o.convergent_fill => Kind::Flat,
+        Kind::ConvFlat if !(o.mix_convergent_flat && o.convergent_fill) => Kind::Flat,
+        Kind::ConvFlat => Kind::Conv,
         k => k,
     };
     let interps: Vec<&Spec> = block.iter().filter(|s| eff(s) == Kind::Interp).collect();
@@ -177,7 +191,7 @@ proptest! {
         }
 
         // Rules per vec4, read off the packed consumer's loads.
-        let mut per_vec4: BTreeMap<Slot, Vec<(Read, bool)>> = BTreeMap::new();
+        let mut per_vec4: BTreeMap<Slot, Vec<(Read, bool, Kind)>> = BTreeMap::new();
         for (v, s) in vs.iter().zip(&items) {
             let new = layout.map[&v.slot];
             let reads = loads_of(&out, new);
@@ -185,16 +199,22 @@ proptest! {
             if s.kind != Kind::Conv {
                 prop_assert_eq!(reads[0], v.reads[0]);
             }
-            per_vec4.entry(new.slot).or_default().push((reads[0], v.fp16()));
+            per_vec4.entry(new.slot).or_default().push((reads[0], v.fp16(), s.kind));
         }
         for (slot, reads) in &per_vec4 {
-            let flat = reads.iter().any(|(r, _)| *r == Read::Flat);
-            let interp: Vec<_> = reads.iter().filter(|(r, _)| *r != Read::Flat).collect();
+            // A convergent value read flat may sit in an interpolated vec4 only where
+            // the hardware reads one component flat, and only beside its own width.
+            let mixable = |k: Kind| k == Kind::ConvFlat && o.mix_convergent_flat && o.convergent_fill;
+            let flat = reads.iter().any(|(r, _, k)| *r == Read::Flat && !mixable(*k));
+            let interp: Vec<_> = reads.iter().filter(|(r, _, _)| *r != Read::Flat).collect();
             prop_assert!(!flat || interp.is_empty(), "{slot} mixes flat and interpolated");
-            let fp16: BTreeSet<bool> = interp.iter().map(|(_, h)| *h).collect();
+            let fp16: BTreeSet<bool> = interp.iter().map(|(_, h, _)| *h).collect();
             prop_assert!(fp16.len() <= 1, "{slot} mixes fp16 and fp32 interpolation");
+            if let Some((_, h, _)) = interp.first() {
+                prop_assert!(reads.iter().all(|(_, w, _)| w == h), "{slot} mixes widths");
+            }
             if !o.flexible_interp {
-                let modes: BTreeSet<_> = interp.iter().map(|(r, _)| *r).collect();
+                let modes: BTreeSet<_> = interp.iter().map(|(r, _, _)| *r).collect();
                 prop_assert!(modes.len() <= 1, "{slot} mixes modes");
             }
         }
@@ -231,6 +251,18 @@ fn brute_force_agrees_with_hand_counts() {
     };
     assert_eq!(brute_force(&[i32_(0), i32_(1)], &strict), 2);
     assert_eq!(brute_force(&[i32_(0), i32_(1)], &o), 1);
+    // A convergent value read flat fills an interpolated hole only where mixing is on.
+    let conv_flat = Spec {
+        kind: Kind::ConvFlat,
+        ..flat
+    };
+    let three = [i32_(0), i32_(0), i32_(0), conv_flat];
+    assert_eq!(brute_force(&three, &o), 1);
+    let unmixed = PackOptions {
+        mix_convergent_flat: false,
+        ..o.clone()
+    };
+    assert_eq!(brute_force(&three, &unmixed), 2);
 }
 
 /// A VS → GS pair storing `n32` 32-bit and `n16` 16-bit varyings at spread-out

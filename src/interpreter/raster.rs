@@ -2,7 +2,10 @@
 //! their barycentrics and clip w, and interpolation of the producer's outputs.
 //!
 //! - perspective: `f = Σ(λk·fk/wk) / Σ(λk/wk)`; linear: `f = Σ λk·fk`; flat: the
-//!   provoking vertex. Plain IEEE f32 arithmetic (an Inf with weight 0 gives NaN).
+//!   provoking vertex, except in a vec4 slot the FS also reads interpolated (with a
+//!   live load), where a flat read gets the first vertex (interpolation is per attribute in hardware;
+//!   AMD reads such a component with `v_interp_mov` of P0). Plain IEEE f32
+//!   arithmetic (an Inf with weight 0 gives NaN).
 //! - centre, centroid and sample locations each have their own seeded barycentrics.
 //! - `at_offset dx dy` moves the centre barycentrics by the linear map
 //!   [`offset_barycentrics`]; `at_sample i` uses the offset `SAMPLE_OFFSETS[i]`
@@ -16,10 +19,12 @@
 //!   a back-facing primitive read `BFCn` for `COLn`; with clamping on (also seeded)
 //!   colours are clamped to `[0, 1]` per vertex before interpolation.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::error::Error;
 use crate::ir::{
-    BitSize, Interp, InterpLoc, InterpMode, IoSlot, ProvokingVertex, Shader, Slot, Stage,
-    StageInfo, SystemValue,
+    walk, BitSize, InstKind, Interp, InterpLoc, InterpMode, IoSlot, ProvokingVertex, Shader,
+    Slot, Stage, StageInfo, Stmt, SystemValue, Value, Visit,
 };
 
 use super::exec::{Invocation, StageIo, StoreHow, World};
@@ -134,6 +139,8 @@ struct FsIo<'a> {
     ff: FixedFunction,
     vertices: &'a [&'a Outputs],
     provoking: usize,
+    /// The vec4 slots the FS reads interpolated somewhere (see [`interpolated_slots`]).
+    interpolated: &'a BTreeSet<Slot>,
     info: &'a FragmentInfo,
     prim: u32,
     frag: u32,
@@ -233,6 +240,12 @@ impl StageIo for FsIo<'_> {
         if let Some(s) = self.fixed_function_input(slot, size) {
             return s;
         }
+        // A flat read of one component of an interpolated vec4 (AMD's v_interp_mov
+        // of P0) reads the primitive's first vertex, whichever vertex provokes: only
+        // a value equal at every vertex reads the same as a flat input.
+        if self.interpolated.contains(&slot.slot) {
+            return self.at_vertex(0, slot, size);
+        }
         self.at_vertex(self.provoking, slot, size)
     }
 
@@ -278,6 +291,72 @@ impl StageIo for FsIo<'_> {
     }
 }
 
+/// The vec4 slots an FS reads interpolated with a live load (an indirect read: every
+/// slot of its array). Hardware sets interpolation per attribute (vec4): such an
+/// attribute is not flat-shaded, so a flat read of one of its components cannot see
+/// the provoking vertex. A load whose value reaches nothing is left out, as the
+/// driver's dead-code elimination would remove it before deciding; so are colour
+/// slots read with the shade model (flat shading then covers the whole attribute).
+fn interpolated_slots(fs: &Shader) -> BTreeSet<Slot> {
+    let live = live_values(fs);
+    let mut slots = BTreeSet::new();
+    fs.for_each_inst(|inst| {
+        if let InstKind::LoadInterpolatedInput {
+            slot,
+            mode,
+            indirect,
+            ..
+        } = &inst.kind
+        {
+            if mode.interp == Interp::Color || !inst.result.is_some_and(|r| live.contains(&r)) {
+                return;
+            }
+            let len = indirect.as_ref().map_or(1, |i| u32::from(i.len));
+            slots.extend((0..len).filter_map(|k| slot.slot.offset(k)));
+        }
+    });
+    slots
+}
+
+/// The values of `s` that reach an effect (a store, a discard, any instruction with
+/// side effects), a branch condition or a loop's next iteration, through any chain of
+/// operands and phis.
+fn live_values(s: &Shader) -> BTreeSet<Value> {
+    let mut deps: BTreeMap<Value, Vec<Value>> = BTreeMap::new();
+    let mut work: Vec<Value> = vec![];
+    let mut it = walk(&s.body);
+    while let Some(visit) = it.next() {
+        match visit {
+            Visit::Enter(Stmt::Inst(inst)) => match inst.result {
+                Some(r) if !inst.kind.has_side_effects() => {
+                    deps.insert(r, inst.kind.operands());
+                }
+                _ => work.extend(inst.kind.operands()),
+            },
+            Visit::Enter(Stmt::If { cond, phis, .. }) => {
+                work.push(*cond);
+                for phi in phis {
+                    deps.insert(phi.dst, vec![phi.then_val, phi.else_val]);
+                }
+            }
+            Visit::Enter(Stmt::Loop { phis, .. }) => {
+                for phi in phis {
+                    deps.insert(phi.dst, vec![phi.init]);
+                }
+            }
+            Visit::Enter(Stmt::Continue { args, .. }) => work.extend(args.iter().copied()),
+            _ => {}
+        }
+    }
+    let mut live = BTreeSet::new();
+    while let Some(v) = work.pop() {
+        if live.insert(v) {
+            work.extend(deps.get(&v).into_iter().flatten().copied());
+        }
+    }
+    live
+}
+
 /// Settings of rasterization.
 pub(crate) struct RasterConfig {
     pub fragments_per_primitive: usize,
@@ -299,6 +378,7 @@ pub(crate) fn rasterize(
         _ => ProvokingVertex::First,
     };
     let producer_is_gs = world.pipeline.producer.stage() == Stage::Geometry;
+    let interpolated = interpolated_slots(fs);
     for (p, verts) in prims.iter().take(cfg.max_primitives).enumerate() {
         let p = p as u32;
         let n = verts.len();
@@ -325,6 +405,7 @@ pub(crate) fn rasterize(
                     ProvokingVertex::First => 0,
                     ProvokingVertex::Last => n.saturating_sub(1),
                 },
+                interpolated: &interpolated,
                 info: &info,
                 prim: p,
                 frag: f,

@@ -159,6 +159,7 @@ impl State<'_> {
                 vec![Tier::ConvergentInterp, Tier::Flat, Tier::Open]
             }
             Class::Convergent => vec![Tier::Flat, Tier::Open],
+            Class::ConvergentFlat => vec![Tier::ConvergentInterp, Tier::Flat, Tier::Open],
             Class::Tail => vec![Tier::Tail],
         }
     }
@@ -167,7 +168,10 @@ impl State<'_> {
         match (tier, kind) {
             (Tier::Interp(k), BinKind::Interp { fp16, key }) => *fp16 == item.fp16 && key == k,
             (Tier::ConvergentInterp, BinKind::Interp { fp16, key }) => {
-                *fp16 == item.fp16 && convergent_mode(key, self.opts.flexible_interp).is_some()
+                // Flat reads take no interpolation mode: any such vec4 of their width.
+                let flat_reads = item.class == Class::ConvergentFlat;
+                *fp16 == item.fp16
+                    && (flat_reads || convergent_mode(key, self.opts.flexible_interp).is_some())
             }
             (Tier::Flat, BinKind::Flat) | (Tier::Tail, BinKind::Tail) => true,
             (Tier::Open, BinKind::Open) => true,

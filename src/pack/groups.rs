@@ -55,6 +55,10 @@ pub(crate) enum Class {
     Flat,
     /// Read interpolated but convergent: fits interpolated holes or flat vec4s.
     Convergent,
+    /// Read flat only and convergent, where the hardware may read a flat component of
+    /// an interpolated vec4 ([`PackOptions::mix_convergent_flat`]): fits interpolated
+    /// holes (its loads stay flat) or flat vec4s.
+    ConvergentFlat,
     /// Stored but not read by the consumer.
     Tail,
 }
@@ -84,8 +88,8 @@ impl Item {
             (Class::Interp(_), true) => Group::Interp16,
             (Class::Flat, false) => Group::Flat32,
             (Class::Flat, true) => Group::Flat16,
-            (Class::Convergent, false) => Group::Convergent32,
-            (Class::Convergent, true) => Group::Convergent16,
+            (Class::Convergent | Class::ConvergentFlat, false) => Group::Convergent32,
+            (Class::Convergent | Class::ConvergentFlat, true) => Group::Convergent16,
             (Class::Tail, false) => Group::XfbOnly32,
             (Class::Tail, true) => Group::XfbOnly16,
         }
@@ -233,8 +237,13 @@ fn make_item(
     let interpolated = quals.iter().any(|q| *q != Qual::Flat);
     let class = if live.is_empty() {
         Class::Tail
-    } else if !fs || !interpolated {
+    } else if !fs {
         Class::Flat
+    } else if !interpolated {
+        match convergent && opts.convergent_fill && opts.mix_convergent_flat {
+            true => Class::ConvergentFlat,
+            false => Class::Flat,
+        }
     } else if convergent {
         Class::Convergent
     } else {

@@ -19,6 +19,10 @@
 //!   `ceil(n / 4)` vec4s whatever else happens, and convergent values only ever take
 //!   a hole that already exists before a flat vec4 is opened. The property test
 //!   checks this against an exhaustive search.
+//! - Flat and interpolated reads share a vec4 only for convergent values
+//!   (`mix_convergent_flat`): hardware interpolates per vec4, so a flat read there
+//!   sees the first vertex rather than the provoking one (the interpreter models
+//!   this), which is the same value only when every vertex stores the same.
 //! - Colours pack into COL0/COL1 (BFCn moving with COLn); when the rules would need a
 //!   third vec4 they stay where they were and a note says so.
 //!
@@ -64,6 +68,13 @@ pub struct PackOptions {
     /// Convergent varyings fill holes in interpolated vec4s; when off they are packed
     /// as flat.
     pub convergent_fill: bool,
+    /// Convergent varyings read flat may also fill holes in interpolated vec4s, their
+    /// loads staying flat: the hardware reads one component of an interpolated
+    /// attribute without interpolating it (AMD's `v_interp_mov`, what Mesa's
+    /// `nir_io_mix_convergent_flat_with_interpolated` states), and a convergent value
+    /// is the same at every vertex, so no provoking vertex has to be chosen for it.
+    /// Only together with `convergent_fill` (without it, convergent values are flat).
+    pub mix_convergent_flat: bool,
     /// Two 16-bit values share one 32-bit component.
     pub pack_16bit: bool,
     /// Colour channels start at the first unused VARn channel (reference/000 §7).
@@ -78,6 +89,7 @@ impl Default for PackOptions {
         PackOptions {
             flexible_interp: true,
             convergent_fill: true,
+            mix_convergent_flat: true,
             pack_16bit: true,
             rotate_colors: true,
             convergent: None,

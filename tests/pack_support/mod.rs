@@ -55,6 +55,14 @@ impl V {
     pub fn conv16(slot: IoSlot, m: InterpMode) -> V {
         V::conv(slot, m)
     }
+    /// A convergent value the consumer reads flat.
+    pub fn conv_flat(slot: IoSlot) -> V {
+        V {
+            slot,
+            reads: vec![Read::Flat],
+            conv: true,
+        }
+    }
     pub fn fp16(&self) -> bool {
         self.slot.half != Half::Full
     }
@@ -174,14 +182,15 @@ pub fn pack_checked(
     (out, l)
 }
 
-/// The sixteen combinations of the packer's four switches (no convergence hints).
+/// The 32 combinations of the packer's five switches (no convergence hints).
 pub fn option_sets() -> Vec<varysat::internals::pack::PackOptions> {
-    (0..16u8)
+    (0..32u8)
         .map(|bits| varysat::internals::pack::PackOptions {
             flexible_interp: bits & 1 != 0,
             convergent_fill: bits & 2 != 0,
             pack_16bit: bits & 4 != 0,
             rotate_colors: bits & 8 != 0,
+            mix_convergent_flat: bits & 16 != 0,
             convergent: None,
         })
         .collect()
