@@ -23,8 +23,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::Error;
 use crate::ir::{
-    walk, BitSize, InstKind, Interp, InterpLoc, InterpMode, IoSlot, ProvokingVertex, Shader,
-    Slot, Stage, StageInfo, Stmt, SystemValue, Value, Visit,
+    walk, BitSize, InstKind, Interp, InterpLoc, InterpMode, IoSlot, ProvokingVertex, Shader, Slot,
+    Stage, StageInfo, Stmt, SystemValue, Value, Visit,
 };
 
 use super::exec::{Invocation, StageIo, StoreHow, World};
