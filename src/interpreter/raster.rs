@@ -324,8 +324,7 @@ fn interpolated_slots(fs: &Shader) -> BTreeSet<Slot> {
 fn live_values(s: &Shader) -> BTreeSet<Value> {
     let mut deps: BTreeMap<Value, Vec<Value>> = BTreeMap::new();
     let mut work: Vec<Value> = vec![];
-    let mut it = walk(&s.body);
-    while let Some(visit) = it.next() {
+    for visit in walk(&s.body) {
         match visit {
             Visit::Enter(Stmt::Inst(inst)) => match inst.result {
                 Some(r) if !inst.kind.has_side_effects() => {
