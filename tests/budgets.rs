@@ -78,7 +78,8 @@ fn a_large_pair_under_short_budgets_stays_correct_and_names_each_stop() {
                     "extraction",
                     "emission",
                     "fixed-point round",
-                    "report"
+                    "report",
+                    "run"
                 ]
                 .contains(&stage),
                 "{stop}"

@@ -75,7 +75,22 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
         crate::specialize::account(&mut out.report, &input, s.report);
     }
     out.report.time = start.elapsed();
+    report_late_finish(&mut out.report, opts.budgets.time);
     Ok(out)
+}
+
+/// A run that ended past its time budget without any stage stopping early spent the
+/// difference in work that does not poll the deadline once started (packing, the
+/// report's accounting); the report says so rather than staying silent.
+fn report_late_finish(report: &mut Report, budget: std::time::Duration) {
+    if report.time > budget && report.budget_stops.is_empty() {
+        let late = (report.time - budget).as_secs_f64() * 1000.0;
+        let limit = crate::egraph::saturate::Stop::TimeLimit(budget);
+        report.budget_stops.push(format!(
+            "run: {limit} passed {late:.1} ms before the run ended (stages past their \
+             last deadline check finished their work)"
+        ));
+    }
 }
 
 /// Validates `p` and bounds its nesting: lowering and emission follow the nesting one
