@@ -157,14 +157,21 @@ def spv_words(path):
     return list(struct.unpack(f"<{len(data) // 4}I", data))
 
 
-def spv_io(words):
-    """{name: (location word index, location)} of Input and Output variables."""
-    names, locs, storage = {}, {}, {}
+def instructions(words):
+    """(word index, word count, opcode) of each instruction after the header."""
     i = 5
     while i < len(words):
         n, op = words[i] >> 16, words[i] & 0xFFFF
         if n == 0:
-            break
+            return
+        yield i, n, op
+        i += n
+
+
+def spv_io(words):
+    """{name: (location word index, location)} of Input and Output variables."""
+    names, locs, storage = {}, {}, {}
+    for i, n, op in instructions(words):
         if op == OP_NAME:
             raw = struct.pack(f"<{n - 2}I", *words[i + 2:i + n])
             names[words[i + 1]] = raw.split(b"\0")[0].decode(errors="replace")
@@ -172,7 +179,6 @@ def spv_io(words):
             locs[words[i + 1]] = i + 3
         elif op == OP_VARIABLE:
             storage[words[i + 2]] = words[i + 3]
-        i += n
     io = {STORAGE_INPUT: {}, STORAGE_OUTPUT: {}}
     for vid, at in locs.items():
         st = storage.get(vid)
@@ -189,11 +195,7 @@ def input_slot_counts(words):
     """{variable id: locations it occupies} of the module's Input variables: a 64-bit
     3- or 4-component vector takes two, matrices and arrays one per column/element."""
     types, consts, inputs = {}, {}, {}
-    i = 5
-    while i < len(words):
-        n, op = words[i] >> 16, words[i] & 0xFFFF
-        if n == 0:
-            break
+    for i, n, op in instructions(words):
         w = words[i + 1:i + n]
         if op in (OP_TYPE_INT, OP_TYPE_FLOAT):
             types[w[0]] = ("scalar", w[1])
@@ -207,7 +209,6 @@ def input_slot_counts(words):
             consts[w[1]] = w[2]
         elif op == OP_VARIABLE and w[2] == STORAGE_INPUT:
             inputs[w[1]] = w[0]
-        i += n
 
     def count(t):
         kind = types.get(t, ("scalar", 32))
@@ -230,15 +231,10 @@ def repack_vertex_inputs(path):
     reads the overlapped attributes as undefined (and folds them away)."""
     words = spv_words(path)
     counts = input_slot_counts(words)
-    names, locs = {}, {}
-    i = 5
-    while i < len(words):
-        n, op = words[i] >> 16, words[i] & 0xFFFF
-        if n == 0:
-            break
+    locs = {}
+    for i, n, op in instructions(words):
         if op == OP_DECORATE and n >= 4 and words[i + 2] == LOCATION and words[i + 1] in counts:
             locs[words[i + 1]] = i + 3
-        i += n
     next_free = 0
     for vid, at in sorted(locs.items(), key=lambda kv: (words[kv[1]], kv[0])):
         words[at] = next_free
