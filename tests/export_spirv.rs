@@ -349,3 +349,51 @@ void main() { color = vec4(v_a, float(v_d), 0.0, 1.0); }
         );
     }
 }
+
+/// Dynamically indexed varyings: a VS writes `v[i]` and the FS reads `v[j]` of a
+/// `float v[3]` with computed indices; the importer addresses them as slots
+/// `VAR1`-`VAR3` with a dynamic slot index, the export declares one array per
+/// stage at location 1 and indexes it dynamically. Round trip and optimized
+/// pass `spirv-val`, and each stage indexes its array with a computed value.
+#[test]
+fn dynamically_indexed_varyings_export_as_indexed_arrays() {
+    if !tools() {
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-export-ind-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=1) in vec4 attr;
+layout(location=0) out float v_k;
+layout(location=1) out float v[3];
+void main() {
+  gl_Position = pos;
+  int i = int(attr.w) & 1;
+  v[0] = 0.0; v[1] = 0.0; v[2] = 0.0;
+  v[i + 1] = attr.x;
+  v_k = attr.y;
+}
+";
+    let fs = "#version 450
+layout(location=0) in float v_k;
+layout(location=1) in float v[3];
+layout(location=0) out vec4 color;
+void main() { int j = int(v_k) & 3; color = vec4(v[j % 3], v_k, 0.0, 1.0); }
+";
+    let (a, b) = (dir.join("i.vert"), dir.join("i.frag"));
+    std::fs::write(&a, vs).expect("write vs");
+    std::fs::write(&b, fs).expect("write fs");
+    let ((pipe, _), (pm, cm)) =
+        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    for (what, p) in [("round trip", &pipe), ("optimized", &outcome.pipeline)] {
+        let (x, y) = varysat::export::pipeline_to_spirv(p, &pm, &cm)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        validate(&x, &format!("{what} vs")).unwrap_or_else(|e| panic!("{e}"));
+        validate(&y, &format!("{what} fs")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(export_support::dynamic_access_chains(&x) >= 1, "{what} vs");
+        assert!(export_support::dynamic_access_chains(&y) >= 1, "{what} fs");
+    }
+}

@@ -13,7 +13,7 @@ use super::globals::Globals;
 use super::iface::{declared_loc, Num, Place, Plan, Scalar, StageIo};
 use super::resources::{BufKind, Handle, Resources, TplOperand};
 use crate::ir::{
-    Block, Inst, InstKind, InterpLoc, OpaqueCode, OpaqueOp, OpaqueTy, Resource, ScalarTy, Shader,
+    Block, Indirect, Inst, InstKind, InterpLoc, OpaqueCode, OpaqueOp, OpaqueTy, Resource, ScalarTy, Shader,
     Stmt, SystemValue, Value,
 };
 use crate::Error;
@@ -384,8 +384,12 @@ impl<'a, 'p> Body<'a, 'p> {
             let v = vertex.ok_or_else(|| fail("per-vertex access without a vertex index"))?;
             idx.push(self.val(v)?);
         }
-        for k in &p.path {
-            idx.push(self.g.u32(*k));
+        let last = p.path.len().wrapping_sub(1);
+        for (i, k) in p.path.iter().enumerate() {
+            match p.dynamic {
+                Some(d) if i == last => idx.push(d),
+                _ => idx.push(self.g.u32(*k)),
+            }
         }
         if idx.is_empty() {
             return Ok(p.var);
@@ -395,6 +399,35 @@ impl<'a, 'p> Body<'a, 'p> {
         let mut ops = vec![Operand::IdRef(p.var)];
         ops.extend(idx.into_iter().map(Operand::IdRef));
         Ok(self.op(Op::AccessChain, ptr, ops))
+    }
+
+    /// The place of an access to `slot`; with a dynamic index, the element of
+    /// the pair's array variable at the index plus the slot's own position.
+    fn io_place(
+        &mut self,
+        slot: crate::ir::IoSlot,
+        output: bool,
+        indirect: Option<Indirect>,
+    ) -> Result<Place, Error> {
+        let mut p = self.io.place(self.g, slot, output)?;
+        let Some(ind) = indirect else {
+            return Ok(p);
+        };
+        if self.plan.array_of(slot).is_none() || p.path.len() != 1 {
+            return Err(fail(format!(
+                "dynamically indexed {slot} outside the pair's varyings is not exported"
+            )));
+        }
+        let idx = self.val(ind.index)?;
+        let k = p.path[0];
+        p.dynamic = Some(if k == 0 {
+            idx
+        } else {
+            let u = self.g.uint(32);
+            let kk = self.g.u32(k);
+            self.op(Op::IAdd, u, vec![Operand::IdRef(idx), Operand::IdRef(kk)])
+        });
+        Ok(p)
     }
 
     fn load_place(&mut self, p: &Place, vertex: Option<Value>) -> Result<u32, Error> {
@@ -460,33 +493,45 @@ impl<'a, 'p> Body<'a, 'p> {
                 Some(self.op(Op::Undef, ty, vec![]))
             }
             InstKind::Alu { op, exact, srcs } => Some(self.alu(*op, *exact, srcs, result(i)?)?),
-            InstKind::LoadInput { slot, .. } => {
-                let p = self.io.place(self.g, *slot, false)?;
+            InstKind::LoadInput { slot, indirect } => {
+                let p = self.io_place(*slot, false, *indirect)?;
                 Some(self.load_place(&p, None)?)
             }
-            InstKind::LoadPerVertexInput { slot, vertex, .. } => {
-                let p = self.io.place(self.g, *slot, false)?;
+            InstKind::LoadPerVertexInput {
+                slot,
+                vertex,
+                indirect,
+            } => {
+                let p = self.io_place(*slot, false, *indirect)?;
                 Some(self.load_place(&p, Some(*vertex))?)
             }
-            InstKind::LoadOutput { slot, vertex, .. } => {
-                let p = self.io.place(self.g, *slot, true)?;
+            InstKind::LoadOutput {
+                slot,
+                vertex,
+                indirect,
+            } => {
+                let p = self.io_place(*slot, true, *indirect)?;
                 Some(self.load_place(&p, *vertex)?)
             }
             InstKind::LoadInterpolatedInput {
                 slot,
                 mode,
                 operands,
-                ..
-            } => Some(self.interpolated(*slot, mode.loc, operands)?),
+                indirect,
+            } => Some(self.interpolated(*slot, mode.loc, operands, *indirect)?),
             InstKind::StoreOutput {
-                slot, value, xfb, ..
+                slot,
+                value,
+                xfb,
+                indirect,
+                ..
             } => {
                 if xfb.is_some() && !self.io.is_producer() {
                     return Err(fail(format!(
                         "{slot}: transform feedback of outputs to a stage outside the pair is not exported"
                     )));
                 }
-                let p = self.io.place(self.g, *slot, true)?;
+                let p = self.io_place(*slot, true, *indirect)?;
                 self.store_place(&p, None, *value)?;
                 if let Some(copy) = self.io.xfb_copy(self.g, *slot)? {
                     self.store_place(&copy, None, *value)?;
@@ -497,9 +542,9 @@ impl<'a, 'p> Body<'a, 'p> {
                 slot,
                 value,
                 vertex,
-                ..
+                indirect,
             } => {
-                let p = self.io.place(self.g, *slot, true)?;
+                let p = self.io_place(*slot, true, *indirect)?;
                 self.store_place(&p, Some(*vertex), *value)?;
                 None
             }
@@ -569,8 +614,9 @@ impl<'a, 'p> Body<'a, 'p> {
         slot: crate::ir::IoSlot,
         loc: InterpLoc,
         operands: &[Value],
+        indirect: Option<Indirect>,
     ) -> Result<u32, Error> {
-        let p = self.io.place(self.g, slot, false)?;
+        let p = self.io_place(slot, false, indirect)?;
         let declared = declared_loc(self.plan, slot).unwrap_or(InterpLoc::Center);
         if loc == declared {
             return self.load_place(&p, None);

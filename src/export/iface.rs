@@ -79,6 +79,8 @@ pub(crate) struct Plan {
     /// Locations of the components whose interpolation differs from the first
     /// component's of their slot, by slot, half and interpolation.
     split: Split,
+    /// Dynamically indexed arrays: per (patch, component), disjoint slot ranges.
+    arrays: Arrays,
     clip_len: u32,
     cull_len: u32,
     /// The producer's transform feedback captures.
@@ -113,7 +115,8 @@ struct Access {
     bits: BitSize,
     interp: Option<(Interp, InterpLoc)>,
     flat_load: bool,
-    indirect: bool,
+    /// Length of the dynamically indexed array the access starts, if any.
+    indirect: Option<u8>,
     output: bool,
 }
 
@@ -135,14 +138,14 @@ fn accesses(s: &Shader) -> Vec<Access> {
                 rbits.unwrap_or(BitSize::B32),
                 None,
                 false,
-                indirect.is_some(),
+                indirect.map(|i| i.len),
             )),
             InstKind::LoadInput { slot, indirect } => Some((
                 *slot,
                 rbits.unwrap_or(BitSize::B32),
                 None,
                 fs,
-                indirect.is_some(),
+                indirect.map(|i| i.len),
             )),
             InstKind::LoadInterpolatedInput {
                 slot,
@@ -154,14 +157,14 @@ fn accesses(s: &Shader) -> Vec<Access> {
                 rbits.unwrap_or(BitSize::B32),
                 Some((mode.interp, mode.loc)),
                 false,
-                indirect.is_some(),
+                indirect.map(|i| i.len),
             )),
             _ => None,
         };
         let stored = i
             .kind
             .output_store()
-            .map(|(slot, value, indirect)| (slot, s.bits(value), None, false, indirect.is_some()));
+            .map(|(slot, value, indirect)| (slot, s.bits(value), None, false, indirect.map(|i| i.len)));
         let Some((slot, bits, interp, flat_load, indirect)) = stored.or(loaded) else {
             return;
         };
@@ -181,6 +184,7 @@ impl Plan {
     /// Lays out the varyings both stages of `pipe` touch.
     pub fn new(pipe: &Pipeline) -> Result<Plan, Error> {
         let mut comps: BTreeMap<IoSlot, CompInfo> = BTreeMap::new();
+        let mut arrays = Arrays::new();
         let (mut clip_len, mut cull_len) = (0, 0);
         for (shader, consumer) in [(&pipe.producer, false), (&pipe.consumer, true)] {
             for a in accesses(shader) {
@@ -188,12 +192,8 @@ impl Plan {
                     continue;
                 }
                 let s = a.slot.slot;
-                if a.indirect {
-                    return Err(fail(format!(
-                        "{}: dynamically indexed {} is not exported",
-                        shader.stage(),
-                        s
-                    )));
+                if let Some(len) = a.indirect {
+                    add_range(&mut arrays, shader.stage(), a.slot, len)?;
                 }
                 let top = a.slot.comp as u32 + 1;
                 match s {
@@ -223,15 +223,27 @@ impl Plan {
                 merge_interp(e, &a)?;
             }
         }
-        let (locs, split) = locations(&comps);
+        merge_arrays(&arrays, &mut comps)?;
+        let (locs, split) = locations(&comps, &arrays);
+        check_split(&arrays, &comps, &split)?;
         Ok(Plan {
             locs,
             split,
+            arrays,
             comps,
             clip_len,
             cull_len,
             xfb: super::xfb::Captures::default(),
         })
+    }
+
+    /// The dynamically indexed array holding `s`: its first slot index and length.
+    pub fn array_of(&self, s: IoSlot) -> Option<(u8, u8)> {
+        let (patch, n) = range_key(s)?;
+        let r = self.arrays.get(&(patch, s.comp))?;
+        r.iter()
+            .find(|(a, b)| (*a..*b).contains(&n))
+            .map(|(a, b)| (*a, b - a))
     }
 
     /// The first location after every location of the plan.
@@ -254,6 +266,108 @@ impl Plan {
         let loc = self.locs.get(&(s.slot, hi))?;
         Some((*loc, s.comp as u32))
     }
+}
+
+/// Dynamically indexed ranges of the pair's varyings: per (patch, component),
+/// disjoint `[first, end)` slot index ranges. Each exports as one array variable
+/// at the first slot's location and the component, indexed dynamically.
+type Arrays = BTreeMap<(bool, u8), Vec<(u8, u8)>>;
+
+/// The family and slot index of a slot that may be indexed dynamically.
+fn range_key(s: IoSlot) -> Option<(bool, u8)> {
+    match (s.slot, s.half) {
+        (Slot::Var(n), Half::Full) => Some((false, n)),
+        (Slot::Patch(n), Half::Full) => Some((true, n)),
+        _ => None,
+    }
+}
+
+/// Adds the range an access with a dynamic index covers, merging overlaps.
+fn add_range(arrays: &mut Arrays, stage: Stage, s: IoSlot, len: u8) -> Result<(), Error> {
+    let (patch, n) = range_key(s).ok_or_else(|| {
+        fail(format!(
+            "{stage}: dynamically indexed {s} is not exported (only 32-bit VARn and PATCHn arrays are)"
+        ))
+    })?;
+    let end = n
+        .checked_add(len)
+        .ok_or_else(|| fail(format!("dynamically indexed {s}: the array is too long")))?;
+    let r = arrays.entry((patch, s.comp)).or_default();
+    let (mut a, mut b) = (n, end);
+    r.retain(|(x, y)| {
+        let overlap = *x < b && a < *y;
+        if overlap {
+            a = a.min(*x);
+            b = b.max(*y);
+        }
+        !overlap
+    });
+    r.push((a, b));
+    r.sort_unstable();
+    Ok(())
+}
+
+/// The elements of one array variable are typed and interpolated alike: every
+/// accessed element takes the merged description (an element only the producer
+/// stores directly has no interpolation of its own); elements of different
+/// widths, or read flat and interpolated, are refused.
+fn merge_arrays(arrays: &Arrays, comps: &mut BTreeMap<IoSlot, CompInfo>) -> Result<(), Error> {
+    for ((patch, comp), ranges) in arrays {
+        for (a, b) in ranges {
+            let slots: Vec<IoSlot> = (*a..*b)
+                .map(|n| IoSlot::new(if *patch { Slot::Patch(n) } else { Slot::Var(n) }, *comp))
+                .filter(|s| comps.contains_key(s))
+                .collect();
+            let mut merged: Option<CompInfo> = None;
+            for s in &slots {
+                let c = comps[s];
+                let m = merged.get_or_insert(c);
+                let clash = m.bits != c.bits
+                    || matches!((m.interp, c.interp), (Some(x), Some(y)) if x != y)
+                    || ((m.flat || c.flat) && (m.interp.is_some() || c.interp.is_some()));
+                if clash {
+                    return Err(fail(format!(
+                        "dynamically indexed array elements of {s} differ in type or interpolation"
+                    )));
+                }
+                m.interp = m.interp.or(c.interp);
+                m.flat |= c.flat;
+            }
+            if let Some(m) = merged {
+                for s in slots {
+                    comps.insert(s, m);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `s` is an element of a dynamically indexed array.
+fn in_array(arrays: &Arrays, s: IoSlot) -> bool {
+    let Some((patch, n)) = range_key(s) else {
+        return false;
+    };
+    arrays
+        .get(&(patch, s.comp))
+        .is_some_and(|r| r.iter().any(|(a, b)| (*a..*b).contains(&n)))
+}
+
+/// No element of an array may be split off by interpolation (one variable at
+/// its slot's location): two arrays in one slot read with different modes.
+fn check_split(
+    arrays: &Arrays,
+    comps: &BTreeMap<IoSlot, CompInfo>,
+    split: &Split,
+) -> Result<(), Error> {
+    for (s, c) in comps.iter().filter(|(s, _)| in_array(arrays, **s)) {
+        if split.contains_key(&(s.slot, false, c.interp)) {
+            return Err(fail(format!(
+                "dynamically indexed {s} shares its slot with another array read with another interpolation"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Records how the fragment shader reads a component: the declared mode is the
@@ -313,9 +427,21 @@ type Split = BTreeMap<(Slot, bool, Option<(Interp, InterpLoc)>), u32>;
 /// Locations: `VARn` at n, the legacy slots after the last `VARn`, 16-bit high
 /// halves after those, components split off by interpolation after those, then
 /// the patch slots (per-vertex and per-patch locations never overlap).
-fn locations(comps: &BTreeMap<IoSlot, CompInfo>) -> (BTreeMap<(Slot, bool), u32>, Split) {
+fn locations(
+    comps: &BTreeMap<IoSlot, CompInfo>,
+    arrays: &Arrays,
+) -> (BTreeMap<(Slot, bool), u32>, Split) {
     let mut locs = BTreeMap::new();
-    let mut next = 0;
+    // An array's elements hold locations though not every one is accessed.
+    let end_of = |patch: bool| {
+        arrays
+            .iter()
+            .filter(|((p, _), _)| *p == patch)
+            .flat_map(|(_, r)| r.iter().map(|(_, b)| *b as u32))
+            .max()
+            .unwrap_or(0)
+    };
+    let mut next = end_of(false);
     for s in comps.keys() {
         if let Slot::Var(n) = s.slot {
             locs.insert((s.slot, false), n as u32);
@@ -341,6 +467,11 @@ fn locations(comps: &BTreeMap<IoSlot, CompInfo>) -> (BTreeMap<(Slot, bool), u32>
         }
     }
     let mut first: BTreeMap<(Slot, bool), Option<(Interp, InterpLoc)>> = BTreeMap::new();
+    // An array element keeps its slot's location (the array is one variable):
+    // its interpolation is the slot's primary one, the other components move.
+    for (s, c) in comps.iter().filter(|(s, _)| in_array(arrays, **s)) {
+        first.entry((s.slot, false)).or_insert(c.interp);
+    }
     let mut split = Split::new();
     for (s, c) in comps.iter().filter(|(s, _)| !s.slot.is_patch()) {
         let key = (s.slot, s.half == Half::Hi);
@@ -351,7 +482,7 @@ fn locations(comps: &BTreeMap<IoSlot, CompInfo>) -> (BTreeMap<(Slot, bool), u32>
         }
     }
     let patch_base = next;
-    let mut next_patch = patch_base;
+    let mut next_patch = patch_base + end_of(true);
     for s in comps.keys() {
         if let Slot::Patch(n) = s.slot {
             let l = patch_base + n as u32;
@@ -385,6 +516,8 @@ pub(crate) struct Place {
     /// For a 64-bit scalar, the 32-bit word (0 low, 1 high) the IR's component is:
     /// the importer reads a 64-bit attribute or output as two 32-bit components.
     pub word: Option<u32>,
+    /// The id of a dynamic index that replaces the last constant of `path`.
+    pub dynamic: Option<u32>,
 }
 
 /// Declared variables of one stage.
@@ -510,6 +643,9 @@ impl<'a> StageIo<'a> {
         if let Some(p) = self.user.get(&slot) {
             return Ok(p.clone());
         }
+        if let Some((start, len)) = self.plan.array_of(slot) {
+            return self.array_place(g, slot, start, len);
+        }
         let info = *self
             .plan
             .comps
@@ -562,6 +698,7 @@ impl<'a> StageIo<'a> {
             path: vec![],
             scalar,
             word: None,
+            dynamic: None,
         };
         self.user.insert(slot, p.clone());
         Ok(p)
@@ -603,9 +740,89 @@ impl<'a> StageIo<'a> {
             path: vec![],
             scalar,
             word: None,
+            dynamic: None,
         };
         self.xfb_copies.insert(slot, p.clone());
         Ok(Some(p))
+    }
+
+    /// The place of element `slot` of the dynamically indexed array of `len`
+    /// slots from slot index `start`: one array variable at the first slot's
+    /// location, typed and interpolated as its elements.
+    fn array_place(
+        &mut self,
+        g: &mut Globals,
+        slot: IoSlot,
+        start: u8,
+        len: u8,
+    ) -> Result<Place, Error> {
+        let patch = slot.slot.is_patch();
+        let first = IoSlot::new(if patch { Slot::Patch(start) } else { Slot::Var(start) }, slot.comp);
+        if self.producer && self.plan.xfb.of(slot).is_some() {
+            return Err(fail(format!(
+                "{slot}: transform feedback of a dynamically indexed array element is not exported"
+            )));
+        }
+        let first_place = match self.user.get(&first) {
+            Some(p) => p.clone(),
+            None => {
+                let info = *self
+                    .plan
+                    .comps
+                    .get(&first)
+                    .ok_or_else(|| fail(format!("{first} is not in the pair's interface")))?;
+                let (loc, comp) = self
+                    .plan
+                    .place(first)
+                    .ok_or_else(|| fail(format!("{first} has no location")))?;
+                let scalar = Scalar {
+                    num: if info.interp.is_some() {
+                        Num::Float
+                    } else {
+                        Num::Uint
+                    },
+                    bits: info.bits.bits(),
+                };
+                let class = self.class();
+                let vlen = self.vertex_len(patch, class);
+                let elem = scalar.ty(g);
+                let mut ty = g.array(elem, len as u32);
+                if let Some(n) = vlen {
+                    ty = g.array(ty, n);
+                }
+                let ptr = g.ptr(class, ty);
+                let var = g.variable(ptr, class);
+                g.decorate(var, Decoration::Location, &[loc]);
+                if comp != 0 {
+                    g.decorate(var, Decoration::Component, &[comp]);
+                }
+                if patch {
+                    g.decorate(var, Decoration::Patch, &[]);
+                }
+                if !self.producer && self.stage == Stage::Fragment {
+                    decorate_interp(g, var, info);
+                }
+                g.name(var, &format!("{first}_array").replace('.', "_"));
+                let p = Place {
+                    var,
+                    class,
+                    per_vertex: vlen.is_some(),
+                    path: vec![0],
+                    scalar,
+                    word: None,
+                    dynamic: None,
+                };
+                self.user.insert(first, p.clone());
+                p
+            }
+        };
+        let n = range_key(slot).map(|(_, n)| n).unwrap_or(start);
+        let p = Place {
+            path: vec![(n - start) as u32],
+            ..first_place
+        };
+        self.user.insert(slot, p.clone());
+        Ok(p)
     }
 
     fn builtin_place(
@@ -655,6 +872,7 @@ impl<'a> StageIo<'a> {
             path,
             scalar,
             word: None,
+            dynamic: None,
         })
     }
 
@@ -751,6 +969,7 @@ impl<'a> StageIo<'a> {
             path,
             scalar,
             word: None,
+            dynamic: None,
         }
     }
 }
@@ -827,6 +1046,7 @@ fn original_slots(
                     path,
                     scalar,
                     word,
+                    dynamic: None,
                 },
             );
         }

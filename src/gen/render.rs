@@ -27,8 +27,6 @@ pub const POSITION_ATTR: u8 = 8;
 /// - no transform feedback: a module declaring the `Xfb` execution mode needs
 ///   the `transformFeedback` feature of `VK_EXT_transform_feedback`, which the
 ///   harness does not enable, and it would not compare the captured buffers;
-/// - no dynamically indexed varying arrays: the exporter does not write them
-///   (an export error, docs/export.md);
 /// - no `noperspective` colours: the generator reads those with GL's shade-model
 ///   interpolation (`color`), which SPIR-V cannot express; they are read smooth;
 /// - no `BFCn` outputs: Vulkan has no two-sided colour selection, so a fragment
@@ -79,7 +77,6 @@ pub fn render_safe(r: &Recipe) -> Recipe {
             }
         }
     }
-    r.arrays.clear();
     if r.pair.0 == Stage::Vertex && r.producer_info % 3 == 2 {
         // RASTER[2] is points.
         r.producer_info -= 2;

@@ -59,3 +59,22 @@ pub fn captures(words: &[u32]) -> (BTreeSet<(u32, u32, u32)>, bool) {
     });
     (caps, mode)
 }
+
+/// The number of `OpAccessChain`s into an array variable whose last index is
+/// not a constant (a dynamically indexed varying array).
+pub fn dynamic_access_chains(words: &[u32]) -> usize {
+    let m = rspirv::dr::load_words(words).expect("the module parses");
+    let constants: BTreeSet<u32> = m
+        .types_global_values
+        .iter()
+        .filter(|i| i.class.opcode != Op::Variable)
+        .filter_map(|i| i.result_id)
+        .collect();
+    m.functions
+        .iter()
+        .flat_map(|f| &f.blocks)
+        .flat_map(|b| &b.instructions)
+        .filter(|i| i.class.opcode == Op::AccessChain)
+        .filter(|i| matches!(i.operands.last(), Some(Operand::IdRef(id)) if !constants.contains(id)))
+        .count()
+}
