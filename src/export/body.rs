@@ -13,8 +13,8 @@ use super::globals::Globals;
 use super::iface::{declared_loc, Num, Place, Plan, Scalar, StageIo};
 use super::resources::{BufKind, Handle, Resources, TplOperand};
 use crate::ir::{
-    Block, Indirect, Inst, InstKind, InterpLoc, OpaqueCode, OpaqueOp, OpaqueTy, Resource, ScalarTy, Shader,
-    Stmt, SystemValue, Value,
+    Block, Indirect, Inst, InstKind, InterpLoc, OpaqueCode, OpaqueOp, OpaqueTy, Resource, ScalarTy,
+    Shader, Stmt, SystemValue, Value,
 };
 use crate::Error;
 

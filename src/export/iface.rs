@@ -161,10 +161,9 @@ fn accesses(s: &Shader) -> Vec<Access> {
             )),
             _ => None,
         };
-        let stored = i
-            .kind
-            .output_store()
-            .map(|(slot, value, indirect)| (slot, s.bits(value), None, false, indirect.map(|i| i.len)));
+        let stored = i.kind.output_store().map(|(slot, value, indirect)| {
+            (slot, s.bits(value), None, false, indirect.map(|i| i.len))
+        });
         let Some((slot, bits, interp, flat_load, indirect)) = stored.or(loaded) else {
             return;
         };
@@ -757,7 +756,14 @@ impl<'a> StageIo<'a> {
         len: u8,
     ) -> Result<Place, Error> {
         let patch = slot.slot.is_patch();
-        let first = IoSlot::new(if patch { Slot::Patch(start) } else { Slot::Var(start) }, slot.comp);
+        let first = IoSlot::new(
+            if patch {
+                Slot::Patch(start)
+            } else {
+                Slot::Var(start)
+            },
+            slot.comp,
+        );
         if self.producer && self.plan.xfb.of(slot).is_some() {
             return Err(fail(format!(
                 "{slot}: transform feedback of a dynamically indexed array element is not exported"

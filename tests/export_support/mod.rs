@@ -75,6 +75,8 @@ pub fn dynamic_access_chains(words: &[u32]) -> usize {
         .flat_map(|f| &f.blocks)
         .flat_map(|b| &b.instructions)
         .filter(|i| i.class.opcode == Op::AccessChain)
-        .filter(|i| matches!(i.operands.last(), Some(Operand::IdRef(id)) if !constants.contains(id)))
+        .filter(
+            |i| matches!(i.operands.last(), Some(Operand::IdRef(id)) if !constants.contains(id)),
+        )
         .count()
 }
