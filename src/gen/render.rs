@@ -486,7 +486,10 @@ mod tests {
                 }
             }
         }
-        assert!(dynamic.get() > 0, "no restricted pair stores through a dynamic index");
+        assert!(
+            dynamic.get() > 0,
+            "no restricted pair stores through a dynamic index"
+        );
     }
 
     #[test]
