@@ -397,3 +397,49 @@ void main() { int j = int(v_k) & 3; color = vec4(v[j % 3], v_k, 0.0, 1.0); }
         assert!(export_support::dynamic_access_chains(&y) >= 1, "{what} fs");
     }
 }
+
+/// Struct-typed outputs outside the pair: a GS (the consumer of a VS -> GS pair)
+/// writes an output block `Data { vec4 c; float f; }` at location 2 for the next
+/// stage; the block is kept and each member component stored through it.
+/// Round trip and optimized pass `spirv-val` (before: "attribute or output type
+/// ... is not exported").
+#[test]
+fn struct_typed_outputs_outside_the_pair_export_through_their_block() {
+    if !tools() {
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-export-block-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=0) out vec4 v_c;
+void main() { gl_Position = pos; v_c = pos * 2.0; }
+";
+    let gs = "#version 450
+layout(triangles) in;
+layout(triangle_strip, max_vertices=3) out;
+layout(location=0) in vec4 v_c[];
+layout(location=2) out Data { vec4 c; float f; } o;
+void main() {
+  for (int i = 0; i < 3; i++) {
+    gl_Position = gl_in[i].gl_Position;
+    o.c = v_c[i] + 1.0;
+    o.f = v_c[i].x;
+    EmitVertex();
+  }
+}
+";
+    let (a, b) = (dir.join("s.vert"), dir.join("s.geom"));
+    std::fs::write(&a, vs).expect("write vs");
+    std::fs::write(&b, gs).expect("write gs");
+    let ((pipe, _), (pm, cm)) =
+        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    for (what, p) in [("round trip", &pipe), ("optimized", &outcome.pipeline)] {
+        let (x, y) = varysat::export::pipeline_to_spirv(p, &pm, &cm)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        validate(&x, &format!("{what} vs")).unwrap_or_else(|e| panic!("{e}"));
+        validate(&y, &format!("{what} gs")).unwrap_or_else(|e| panic!("{e}"));
+    }
+}

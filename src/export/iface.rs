@@ -1126,6 +1126,20 @@ fn flatten(
             }
             Ok(used)
         }
+        Ty::Struct { members } => {
+            // Members follow each other unless a member `Location` (absolute)
+            // places one; the importer lays blocks out the same way.
+            let mut at = loc;
+            for (i, mt) in members.iter().enumerate() {
+                if let Some(l) = m.member_deco(ty, i as u32).location {
+                    at = l;
+                }
+                let mut p = path.clone();
+                p.push(i as u32);
+                at += flatten(m, *mt, at, 0, p, out, depth + 1)?;
+            }
+            Ok(at - loc)
+        }
         _ => Err(fail(format!(
             "attribute or output type %{ty} is not exported"
         ))),
