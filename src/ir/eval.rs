@@ -131,7 +131,10 @@ fn eval_float(op: AluOp, srcs: &[u32], s: BitSize) -> f32 {
             }
         }
         FFma => a.mul_add(b(), c()),
-        FLrp => a * (1.0 - c()) + b() * c(),
+        // As AMD computes it (NIR lowers flrp to one fused `ffma(t, b - a, a)` there),
+        // so `flrp a a t` is `a` whatever finite `t` is: with `a·(1-t) + a·t` the
+        // rounding could move it off `a` and flip a comparison with `a`.
+        FLrp => c().mul_add(b() - a, a),
         _ => f32::NAN,
     }
 }
