@@ -190,26 +190,11 @@ fn sixteen_bit_ubo_members_export_as_narrowed_word_loads() {
     assert!(dis.contains("UConvert"), "the FS narrows its word loads");
 }
 
-const F16_UBO_VS: &str = "#version 450
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#extension GL_EXT_shader_16bit_storage : require
-layout(location=0) in vec4 pos;
-layout(std140, binding=0) uniform U { float16_t a; float16_t b; float c; f16vec2 d; } u;
-layout(location=0) out float v_k;
-layout(location=1) out float v_p;
-void main() {
-  gl_Position = pos;
-  v_k = float(u.a) - float(u.b) + u.c;
-  v_p = pos.x * float(u.d.y - u.d.x);
-}
-";
+/// A VS reading 16-bit members of a std140 block, and its FS (shared with
+/// tests/import_features.rs).
+const F16_UBO_VS: &str = include_str!("fixtures/f16_ubo.vert");
 
-const F16_UBO_FS: &str = "#version 450
-layout(location=0) in float v_k;
-layout(location=1) in float v_p;
-layout(location=0) out vec4 o;
-void main() { o = vec4(v_k, v_p, 0.0, 1.0); }
-";
+const F16_UBO_FS: &str = include_str!("fixtures/f16_ubo.frag");
 
 /// Transform feedback: every captured component is exported with its buffer,
 /// offset and the original stride (32, past the last capture's end at 20), also

@@ -791,25 +791,8 @@ fn sixteen_bit_ubo_members_import_as_halves_of_words() {
     if !tools() {
         return;
     }
-    let vs = "#version 450
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#extension GL_EXT_shader_16bit_storage : require
-layout(location=0) in vec4 pos;
-layout(std140, binding=0) uniform U { float16_t a; float16_t b; float c; f16vec2 d; } u;
-layout(location=0) out float v_k;
-layout(location=1) out float v_p;
-void main() {
-  gl_Position = pos;
-  v_k = float(u.a) - float(u.b) + u.c;
-  v_p = pos.x * float(u.d.y - u.d.x);
-}
-";
-    let fs = "#version 450
-layout(location=0) in float v_k;
-layout(location=1) in float v_p;
-layout(location=0) out vec4 o;
-void main() { o = vec4(v_k, v_p, 0.0, 1.0); }
-";
+    let vs = include_str!("fixtures/f16_ubo.vert");
+    let fs = include_str!("fixtures/f16_ubo.frag");
     let p = import("f16-ubo", vs, fs);
     let mut loads = std::collections::BTreeSet::new();
     let consts: std::collections::BTreeMap<_, _> = {
