@@ -645,6 +645,35 @@ impl<'a> StageIo<'a> {
         if let Some((start, len)) = self.plan.array_of(slot) {
             return self.array_place(g, slot, start, len);
         }
+        let name = format!("{slot}").replace('.', "_");
+        let (var, class, per_vertex, scalar) = self.declare_user_var(g, slot, None, &name)?;
+        if self.producer {
+            self.plan.xfb.decorate(g, var, slot);
+        }
+        let p = Place {
+            var,
+            class,
+            per_vertex,
+            path: vec![],
+            scalar,
+            word: None,
+            dynamic: None,
+        };
+        self.user.insert(slot, p.clone());
+        Ok(p)
+    }
+
+    /// Declares the variable of user slot `slot` (an array of `array_len` slots from
+    /// it when given), arrayed per vertex where the stage is, with its location,
+    /// component, patch, 16-bit and (FS) interpolation decorations: the variable, its
+    /// storage class, whether it is per vertex, and its scalar type.
+    fn declare_user_var(
+        &mut self,
+        g: &mut Globals,
+        slot: IoSlot,
+        array_len: Option<u8>,
+        name: &str,
+    ) -> Result<(u32, StorageClass, bool, Scalar), Error> {
         let info = *self
             .plan
             .comps
@@ -663,13 +692,15 @@ impl<'a> StageIo<'a> {
             bits: info.bits.bits(),
         };
         let patch = slot.slot.is_patch();
-        let elem = scalar.ty(g);
         let class = self.class();
         let vlen = self.vertex_len(patch, class);
-        let ty = match vlen {
-            Some(n) => g.array(elem, n),
-            None => elem,
-        };
+        let mut ty = scalar.ty(g);
+        if let Some(len) = array_len {
+            ty = g.array(ty, u32::from(len));
+        }
+        if let Some(n) = vlen {
+            ty = g.array(ty, n);
+        }
         let ptr = g.ptr(class, ty);
         let var = g.variable(ptr, class);
         g.decorate(var, Decoration::Location, &[loc]);
@@ -686,21 +717,8 @@ impl<'a> StageIo<'a> {
         if !self.producer && self.stage == Stage::Fragment {
             decorate_interp(g, var, info);
         }
-        if self.producer {
-            self.plan.xfb.decorate(g, var, slot);
-        }
-        g.name(var, &format!("{}", slot).replace('.', "_"));
-        let p = Place {
-            var,
-            class,
-            per_vertex: vlen.is_some(),
-            path: vec![],
-            scalar,
-            word: None,
-            dynamic: None,
-        };
-        self.user.insert(slot, p.clone());
-        Ok(p)
+        g.name(var, name);
+        Ok((var, class, vlen.is_some(), scalar))
     }
 
     /// The output variable that carries the capture of a built-in component
@@ -772,47 +790,13 @@ impl<'a> StageIo<'a> {
         let first_place = match self.user.get(&first) {
             Some(p) => p.clone(),
             None => {
-                let info = *self
-                    .plan
-                    .comps
-                    .get(&first)
-                    .ok_or_else(|| fail(format!("{first} is not in the pair's interface")))?;
-                let (loc, comp) = self
-                    .plan
-                    .place(first)
-                    .ok_or_else(|| fail(format!("{first} has no location")))?;
-                let scalar = Scalar {
-                    num: if info.interp.is_some() {
-                        Num::Float
-                    } else {
-                        Num::Uint
-                    },
-                    bits: info.bits.bits(),
-                };
-                let class = self.class();
-                let vlen = self.vertex_len(patch, class);
-                let elem = scalar.ty(g);
-                let mut ty = g.array(elem, len as u32);
-                if let Some(n) = vlen {
-                    ty = g.array(ty, n);
-                }
-                let ptr = g.ptr(class, ty);
-                let var = g.variable(ptr, class);
-                g.decorate(var, Decoration::Location, &[loc]);
-                if comp != 0 {
-                    g.decorate(var, Decoration::Component, &[comp]);
-                }
-                if patch {
-                    g.decorate(var, Decoration::Patch, &[]);
-                }
-                if !self.producer && self.stage == Stage::Fragment {
-                    decorate_interp(g, var, info);
-                }
-                g.name(var, &format!("{first}_array").replace('.', "_"));
+                let name = format!("{first}_array").replace('.', "_");
+                let (var, class, per_vertex, scalar) =
+                    self.declare_user_var(g, first, Some(len), &name)?;
                 let p = Place {
                     var,
                     class,
-                    per_vertex: vlen.is_some(),
+                    per_vertex,
                     path: vec![0],
                     scalar,
                     word: None,
