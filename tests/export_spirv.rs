@@ -49,6 +49,51 @@ fn validate(words: &[u32], what: &str) -> Result<(), String> {
     ))
 }
 
+/// Writes a GLSL pair (file names say the stages) to a fresh scratch directory named
+/// after `tag`, imports it with its original modules and optimizes it.
+fn import_and_optimize(
+    tag: &str,
+    files: [(&str, &str); 2],
+) -> (
+    varysat::Pipeline,
+    varysat::import::Modules,
+    varysat::Outcome,
+) {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-export-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let [a, b] = files.map(|(name, text)| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write shader");
+        path
+    });
+    let ((pipe, _), modules) =
+        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    (pipe, modules, outcome)
+}
+
+/// The pair as imported (`round trip`) and optimized, each exported against the
+/// original modules and both modules passing `spirv-val`; `consumer` names the
+/// consumer stage in messages.
+fn exported_and_valid(
+    pipe: &varysat::Pipeline,
+    outcome: &varysat::Outcome,
+    (pm, cm): (&[u8], &[u8]),
+    consumer: &str,
+) -> Vec<(&'static str, Vec<u32>, Vec<u32>)> {
+    [("round trip", pipe), ("optimized", &outcome.pipeline)]
+        .into_iter()
+        .map(|(what, p)| {
+            let (x, y) = varysat::export::pipeline_to_spirv(p, pm, cm)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            validate(&x, &format!("{what} vs")).unwrap_or_else(|e| panic!("{e}"));
+            validate(&y, &format!("{what} {consumer}")).unwrap_or_else(|e| panic!("{e}"));
+            (what, x, y)
+        })
+        .collect()
+}
+
 #[test]
 fn every_corpus_pair_exports_valid_spirv() {
     if !tools() {
@@ -130,9 +175,6 @@ fn the_sample_mask_input_exports_as_its_built_in() {
     if !tools() {
         return;
     }
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("varysat-export-mask-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
     let vs = "#version 450
 layout(location=0) in vec4 pos;
 layout(location=0) out flat int v_bits;
@@ -143,12 +185,7 @@ layout(location=0) flat in int v_bits;
 layout(location=0) out vec4 color;
 void main() { color = vec4(float(gl_SampleMaskIn[0] & v_bits)); }
 ";
-    let (a, b) = (dir.join("m.vert"), dir.join("m.frag"));
-    std::fs::write(&a, vs).expect("write vs");
-    std::fs::write(&b, fs).expect("write fs");
-    let ((pipe, _), (pm, cm)) =
-        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
-    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    let (_, (pm, cm), outcome) = import_and_optimize("mask", [("m.vert", vs), ("m.frag", fs)]);
     // The constant is propagated, so the exported FS reads the mask and nothing else.
     assert_eq!(outcome.report.after.components, 0, "{}", outcome.report);
     let (x, y) = varysat::export::pipeline_to_spirv(&outcome.pipeline, &pm, &cm).expect("exports");
@@ -170,23 +207,12 @@ fn sixteen_bit_ubo_members_export_as_narrowed_word_loads() {
     if !tools() {
         return;
     }
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("varysat-export-f16-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let (a, b) = (dir.join("h.vert"), dir.join("h.frag"));
-    std::fs::write(&a, F16_UBO_VS).expect("write vs");
-    std::fs::write(&b, F16_UBO_FS).expect("write fs");
-    let ((pipe, _), (pm, cm)) =
-        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
-    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
-    for (what, p) in [("round trip", &pipe), ("optimized", &outcome.pipeline)] {
-        let (x, y) = varysat::export::pipeline_to_spirv(p, &pm, &cm).expect("exports");
-        validate(&x, &format!("{what} vs")).unwrap_or_else(|e| panic!("{e}"));
-        validate(&y, &format!("{what} fs")).unwrap_or_else(|e| panic!("{e}"));
-    }
+    let (pipe, (pm, cm), outcome) =
+        import_and_optimize("f16", [("h.vert", F16_UBO_VS), ("h.frag", F16_UBO_FS)]);
+    let both = exported_and_valid(&pipe, &outcome, (&pm, &cm), "fs");
     // The propagated 16-bit loads now run in the FS.
-    let (_, y) = varysat::export::pipeline_to_spirv(&outcome.pipeline, &pm, &cm).expect("exports");
-    let dis = format!("{:?}", rspirv::dr::load_words(&y).expect("parses"));
+    let (_, _, y) = &both[1];
+    let dis = format!("{:?}", rspirv::dr::load_words(y).expect("parses"));
     assert!(dis.contains("UConvert"), "the FS narrows its word loads");
 }
 
@@ -206,9 +232,6 @@ fn transform_feedback_outputs_export_with_their_captures() {
     if !tools() {
         return;
     }
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("varysat-export-xfb-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
     let vs = "#version 450
 layout(location=0) in vec4 pos;
 layout(location=1) in vec4 attr;
@@ -229,12 +252,7 @@ layout(location=2) in float v_b;
 layout(location=0) out vec4 color;
 void main() { color = vec4(v_a, v_b); }
 ";
-    let (a, b) = (dir.join("x.vert"), dir.join("x.frag"));
-    std::fs::write(&a, vs).expect("write vs");
-    std::fs::write(&b, fs).expect("write fs");
-    let ((pipe, _), (pm, cm)) =
-        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
-    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    let (pipe, (pm, cm), outcome) = import_and_optimize("xfb", [("x.vert", vs), ("x.frag", fs)]);
     let want: std::collections::BTreeSet<(u32, u32, u32)> = [
         (0, 0, 16),
         (0, 4, 16),
@@ -246,11 +264,7 @@ void main() { color = vec4(v_a, v_b); }
         (1, 16, 32),
     ]
     .into();
-    for (what, p) in [("round trip", &pipe), ("optimized", &outcome.pipeline)] {
-        let (x, y) = varysat::export::pipeline_to_spirv(p, &pm, &cm)
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
-        validate(&x, &format!("{what} vs")).unwrap_or_else(|e| panic!("{e}"));
-        validate(&y, &format!("{what} fs")).unwrap_or_else(|e| panic!("{e}"));
+    for (what, x, _) in exported_and_valid(&pipe, &outcome, (&pm, &cm), "fs") {
         assert_eq!(export_support::captures(&x), (want.clone(), true), "{what}");
     }
 }
@@ -265,9 +279,6 @@ fn sixty_four_bit_attributes_export_as_words_of_the_original() {
     if !tools() {
         return;
     }
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("varysat-export-f64-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
     let vs = "#version 450
 layout(location=0) in vec4 pos;
 layout(location=1) in dvec3 dattr;
@@ -286,17 +297,8 @@ layout(location=1) flat in double v_d;
 layout(location=0) out vec4 color;
 void main() { color = vec4(v_a, float(v_d), 0.0, 1.0); }
 ";
-    let (a, b) = (dir.join("d.vert"), dir.join("d.frag"));
-    std::fs::write(&a, vs).expect("write vs");
-    std::fs::write(&b, fs).expect("write fs");
-    let ((pipe, _), (pm, cm)) =
-        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
-    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
-    for (what, p) in [("round trip", &pipe), ("optimized", &outcome.pipeline)] {
-        let (x, y) = varysat::export::pipeline_to_spirv(p, &pm, &cm)
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
-        validate(&x, &format!("{what} vs")).unwrap_or_else(|e| panic!("{e}"));
-        validate(&y, &format!("{what} fs")).unwrap_or_else(|e| panic!("{e}"));
+    let (pipe, (pm, cm), outcome) = import_and_optimize("f64", [("d.vert", vs), ("d.frag", fs)]);
+    for (what, x, _) in exported_and_valid(&pipe, &outcome, (&pm, &cm), "fs") {
         use rspirv::dr::Operand;
         use rspirv::spirv::{Decoration, Op, StorageClass};
         let m = rspirv::dr::load_words(&x).expect("parses");
@@ -345,9 +347,6 @@ fn dynamically_indexed_varyings_export_as_indexed_arrays() {
     if !tools() {
         return;
     }
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("varysat-export-ind-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
     let vs = "#version 450
 layout(location=0) in vec4 pos;
 layout(location=1) in vec4 attr;
@@ -367,17 +366,8 @@ layout(location=1) in float v[3];
 layout(location=0) out vec4 color;
 void main() { int j = int(v_k) & 3; color = vec4(v[j % 3], v_k, 0.0, 1.0); }
 ";
-    let (a, b) = (dir.join("i.vert"), dir.join("i.frag"));
-    std::fs::write(&a, vs).expect("write vs");
-    std::fs::write(&b, fs).expect("write fs");
-    let ((pipe, _), (pm, cm)) =
-        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
-    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
-    for (what, p) in [("round trip", &pipe), ("optimized", &outcome.pipeline)] {
-        let (x, y) = varysat::export::pipeline_to_spirv(p, &pm, &cm)
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
-        validate(&x, &format!("{what} vs")).unwrap_or_else(|e| panic!("{e}"));
-        validate(&y, &format!("{what} fs")).unwrap_or_else(|e| panic!("{e}"));
+    let (pipe, (pm, cm), outcome) = import_and_optimize("ind", [("i.vert", vs), ("i.frag", fs)]);
+    for (what, x, y) in exported_and_valid(&pipe, &outcome, (&pm, &cm), "fs") {
         assert!(export_support::dynamic_access_chains(&x) >= 1, "{what} vs");
         assert!(export_support::dynamic_access_chains(&y) >= 1, "{what} fs");
     }
@@ -393,9 +383,6 @@ fn struct_typed_outputs_outside_the_pair_export_through_their_block() {
     if !tools() {
         return;
     }
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("varysat-export-block-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
     let vs = "#version 450
 layout(location=0) in vec4 pos;
 layout(location=0) out vec4 v_c;
@@ -415,16 +402,6 @@ void main() {
   }
 }
 ";
-    let (a, b) = (dir.join("s.vert"), dir.join("s.geom"));
-    std::fs::write(&a, vs).expect("write vs");
-    std::fs::write(&b, gs).expect("write gs");
-    let ((pipe, _), (pm, cm)) =
-        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
-    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
-    for (what, p) in [("round trip", &pipe), ("optimized", &outcome.pipeline)] {
-        let (x, y) = varysat::export::pipeline_to_spirv(p, &pm, &cm)
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
-        validate(&x, &format!("{what} vs")).unwrap_or_else(|e| panic!("{e}"));
-        validate(&y, &format!("{what} gs")).unwrap_or_else(|e| panic!("{e}"));
-    }
+    let (pipe, (pm, cm), outcome) = import_and_optimize("block", [("s.vert", vs), ("s.geom", gs)]);
+    exported_and_valid(&pipe, &outcome, (&pm, &cm), "gs");
 }
