@@ -232,26 +232,8 @@ fn transform_feedback_outputs_export_with_their_captures() {
     if !tools() {
         return;
     }
-    let vs = "#version 450
-layout(location=0) in vec4 pos;
-layout(location=1) in vec4 attr;
-out gl_PerVertex { layout(xfb_buffer=0, xfb_offset=0, xfb_stride=16) vec4 gl_Position; };
-layout(location=0, xfb_buffer=1, xfb_offset=0, xfb_stride=32) out vec3 v_a;
-layout(location=1, xfb_buffer=1, xfb_offset=16) out float v_only;
-layout(location=2) out float v_b;
-void main() {
-  gl_Position = pos;
-  v_a = attr.xyz * 2.0;
-  v_only = attr.w + 1.0;
-  v_b = attr.x * 2.0;
-}
-";
-    let fs = "#version 450
-layout(location=0) in vec3 v_a;
-layout(location=2) in float v_b;
-layout(location=0) out vec4 color;
-void main() { color = vec4(v_a, v_b); }
-";
+    let vs = include_str!("fixtures/xfb.vert");
+    let fs = include_str!("fixtures/xfb.frag");
     let (pipe, (pm, cm), outcome) = import_and_optimize("xfb", [("x.vert", vs), ("x.frag", fs)]);
     let want: std::collections::BTreeSet<(u32, u32, u32)> = [
         (0, 0, 16),

@@ -18,7 +18,7 @@ use std::time::Instant;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use render_support::harness::gpu;
-use render_support::{compare, coverage, Gpu, Setup, Stages};
+use render_support::{captured_words, compare, coverage, Gpu, Setup, Stages};
 use varysat::internals::gen::{arb_recipe, build_for_rendering, describe, GenConfig};
 use varysat::ir::{Primitive, Stage, StageInfo};
 use varysat::Pipeline;
@@ -67,6 +67,8 @@ fn topology(p: &Pipeline) -> ash::vk::PrimitiveTopology {
 /// What one case gave.
 struct Drawn {
     covered: usize,
+    /// Whether the pair captures and the capture buffers hold something.
+    captured: bool,
     changed: bool,
 }
 
@@ -98,6 +100,7 @@ fn check(gpu: &Gpu, pipe: &Pipeline) -> Result<Drawn, String> {
     }
     Ok(Drawn {
         covered: coverage(&want),
+        captured: captured_words(&want) > 0,
         changed: outcome.pipeline != *pipe,
     })
 }
@@ -150,7 +153,7 @@ fn generated_vs_fs_pairs_render_identically() {
     let first = env_usize("VARYSAT_RENDER_FIRST").unwrap_or(0);
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("render-gen");
     let start = Instant::now();
-    let (mut drawn, mut changed, mut pixels) = (0, 0, 0);
+    let (mut drawn, mut changed, mut pixels, mut captured) = (0, 0, 0, 0);
     let mut failures = vec![];
     for i in first..first + n {
         let pipe = case(i);
@@ -162,6 +165,7 @@ fn generated_vs_fs_pairs_render_identically() {
         match check(&gpu, &pipe) {
             Ok(d) => {
                 drawn += usize::from(d.covered > 0);
+                captured += usize::from(d.captured);
                 changed += usize::from(d.changed);
                 pixels += d.covered;
             }
@@ -176,7 +180,7 @@ fn generated_vs_fs_pairs_render_identically() {
     }
     eprintln!(
         "render_gen: {n} cases from {first}, {} mismatching or failing, {drawn} drew pixels \
-         ({pixels} covered pixels in all), {changed} changed by the optimizer, {:.1} s",
+         ({pixels} covered pixels in all), {captured} captured, {changed} changed by the optimizer, {:.1} s",
         failures.len(),
         start.elapsed().as_secs_f64()
     );
@@ -365,6 +369,7 @@ fn check_gs(gpu: &Gpu, vs: &[u32], pipe: &Pipeline) -> Result<Drawn, String> {
     }
     Ok(Drawn {
         covered: coverage(&want),
+        captured: captured_words(&want) > 0,
         changed: outcome.pipeline != *pipe,
     })
 }
@@ -381,7 +386,7 @@ fn generated_gs_fs_pairs_render_identically() {
     let first = env_usize("VARYSAT_RENDER_FIRST").unwrap_or(0);
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("render-gen");
     let start = Instant::now();
-    let (mut drawn, mut changed) = (0, 0);
+    let (mut drawn, mut changed, mut captured) = (0, 0, 0);
     let mut failures = vec![];
     for i in first..first + n {
         let pipe = case_of((Stage::Geometry, Stage::Fragment), i);
@@ -393,6 +398,7 @@ fn generated_gs_fs_pairs_render_identically() {
         match check_gs(&gpu, &vs, &pipe) {
             Ok(d) => {
                 drawn += usize::from(d.covered > 0);
+                captured += usize::from(d.captured);
                 changed += usize::from(d.changed);
             }
             Err(e) => {
@@ -405,7 +411,7 @@ fn generated_gs_fs_pairs_render_identically() {
         }
     }
     eprintln!(
-        "render_gen GS: {n} cases from {first}, {} mismatching or failing, {drawn} drew pixels, \
+        "render_gen GS: {n} cases from {first}, {} mismatching or failing, {drawn} drew pixels, {captured} captured, \
          {changed} changed by the optimizer, {:.1} s",
         failures.len(),
         start.elapsed().as_secs_f64()
@@ -505,6 +511,7 @@ fn check_tes(gpu: &Gpu, vs: &[u32], pipe: &Pipeline) -> Result<Drawn, String> {
     }
     Ok(Drawn {
         covered: coverage(&want),
+        captured: captured_words(&want) > 0,
         changed: outcome.pipeline != *pipe,
     })
 }
@@ -522,7 +529,7 @@ fn generated_tes_fs_pairs_render_identically() {
     let first = env_usize("VARYSAT_RENDER_FIRST").unwrap_or(0);
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("render-gen");
     let start = Instant::now();
-    let (mut drawn, mut changed) = (0, 0);
+    let (mut drawn, mut changed, mut captured) = (0, 0, 0);
     let mut failures = vec![];
     for i in first..first + n {
         let pipe = case_of((Stage::TessEval, Stage::Fragment), i);
@@ -534,6 +541,7 @@ fn generated_tes_fs_pairs_render_identically() {
         match check_tes(&gpu, &vs, &pipe) {
             Ok(d) => {
                 drawn += usize::from(d.covered > 0);
+                captured += usize::from(d.captured);
                 changed += usize::from(d.changed);
             }
             Err(e) => {
@@ -546,7 +554,7 @@ fn generated_tes_fs_pairs_render_identically() {
         }
     }
     eprintln!(
-        "render_gen TES: {n} cases from {first}, {} mismatching or failing, {drawn} drew pixels, \
+        "render_gen TES: {n} cases from {first}, {} mismatching or failing, {drawn} drew pixels, {captured} captured, \
          {changed} changed by the optimizer, {:.1} s",
         failures.len(),
         start.elapsed().as_secs_f64()

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::ffi::CStr;
 
 use ash::vk;
-use reflect::{Desc, Kind, Reflection};
+use reflect::{Desc, Kind, Reflection, Word, XfbBuffer};
 
 /// Framebuffer width and height (small: lavapipe rasterizes on the CPU).
 pub const SIZE: u32 = 32;
@@ -25,6 +25,21 @@ pub struct Gpu {
     queue: vk::Queue,
     qfi: u32,
     mem: vk::PhysicalDeviceMemoryProperties,
+    /// `VK_EXT_transform_feedback`, when the driver has it (enabled then).
+    xfb: Option<ash::ext::transform_feedback::Device>,
+    /// Optional features the driver has (all enabled).
+    pub features: Features,
+}
+
+/// Optional features a test may need, as the driver reports them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Features {
+    /// `transformFeedback` of `VK_EXT_transform_feedback`.
+    pub transform_feedback: bool,
+    /// `storageInputOutput16`: 16-bit shader inputs and outputs.
+    pub storage_io16: bool,
+    /// `shaderFloat64`.
+    pub float64: bool,
 }
 
 /// Shader stages of one pipeline (SPIR-V words).
@@ -52,6 +67,15 @@ impl Stages {
         v.push((vk::ShaderStageFlags::FRAGMENT, &self.frag));
         v
     }
+
+    /// The last stage before rasterization: the one whose outputs transform
+    /// feedback captures.
+    fn last_before_raster(&self) -> &[u32] {
+        self.geom
+            .as_deref()
+            .or(self.tese.as_deref())
+            .unwrap_or(&self.vert)
+    }
 }
 
 /// What both pipelines of a comparison share: the union of their resources.
@@ -60,8 +84,13 @@ pub struct Setup {
     pub push_size: u32,
     pub inputs: BTreeMap<u32, (Kind, u32)>,
     pub outputs: BTreeMap<u32, (Kind, u32)>,
+    /// Location → bits of a vertex input's scalars (32 or 64).
+    pub input_bits: BTreeMap<u32, u32>,
     pub topology: vk::PrimitiveTopology,
     pub patch_vertices: u32,
+    /// The transform feedback buffers the last pre-rasterization stage captures
+    /// to, as the first pipeline that captures declares them.
+    pub xfb: BTreeMap<u32, XfbBuffer>,
 }
 
 impl Setup {
@@ -76,10 +105,16 @@ impl Setup {
             push_size: 0,
             inputs: BTreeMap::new(),
             outputs: BTreeMap::new(),
+            input_bits: BTreeMap::new(),
             topology,
             patch_vertices,
+            xfb: BTreeMap::new(),
         };
         for p in pipelines {
+            for (b, x) in reflect::captures(p.last_before_raster()) {
+                let e = s.xfb.entry(b).or_insert(x.clone());
+                e.stride = e.stride.max(x.stride);
+            }
             for (_, words) in p.all() {
                 let r: Reflection = reflect::reflect(words);
                 for (k, (d, n)) in r.bindings {
@@ -90,6 +125,7 @@ impl Setup {
                 }
                 s.push_size = s.push_size.max(r.push_size);
                 s.inputs.extend(r.inputs);
+                s.input_bits.extend(r.input_bits);
                 s.outputs.extend(r.outputs);
             }
         }
@@ -97,13 +133,27 @@ impl Setup {
     }
 }
 
-/// One colour attachment read back: four 32-bit words per pixel.
+/// One colour attachment read back (four 32-bit words per pixel), or one
+/// transform feedback buffer (`capture` set, `location` the buffer number).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Attachment {
     pub location: u32,
     pub kind: Kind,
     pub words: Vec<u32>,
+    /// For a transform feedback buffer: how each word of a record compares
+    /// (one entry per word of the stride; `None`: nothing captures it, it must
+    /// keep [`XFB_FILL`]).
+    pub capture: Option<Vec<Option<Word>>>,
 }
+
+/// What every transform feedback buffer holds before the draw: a word no
+/// capture of the tests writes by chance, so a capture written to the wrong place
+/// or not at all shows.
+pub const XFB_FILL: u32 = 0xdead_beef;
+
+/// Records each transform feedback buffer holds: the 48 vertices drawn, or what
+/// a geometry shader or tessellation makes of them; more are not captured.
+pub const XFB_RECORDS: u32 = 1024;
 
 /// Deterministic pseudo-random words (xorshift), the same on every run.
 pub fn pattern(seed: u32, n: usize) -> Vec<u32> {
@@ -155,23 +205,55 @@ impl Gpu {
             .iter()
             .position(|q| q.queue_flags.contains(vk::QueueFlags::GRAPHICS))
             .ok_or("no graphics queue")? as u32;
+        let has_xfb_ext = unsafe { instance.enumerate_device_extension_properties(pdev) }
+            .map_err(|e| e.to_string())?
+            .iter()
+            .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::transform_feedback::NAME));
+        let features = {
+            let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
+            let mut fx = vk::PhysicalDeviceTransformFeedbackFeaturesEXT::default();
+            let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f11);
+            if has_xfb_ext {
+                f2 = f2.push_next(&mut fx);
+            }
+            unsafe { instance.get_physical_device_features2(pdev, &mut f2) };
+            let float64 = f2.features.shader_float64 == vk::TRUE;
+            Features {
+                transform_feedback: fx.transform_feedback == vk::TRUE,
+                storage_io16: f11.storage_input_output16 == vk::TRUE,
+                float64,
+            }
+        };
+        // Every feature the driver has is enabled: the queried structures are
+        // passed to vkCreateDevice as they come back.
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
+        let mut fx = vk::PhysicalDeviceTransformFeedbackFeaturesEXT::default();
         let mut f2 = vk::PhysicalDeviceFeatures2::default()
             .push_next(&mut f11)
             .push_next(&mut f12);
+        if has_xfb_ext {
+            f2 = f2.push_next(&mut fx);
+        }
         unsafe { instance.get_physical_device_features2(pdev, &mut f2) };
         let prio = [1.0f32];
         let qci = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(qfi)
             .queue_priorities(&prio)];
-        let dci = vk::DeviceCreateInfo::default()
+        let exts = [ash::ext::transform_feedback::NAME.as_ptr()];
+        let mut dci = vk::DeviceCreateInfo::default()
             .queue_create_infos(&qci)
             .push_next(&mut f2);
+        if has_xfb_ext {
+            dci = dci.enabled_extension_names(&exts);
+        }
         let device = unsafe { instance.create_device(pdev, &dci, None) }
             .map_err(|e| format!("vkCreateDevice: {e}"))?;
         let queue = unsafe { device.get_device_queue(qfi, 0) };
         let mem = unsafe { instance.get_physical_device_memory_properties(pdev) };
+        let xfb = features
+            .transform_feedback
+            .then(|| ash::ext::transform_feedback::Device::new(&instance, &device));
         Ok(Gpu {
             _entry: entry,
             instance,
@@ -180,6 +262,8 @@ impl Gpu {
             queue,
             qfi,
             mem,
+            xfb,
+            features,
         })
     }
 
@@ -313,6 +397,16 @@ fn attachment_format(k: Kind) -> vk::Format {
         Kind::Sint => vk::Format::R32G32B32A32_SINT,
         Kind::Uint => vk::Format::R32G32B32A32_UINT,
     }
+}
+
+/// One transform feedback buffer of a render.
+struct Capture {
+    buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    /// Bytes per record.
+    stride: u32,
+    /// How each word of a record compares (`None`: nothing captures it).
+    words: Vec<Option<Word>>,
 }
 
 /// One pending texture upload.
@@ -629,24 +723,52 @@ fn desc_type(d: &Desc) -> vk::DescriptorType {
 /// Number of vertices drawn.
 pub const VERTICES: u32 = 48;
 
-/// Vertex data for one attribute location: floats in [-0.9, 0.9] (w = 1, z in
-/// [0.1, 0.9]) or small integers 0..3 (safe as array indices).
-fn attribute_words(loc: u32, kind: Kind) -> Vec<u32> {
+/// Vertex data for one attribute location, four scalars per vertex: floats in
+/// [-0.9, 0.9] (w = 1, z in [0.1, 0.9]) or small integers 0..3 (safe as array
+/// indices); 64-bit scalars (`bits` 64) are the same values as doubles or 64-bit
+/// integers, low word first.
+fn attribute_words(loc: u32, kind: Kind, bits: u32) -> Vec<u32> {
     let noise = pattern(1000 + loc, (VERTICES * 4) as usize);
-    (0..(VERTICES * 4) as usize)
-        .map(|i| match kind {
-            Kind::Float => {
-                let unit = (noise[i] % 10000) as f32 / 10000.0;
-                let v = match i % 4 {
-                    2 => 0.1 + 0.8 * unit,
-                    3 => 1.0,
-                    _ => -0.9 + 1.8 * unit,
-                };
-                v.to_bits()
-            }
-            _ => noise[i] % 4,
-        })
-        .collect()
+    let values = (0..(VERTICES * 4) as usize).map(|i| match kind {
+        Kind::Float => {
+            let unit = (noise[i] % 10000) as f32 / 10000.0;
+            let v = match i % 4 {
+                2 => 0.1 + 0.8 * unit,
+                3 => 1.0,
+                _ => -0.9 + 1.8 * unit,
+            };
+            (v.to_bits(), f64::from(v).to_bits())
+        }
+        _ => (noise[i] % 4, u64::from(noise[i] % 4)),
+    });
+    match bits {
+        64 => values
+            .flat_map(|(_, w)| [w as u32, (w >> 32) as u32])
+            .collect(),
+        _ => values.map(|(w, _)| w).collect(),
+    }
+}
+
+/// The vertex attribute format of an input: four 32-bit scalars, or as many
+/// 64-bit scalars as the shader reads (a 64-bit format feeds exactly the
+/// input's components).
+fn attribute_format(kind: Kind, n: u32, bits: u32) -> vk::Format {
+    use vk::Format as F;
+    match (bits, kind, n) {
+        (64, Kind::Float, 1) => F::R64_SFLOAT,
+        (64, Kind::Float, 2) => F::R64G64_SFLOAT,
+        (64, Kind::Float, 3) => F::R64G64B64_SFLOAT,
+        (64, Kind::Float, _) => F::R64G64B64A64_SFLOAT,
+        (64, Kind::Sint, 1) => F::R64_SINT,
+        (64, Kind::Sint, 2) => F::R64G64_SINT,
+        (64, Kind::Sint, 3) => F::R64G64B64_SINT,
+        (64, Kind::Sint, _) => F::R64G64B64A64_SINT,
+        (64, Kind::Uint, 1) => F::R64_UINT,
+        (64, Kind::Uint, 2) => F::R64G64_UINT,
+        (64, Kind::Uint, 3) => F::R64G64B64_UINT,
+        (64, Kind::Uint, _) => F::R64G64B64A64_UINT,
+        _ => attachment_format(kind),
+    }
 }
 
 impl Gpu {
@@ -745,12 +867,14 @@ impl Gpu {
         // Vertex buffers, one per attribute location.
         let mut vbufs = vec![];
         for (loc, (kind, _)) in &setup.inputs {
+            let bits = setup.input_bits.get(loc).copied().unwrap_or(32);
             vbufs.push(self.buffer(
                 vk::BufferUsageFlags::VERTEX_BUFFER,
-                &attribute_words(*loc, *kind),
+                &attribute_words(*loc, *kind, bits),
                 r,
             )?);
         }
+        let captures = self.capture_buffers(setup, r)?;
         // Read-back buffers.
         let mut reads = vec![];
         for _ in &targets {
@@ -810,8 +934,9 @@ impl Gpu {
                 let offsets = vec![0u64; vbufs.len()];
                 d.cmd_bind_vertex_buffers(cb, 0, &vbufs, &offsets);
             }
-            d.cmd_draw(cb, VERTICES, 1, 0, 0);
+            self.draw_capturing(cb, &captures);
             d.cmd_end_render_pass(cb);
+            self.captures_to_host(cb, &captures);
             for ((_, _, img, _), (buf, _)) in targets.iter().zip(&reads) {
                 let region = vk::BufferImageCopy {
                     image_subresource: vk::ImageSubresourceLayers {
@@ -849,9 +974,112 @@ impl Gpu {
                 location: *loc,
                 kind: *kind,
                 words: self.read(*mem, (SIZE * SIZE * 4) as usize)?,
+                capture: None,
+            });
+        }
+        for (b, c) in &captures {
+            let words = (c.stride / 4 * XFB_RECORDS) as usize;
+            out.push(Attachment {
+                location: *b,
+                kind: Kind::Uint,
+                words: self.read(c.memory, words)?,
+                capture: Some(c.words.clone()),
             });
         }
         Ok(out)
+    }
+
+    /// One buffer per transform feedback binding up to the highest `setup`
+    /// captures to, each [`XFB_RECORDS`] records of its stride filled with
+    /// [`XFB_FILL`] (a binding nothing captures to gets a small one).
+    fn capture_buffers(
+        &self,
+        setup: &Setup,
+        r: &mut Resources,
+    ) -> Result<BTreeMap<u32, Capture>, String> {
+        let mut out = BTreeMap::new();
+        let Some(last) = setup.xfb.keys().max() else {
+            return Ok(out);
+        };
+        if self.xfb.is_none() {
+            return Err("the pipeline captures, but the driver has no transform feedback".into());
+        }
+        for b in 0..=*last {
+            let (stride, words) = match setup.xfb.get(&b) {
+                Some(x) => {
+                    let stride = x.stride.max(4).div_ceil(4) * 4;
+                    let kinds = (0..stride / 4).map(|w| x.words.get(&w).copied()).collect();
+                    (stride, kinds)
+                }
+                None => (4, vec![None]),
+            };
+            let fill = vec![XFB_FILL; (stride / 4 * XFB_RECORDS) as usize];
+            let buffer = self.buffer(
+                vk::BufferUsageFlags::TRANSFORM_FEEDBACK_BUFFER_EXT,
+                &fill,
+                r,
+            )?;
+            let memory = *r.memory.last().ok_or("no memory")?;
+            out.insert(
+                b,
+                Capture {
+                    buffer,
+                    memory,
+                    stride,
+                    words,
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    /// The draw, with transform feedback into `captures` around it when any.
+    unsafe fn draw_capturing(&self, cb: vk::CommandBuffer, captures: &BTreeMap<u32, Capture>) {
+        let d = &self.device;
+        let xfb = match &self.xfb {
+            Some(x) if !captures.is_empty() => x.fp(),
+            _ => {
+                d.cmd_draw(cb, VERTICES, 1, 0, 0);
+                return;
+            }
+        };
+        let buffers: Vec<vk::Buffer> = captures.values().map(|c| c.buffer).collect();
+        let offsets = vec![0u64; buffers.len()];
+        let sizes: Vec<u64> = captures
+            .values()
+            .map(|c| u64::from(c.stride * XFB_RECORDS))
+            .collect();
+        let n = buffers.len() as u32;
+        (xfb.cmd_bind_transform_feedback_buffers_ext)(
+            cb,
+            0,
+            n,
+            buffers.as_ptr(),
+            offsets.as_ptr(),
+            sizes.as_ptr(),
+        );
+        (xfb.cmd_begin_transform_feedback_ext)(cb, 0, 0, std::ptr::null(), std::ptr::null());
+        d.cmd_draw(cb, VERTICES, 1, 0, 0);
+        (xfb.cmd_end_transform_feedback_ext)(cb, 0, 0, std::ptr::null(), std::ptr::null());
+    }
+
+    /// Makes the captured records visible to the host.
+    unsafe fn captures_to_host(&self, cb: vk::CommandBuffer, captures: &BTreeMap<u32, Capture>) {
+        if captures.is_empty() {
+            return;
+        }
+        let barrier = [vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::TRANSFORM_FEEDBACK_WRITE_EXT)
+            .dst_access_mask(vk::AccessFlags::HOST_READ)];
+        self.device.cmd_pipeline_barrier(
+            cb,
+            vk::PipelineStageFlags::TRANSFORM_FEEDBACK_EXT,
+            vk::PipelineStageFlags::HOST,
+            vk::DependencyFlags::empty(),
+            &barrier,
+            &[],
+            &[],
+        );
     }
 
     unsafe fn record_upload(&self, cb: vk::CommandBuffer, u: &Upload) {
@@ -948,17 +1176,18 @@ impl Gpu {
             .inputs
             .iter()
             .enumerate()
-            .map(|(i, (loc, (kind, _)))| {
+            .map(|(i, (loc, (kind, n)))| {
+                let bits = setup.input_bits.get(loc).copied().unwrap_or(32);
                 (
                     vk::VertexInputBindingDescription {
                         binding: i as u32,
-                        stride: 16,
+                        stride: bits / 2,
                         input_rate: vk::VertexInputRate::VERTEX,
                     },
                     vk::VertexInputAttributeDescription {
                         location: *loc,
                         binding: i as u32,
-                        format: attachment_format(*kind),
+                        format: attribute_format(*kind, *n, bits),
                         offset: 0,
                     },
                 )
@@ -1030,34 +1259,91 @@ fn entry_name(words: &[u32]) -> Option<std::ffi::CString> {
     }
 }
 
-/// How many channels of two attachments disagree, and a description of the
-/// first: integer attachments must agree bit for bit, float ones within
-/// [`ULP_TOLERANCE`] units in the last place or [`ABS_TOLERANCE`] (or both NaN).
+/// How many channels (words of a transform feedback buffer) of two attachments
+/// disagree, and a description of the first: integer attachments must agree bit
+/// for bit, float ones within [`ULP_TOLERANCE`] units in the last place or
+/// [`ABS_TOLERANCE`] (or both NaN); a capture compares each word as its record
+/// layout says (32-bit floats so, 16-bit floats within [`F16_ULP_TOLERANCE`] or
+/// [`ABS_TOLERANCE`], everything else and uncaptured words bit for bit).
 pub fn compare(a: &Attachment, b: &Attachment) -> (usize, String) {
+    let what = match a.capture {
+        Some(_) => format!("xfb buffer {}", a.location),
+        None => format!("location {}", a.location),
+    };
+    if a.words.len() != b.words.len() || a.capture.is_some() != b.capture.is_some() {
+        return (
+            1,
+            format!("{what}: the two are not the same kind of target or size"),
+        );
+    }
     let mut bad = 0;
     let mut first = None;
     for (i, (x, y)) in a.words.iter().zip(&b.words).enumerate() {
-        let ok = match a.kind {
-            Kind::Float => float_close(*x, *y),
-            _ => x == y,
+        let ok = match word_kind(a, i) {
+            Word::F32 => float_close(*x, *y),
+            Word::F16 => {
+                half_close(*x as u16, *y as u16) && half_close((*x >> 16) as u16, (*y >> 16) as u16)
+            }
+            Word::Exact => x == y,
         };
         if !ok {
             bad += 1;
             first.get_or_insert((i, *x, *y));
         }
     }
-    match first {
-        None => (0, String::new()),
-        Some((i, x, y)) => (bad, format!(
-            "location {}: {bad} of {} channels differ; first at pixel {} channel {}: {:e} ({x:#x}) vs {:e} ({y:#x})",
-            a.location,
-            a.words.len(),
-            i / 4,
-            i % 4,
-            f32::from_bits(x),
-            f32::from_bits(y)
-        )),
+    let Some((i, x, y)) = first else {
+        return (0, String::new());
+    };
+    let n = a.words.len();
+    let place = match &a.capture {
+        Some(c) => format!("record {} byte {}", i / c.len(), 4 * (i % c.len())),
+        None => format!("pixel {} channel {}", i / 4, i % 4),
+    };
+    let (fx, fy) = (f32::from_bits(x), f32::from_bits(y));
+    let msg = format!(
+        "{what}: {bad} of {n} words differ; first at {place}: {fx:e} ({x:#x}) vs {fy:e} ({y:#x})"
+    );
+    (bad, msg)
+}
+
+/// How word `i` of `a` compares.
+fn word_kind(a: &Attachment, i: usize) -> Word {
+    match (&a.capture, a.kind) {
+        (Some(c), _) => c[i % c.len()].unwrap_or(Word::Exact),
+        (None, Kind::Float) => Word::F32,
+        (None, _) => Word::Exact,
     }
+}
+
+/// Captured 16-bit floats may differ by this many units in their last place: a
+/// 16-bit result narrowed from values within [`ULP_TOLERANCE`] of each other
+/// rounds to the same half or its neighbour; one more step is allowed for 16-bit
+/// arithmetic re-associated by the optimizer.
+pub const F16_ULP_TOLERANCE: u32 = 2;
+
+fn half_close(x: u16, y: u16) -> bool {
+    let (fx, fy) = (half::f16::from_bits(x), half::f16::from_bits(y));
+    if (fx.is_nan() && fy.is_nan()) || x == y || fx == fy {
+        return true;
+    }
+    let ord = |b: u16| -> i32 {
+        if b & 0x8000 != 0 {
+            -i32::from(b & 0x7fff)
+        } else {
+            i32::from(b)
+        }
+    };
+    (ord(x) - ord(y)).unsigned_abs() <= F16_ULP_TOLERANCE
+        || (f32::from(fx) - f32::from(fy)).abs() <= ABS_TOLERANCE
+}
+
+/// Words of the transform feedback buffers that a capture wrote (that no longer
+/// hold [`XFB_FILL`]): a test that checks captures must see some.
+pub fn captured_words(atts: &[Attachment]) -> usize {
+    atts.iter()
+        .filter(|a| a.capture.is_some())
+        .map(|a| a.words.iter().filter(|w| **w != XFB_FILL).count())
+        .sum()
 }
 
 /// Float channels may differ by this many units in the last place: the importer
