@@ -409,7 +409,8 @@ fn slots_used(s: &Shader, store: bool) -> Vec<String> {
         let slot = match (&i.kind, store) {
             (InstKind::StoreOutput { slot, .. }, true) => slot,
             (InstKind::LoadInput { slot, .. }, false)
-            | (InstKind::LoadInterpolatedInput { slot, .. }, false) => slot,
+            | (InstKind::LoadInterpolatedInput { slot, .. }, false)
+            | (InstKind::LoadPerVertexInput { slot, .. }, false) => slot,
             _ => return,
         };
         out.push(slot.to_string());
@@ -844,4 +845,196 @@ fn sixteen_bit_ubo_members_import_as_halves_of_words() {
         err.contains("16-bit uniform buffer member indexed dynamically"),
         "{err}"
     );
+}
+
+/// Imports a two-stage GLSL pair with the given file names; the pipeline and the
+/// import warnings.
+fn import_named(name: &str, a: (&str, &str), b: (&str, &str)) -> (Pipeline, Vec<String>) {
+    let p = files(name, &[a, b]);
+    varysat::import::import_files_with_warnings(&p[0], &p[1], &ImportOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A GLSL 1.20 geometry shader of `GL_ARB_geometry_shader4`: `varying in/out`,
+/// `gl_PositionIn`, `gl_VerticesIn` (a constant: it sizes an array),
+/// `gl_PrimitiveIDIn`, the fixed-function `gl_FrontColorIn` and a redeclared
+/// `gl_TexCoordIn`, writing `gl_FrontColor` and `gl_TexCoord[0]`.
+const GS4_GS: &str = "#version 120
+#extension GL_ARB_geometry_shader4 : enable
+varying in float v_off[];
+varying in vec4 gl_TexCoordIn[][2];
+varying out float g_off;
+varying float g_sum;
+void main() {
+  float w[gl_VerticesIn];
+  for (int i = 0; i < gl_VerticesIn; i++)
+    w[i] = v_off[i] * gl_TexCoordIn[i][1].y;
+  for (int i = 0; i < gl_VerticesIn; i++) {
+    g_off = w[i] + float(gl_PrimitiveIDIn);
+    g_sum = w[0] + w[1] + w[2];
+    gl_FrontColor = gl_FrontColorIn[i];
+    gl_TexCoord[0] = gl_TexCoordIn[i][1] * 2.0;
+    gl_Position = gl_PositionIn[i];
+    EmitVertex();
+  }
+}
+";
+
+const GS4_VS: &str = "#version 120
+attribute vec4 pos;
+attribute float off;
+varying float v_off;
+void main() {
+  gl_Position = pos;
+  v_off = off;
+  gl_FrontColor = pos.yxzw;
+  gl_TexCoord[1] = pos * off;
+}
+";
+
+/// `GL_ARB_geometry_shader4` geometry shaders (which glslang does not know) import
+/// as the GLSL 1.50 shaders they mean, with the extension's initial program state
+/// (triangles in, triangle strip out) since the input primitive is program state;
+/// their fixed-function varyings land on the fixed-function slots on both sides.
+#[test]
+fn arb_geometry_shader4_shaders_import_with_the_initial_program_state() {
+    if !tools() {
+        return;
+    }
+    use varysat::ir::{Primitive, StageInfo};
+    let (vs_gs, warnings) = import_named("gs4-vs", ("a.vert", GS4_VS), ("a.geom", GS4_GS));
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("`triangles`") && w.contains("`triangle_strip`")),
+        "{warnings:?}"
+    );
+    let StageInfo::Geometry { input, output, .. } = vs_gs.consumer.info else {
+        panic!("not a GS: {:?}", vs_gs.consumer.info)
+    };
+    assert_eq!(
+        (input, output),
+        (Primitive::Triangles, Primitive::TriangleStrip)
+    );
+    // The GS reads the VS's colour and texture coordinate 1 where the VS wrote them.
+    let loaded = slots_used(&vs_gs.consumer, false);
+    for s in ["COL0.x", "COL0.w", "TEX1.y", "TEX1.w", "POS.w"] {
+        assert!(loaded.contains(&s.to_string()), "{s} not in {loaded:?}");
+    }
+    optimizes_equivalently(&vs_gs);
+    let fs = "#version 110
+varying float g_off;
+varying float g_sum;
+void main() { gl_FragColor = gl_Color * gl_TexCoord[0] + vec4(g_off, g_sum, 0.0, 0.0); }
+";
+    let (gs_fs, _) = import_named("gs4-fs", ("a.geom", GS4_GS), ("a.frag", fs));
+    let stored = slots_used(&gs_fs.producer, true);
+    for s in ["COL0.x", "TEX0.x", "TEX0.w", "POS.x"] {
+        assert!(stored.contains(&s.to_string()), "{s} not in {stored:?}");
+    }
+    // Two generic varyings (g_off, g_sum) and nothing else generic.
+    assert_eq!(
+        stored.iter().filter(|s| s.starts_with("VAR")).count(),
+        2,
+        "{stored:?}"
+    );
+    optimizes_equivalently(&gs_fs);
+}
+
+/// GLSL 1.30 `GL_ARB_geometry_shader4` clip distances: a redeclared
+/// `gl_ClipDistanceIn[3][2]` used whole (`length()`, passed to a function), read
+/// from the VS's `gl_ClipDistance`.
+#[test]
+fn arb_geometry_shader4_clip_distance_inputs_are_whole_arrays() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 130
+in vec4 pos;
+out float gl_ClipDistance[2];
+void main() { gl_Position = pos; gl_ClipDistance[0] = pos.x; gl_ClipDistance[1] = pos.y; }
+";
+    let gs = "#version 130
+#extension GL_ARB_geometry_shader4: enable
+in float gl_ClipDistanceIn[3][2];
+flat out int n;
+out float s;
+float sum(float d[3][2]) { return d[0][1] + d[1][0] + d[2][1]; }
+void main() {
+  for (int i = 0; i < 3; i++) {
+    gl_Position = gl_PositionIn[i];
+    n = gl_ClipDistanceIn.length() * 10 + gl_ClipDistanceIn[0].length();
+    s = sum(gl_ClipDistanceIn);
+    EmitVertex();
+  }
+}
+";
+    let (p, _) = import_named("gs4-clip", ("a.vert", vs), ("a.geom", gs));
+    let loaded = slots_used(&p.consumer, false);
+    assert!(
+        loaded.iter().any(|s| s.starts_with("CLIP_DIST")),
+        "{loaded:?}"
+    );
+    // n is the constant 32 in every emitted vertex.
+    let mut has_32 = false;
+    p.consumer.for_each_inst(|i| {
+        if let InstKind::Const(bits) = &i.kind {
+            has_32 |= *bits == 32;
+        }
+    });
+    assert!(has_32, "gl_ClipDistanceIn is not [3][2]");
+    optimizes_equivalently(&p);
+}
+
+/// A GLSL 1.50 compatibility geometry shader reads the fixed-function varyings as
+/// `gl_in[i].gl_FrontColor` / `gl_in[i].gl_TexCoord[j]` and writes `gl_FrontColor`,
+/// `gl_TexCoord[]` and a `varying` (an output in a geometry shader).
+#[test]
+fn compatibility_geometry_shaders_carry_fixed_function_varyings() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 150 compatibility
+void main() {
+  gl_Position = gl_Vertex;
+  gl_FrontColor = gl_Color;
+  gl_TexCoord[2] = gl_MultiTexCoord0;
+}
+";
+    let gs = "#version 150 compatibility
+layout(triangles) in;
+layout(triangle_strip, max_vertices = 3) out;
+varying float v;
+out vec4 gl_TexCoord[5];
+void main() {
+  for (int i = 0; i < 3; i++) {
+    gl_Position = gl_in[i].gl_Position;
+    gl_FrontColor = gl_in[i].gl_FrontColor;
+    gl_TexCoord[1] = gl_in[i].gl_TexCoord[2];
+    gl_TexCoord[4] = gl_in[i].gl_TexCoord[2] * 4.0;
+    v = gl_in[ (i + 1) % 3 ].gl_FrontColor.x;
+    EmitVertex();
+  }
+}
+";
+    let fs = "#version 110
+varying float v;
+varying vec4 gl_TexCoord[5];
+void main() { gl_FragColor = gl_Color + gl_TexCoord[4] + vec4(v); }
+";
+    let (vs_gs, _) = import_named("gs-ff-vs", ("a.vert", vs), ("a.geom", gs));
+    let loaded = slots_used(&vs_gs.consumer, false);
+    for s in ["COL0.x", "TEX2.x", "TEX2.w"] {
+        assert!(loaded.contains(&s.to_string()), "{s} not in {loaded:?}");
+    }
+    assert!(loaded.iter().all(|s| !s.starts_with("VAR")), "{loaded:?}");
+    optimizes_equivalently(&vs_gs);
+    let (gs_fs, _) = import_named("gs-ff-fs", ("a.geom", gs), ("a.frag", fs));
+    let stored = slots_used(&gs_fs.producer, true);
+    for s in ["COL0.w", "TEX4.x", "VAR0.x"] {
+        assert!(stored.contains(&s.to_string()), "{s} not in {stored:?}");
+    }
+    let fs_loads = slots_used(&gs_fs.consumer, false);
+    assert!(fs_loads.contains(&"TEX4.x".to_string()), "{fs_loads:?}");
+    optimizes_equivalently(&gs_fs);
 }

@@ -18,8 +18,13 @@
 //! - the VS's `gl_ClipVertex` (the eye-space position user clip planes compare
 //!   against) is the `CLIP_VERTEX` slot, a system-value output the FS cannot read.
 //!
-//! Not rewritten (glslang still reports them): the lighting, material, fog and point state structs, and the fixed-function
-//! varyings of geometry and tessellation stages.
+//! - a geometry shader's `gl_FrontColor`, ... outputs are the VS's slots too; its
+//!   per-vertex inputs (`gl_FrontColorIn[]`, `gl_in[i].gl_FrontColor`) are
+//!   `gs4.rs`'s.
+//!
+//! Not rewritten (glslang still reports them): the lighting, material, fog and
+//! point state structs, `gl_ClipVertex` in geometry shaders, and the fixed-function
+//! varyings of tessellation stages.
 
 use crate::ir::{Slot, Stage};
 
@@ -27,8 +32,11 @@ use crate::ir::{Slot, Stage};
 const PREFIX: &str = "varysat_";
 
 /// The slot a fixed-function varying variable (by its GLSL name) occupies.
+/// A geometry shader's per-vertex inputs carry `IN_` after the prefix (`gs4.rs`),
+/// since it may declare the same slot as an output too.
 pub(crate) fn fixed_function_slot(name: &str) -> Option<Slot> {
-    Some(match name.strip_prefix(PREFIX)? {
+    let name = name.strip_prefix(PREFIX)?;
+    Some(match name.strip_prefix("IN_").unwrap_or(name) {
         "COL0" => Slot::Col(0),
         "COL1" => Slot::Col(1),
         "BFC0" => Slot::Bfc(0),
@@ -187,6 +195,25 @@ const VERTEX: &[Builtin] = &[
     ),
 ];
 
+/// Geometry-shader outputs (its inputs are `gs4.rs`'s): the same slots as the
+/// vertex shader's.
+const GEOMETRY: &[Builtin] = &[
+    b("gl_FrontColor", "varysat_COL0", "out vec4 varysat_COL0;"),
+    b("gl_BackColor", "varysat_BFC0", "out vec4 varysat_BFC0;"),
+    b(
+        "gl_FrontSecondaryColor",
+        "varysat_COL1",
+        "out vec4 varysat_COL1;",
+    ),
+    b(
+        "gl_BackSecondaryColor",
+        "varysat_BFC1",
+        "out vec4 varysat_BFC1;",
+    ),
+    b("gl_TexCoord", "varysat_TEX", "out vec4 varysat_TEX[8];"),
+    b("gl_FogFragCoord", "varysat_FOGC", "out float varysat_FOGC;"),
+];
+
 /// Fragment-shader inputs.
 const FRAGMENT: &[Builtin] = &[
     b("gl_Color", "varysat_COL0", "in vec4 varysat_COL0;"),
@@ -205,6 +232,7 @@ pub(crate) fn rewrite(
 ) -> (Vec<(&'static str, &'static str)>, String) {
     let stage_list: &[Builtin] = match stage {
         Stage::Vertex => VERTEX,
+        Stage::Geometry => GEOMETRY,
         Stage::Fragment => FRAGMENT,
         _ => &[],
     };
@@ -285,6 +313,7 @@ mod tests {
             fixed_function_slot("varysat_CLIP_VERTEX"),
             Some(Slot::ClipVertex)
         );
+        assert_eq!(fixed_function_slot("varysat_IN_COL1"), Some(Slot::Col(1)));
         assert_eq!(fixed_function_slot("varysat_Vertex"), None);
         assert_eq!(fixed_function_slot("COL0"), None);
     }

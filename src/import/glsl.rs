@@ -86,10 +86,11 @@ pub fn compile_glsl_with_notes(
         )
     })?;
     let text = crate::input::read_text(path)?;
+    let gs4 = stage == Stage::Geometry && super::gs4::enables(&text);
     let mut source = rewrite_desktop_glsl(&text, stage).unwrap_or(text);
     let mut notes = vec![];
     if stage == Stage::Geometry {
-        if let Some((with_layout, note)) = super::gs_layout::add_missing(&source) {
+        if let Some((with_layout, note)) = super::gs_layout::add_missing(&source, gs4) {
             source = with_layout;
             notes.push(format!("{file}: {note}"));
         }
@@ -236,6 +237,12 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
         return core_extensions_as_450(src);
     }
     let (wrapped, shadow) = super::legacy_texture::wrap_shadow_calls(src);
+    let geometry = stage == Stage::Geometry;
+    let wrapped = if geometry {
+        super::gs4::gl_in_members(&wrapped)
+    } else {
+        wrapped
+    };
     let src = wrapped.as_str();
     let gpu_shader4 = src.lines().any(|l| {
         let t = l.trim_start();
@@ -247,7 +254,8 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
     ];
     match stage {
         Stage::Vertex => words.extend([("attribute", "in"), ("varying", "out")]),
-        Stage::Fragment => words.push(("varying", "in")),
+        // A geometry shader's `varying` is an output (`gs4::varying_line`).
+        Stage::Geometry => {}
         _ => words.push(("varying", "in")),
     }
     let mut decls = String::new();
@@ -262,10 +270,20 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
         super::compat::rewrite(stage, &|w| has_word(src, w), &|w| declares(src, w));
     words.extend(renames);
     decls.push_str(&compat_decls);
+    let gs = geometry.then(|| GeometryRewrite::new(src));
+    if let Some(gs) = &gs {
+        words.extend(gs.renames.iter().map(|(from, to)| (*from, to.as_str())));
+        decls.push_str(&gs.decls);
+    }
     if shadow {
         decls.push_str(super::legacy_texture::SHADOW4_DECL);
     }
     let rewrite_line = |line: &str| {
+        if let Some(gs) = &gs {
+            if let Some(special) = gs.special_line(line) {
+                return special;
+            }
+        }
         let line = if gpu_shader4 {
             super::legacy_texture::gpu_shader4_line(line)
         } else if let Some(define) = super::legacy_texture::core_extension_replacement(line) {
@@ -273,7 +291,11 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
         } else {
             line.to_owned()
         };
-        replace_words(&line, &words)
+        if geometry {
+            replace_words(&super::gs4::varying_line(&line), &words)
+        } else {
+            replace_words(&line, &words)
+        }
     };
     // Declarations go after the `#extension` lines, which must precede them.
     let skip = version_line.map(|i| i + 1).unwrap_or(0);
@@ -299,7 +321,54 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
         out.push_str(&rewrite_line(line));
         out.push('\n');
     }
-    Some(out)
+    match gs {
+        Some(gs) if !gs.prologue.is_empty() => {
+            Some(super::gs4::insert_prologue(&out, &gs.prologue).unwrap_or(out))
+        }
+        _ => Some(out),
+    }
+}
+
+/// What a desktop geometry shader below 3.30 needs besides the other stages'
+/// rewrite (`gs4.rs`): the per-vertex inputs of `GL_ARB_geometry_shader4` and the
+/// fixed-function ones.
+struct GeometryRewrite {
+    renames: Vec<(&'static str, String)>,
+    decls: String,
+    prologue: String,
+    /// The vertex count of the input primitive.
+    vertices: u32,
+}
+
+impl GeometryRewrite {
+    fn new(src: &str) -> GeometryRewrite {
+        use super::gs4;
+        let vertices = super::gs_layout::input_vertices(src);
+        let clip_size = src
+            .lines()
+            .find_map(|l| gs4::clip_distance_declaration(l, vertices))
+            .map(|(_, size)| size);
+        let uses = |w: &str| has_word(src, w);
+        let (mut renames, mut decls) = gs4::fixed_inputs(&uses, &|w| declares(src, w));
+        let vb = gs4::vertex_builtins(&uses, vertices, clip_size);
+        renames.extend(vb.renames);
+        decls.push_str(&vb.decls);
+        GeometryRewrite {
+            renames,
+            decls,
+            prologue: vb.prologue,
+            vertices,
+        }
+    }
+
+    /// A line rewritten whole: the extension's `#extension` line blanked, a
+    /// `gl_ClipDistanceIn` declaration as the private array's.
+    fn special_line(&self, line: &str) -> Option<String> {
+        if super::gs4::is_extension_line(line) {
+            return Some(String::new());
+        }
+        super::gs4::clip_distance_declaration(line, self.vertices).map(|(decl, _)| decl)
+    }
 }
 
 /// A desktop shader of version 330 or later that enables one of the extensions

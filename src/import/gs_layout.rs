@@ -15,12 +15,19 @@
 //! - `max_vertices = 256`: the smallest `GL_MAX_GEOMETRY_OUTPUT_VERTICES` every GL
 //!   implementation supports, so it never limits a shader that runs anywhere.
 //!
+//! A `GL_ARB_geometry_shader4` / `GL_EXT_geometry_shader4` shader takes all three
+//! from the program (`glProgramParameteri`), never from the source: it gets the
+//! extension's initial program state instead, input `triangles` (also the default
+//! above) and output `triangle_strip`; the initial `GEOMETRY_VERTICES_OUT` is 0,
+//! which does not link, so `max_vertices` is 256 as above.
+//!
 //! The declarations go after the `#version` / `#extension` preamble, followed by a
 //! `#line` directive so reported line numbers stay those of the original file.
 
 /// The source with the missing layout declarations added and what was assumed,
-/// or `None` when the shader declares all three.
-pub(crate) fn add_missing(src: &str) -> Option<(String, String)> {
+/// or `None` when the shader declares all three. `gs4`: the shader is a
+/// `GL_*_geometry_shader4` one (output `triangle_strip` then).
+pub(crate) fn add_missing(src: &str, gs4: bool) -> Option<(String, String)> {
     let declared = declared_layouts(src);
     let mut decls = String::new();
     let mut assumed = vec![];
@@ -28,7 +35,10 @@ pub(crate) fn add_missing(src: &str) -> Option<(String, String)> {
         decls.push_str("layout(triangles) in;\n");
         assumed.push("input primitive `triangles`");
     }
-    if !declared.output_primitive {
+    if !declared.output_primitive && gs4 {
+        decls.push_str("layout(triangle_strip) out;\n");
+        assumed.push("output primitive `triangle_strip`");
+    } else if !declared.output_primitive {
         decls.push_str("layout(points) out;\n");
         assumed.push("output primitive `points`");
     }
@@ -40,21 +50,40 @@ pub(crate) fn add_missing(src: &str) -> Option<(String, String)> {
         return None;
     }
     let note = format!(
-        "the geometry shader declares no {}; assumed {}",
+        "the geometry shader declares no {}; assumed {}{}",
         if assumed.len() == 1 {
             "layout for it"
         } else {
             "complete layout"
         },
-        assumed.join(", ")
+        assumed.join(", "),
+        if gs4 {
+            " (GL_ARB_geometry_shader4 sets them in the program; its initial state)"
+        } else {
+            ""
+        }
     );
     Some((insert_after_preamble(src, &decls), note))
+}
+
+/// The vertex count of the input primitive a source declares, or of the default
+/// (`triangles`) when it declares none.
+pub(crate) fn input_vertices(src: &str) -> u32 {
+    match declared_layouts(src).input_name.as_deref() {
+        Some("points") => 1,
+        Some("lines") => 2,
+        Some("lines_adjacency") => 4,
+        Some("triangles_adjacency") => 6,
+        _ => 3,
+    }
 }
 
 /// Which of the three geometry-shader layouts a source declares.
 #[derive(Default)]
 struct Declared {
     input_primitive: bool,
+    /// The input primitive's name, when declared.
+    input_name: Option<String>,
     output_primitive: bool,
     max_vertices: bool,
 }
@@ -87,13 +116,17 @@ fn declared_layouts(src: &str) -> Declared {
         let has = |names: &[&str]| words.iter().any(|w| names.contains(w));
         match storage {
             Some("in") => {
-                d.input_primitive |= has(&[
+                let primitives = [
                     "points",
                     "lines",
                     "lines_adjacency",
                     "triangles",
                     "triangles_adjacency",
-                ])
+                ];
+                if let Some(p) = words.iter().find(|w| primitives.contains(w)) {
+                    d.input_primitive = true;
+                    d.input_name = Some((*p).to_owned());
+                }
             }
             Some("out") => {
                 d.output_primitive |= has(&["points", "line_strip", "triangle_strip"]);
@@ -195,13 +228,15 @@ mod tests {
     #[test]
     fn a_complete_layout_is_left_alone() {
         let src = "#version 150\nlayout(lines) in;\nlayout(line_strip, max_vertices = 2) out;\nvoid main() {}\n";
-        assert!(add_missing(src).is_none());
+        assert!(add_missing(src, false).is_none());
+        assert_eq!(input_vertices(src), 2);
     }
 
     #[test]
     fn split_output_layouts_count_and_comments_do_not() {
         let src = "#version 150\n// layout(points) in;\nlayout(triangle_strip) out;\nlayout(max_vertices=3) out;\nvoid main() {}\n";
-        let (out, note) = add_missing(src).expect("input primitive missing");
+        let (out, note) = add_missing(src, false).expect("input primitive missing");
+        assert_eq!(input_vertices(src), 3);
         assert!(out.contains("layout(triangles) in;"));
         assert!(!out.contains("layout(points) out;"));
         assert!(note.contains("input primitive `triangles`"), "{note}");
@@ -209,9 +244,18 @@ mod tests {
     }
 
     #[test]
+    fn geometry_shader4_shaders_get_the_initial_program_state() {
+        let src = "#version 120\nvoid main() {}\n";
+        let (out, note) = add_missing(src, true).expect("nothing declared");
+        assert!(out.contains("layout(triangles) in;"), "{out}");
+        assert!(out.contains("layout(triangle_strip) out;"), "{out}");
+        assert!(note.contains("initial state"), "{note}");
+    }
+
+    #[test]
     fn declarations_follow_the_preamble_and_keep_line_numbers() {
         let src = "#version 450\n#line 2\n#extension GL_foo : require\nvoid main() {}\n";
-        let (out, _) = add_missing(src).expect("nothing declared");
+        let (out, _) = add_missing(src, false).expect("nothing declared");
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines[2], "#extension GL_foo : require");
         assert_eq!(lines[3], "layout(triangles) in;");

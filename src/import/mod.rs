@@ -18,6 +18,7 @@ mod files;
 mod framing;
 mod function;
 mod glsl;
+mod gs4;
 mod gs_layout;
 mod iface;
 pub(crate) mod layout;
