@@ -251,6 +251,35 @@ fn transform_feedback_outputs_export_with_their_captures() {
     }
 }
 
+/// 16-bit captures (`tests/fixtures/xfb16.vert`): the importer gives each 16-bit
+/// scalar its own 2 bytes (`f16vec2` at 0 and 2, `int16_t` at 8, `float16_t` at
+/// 10 between 32-bit captures at 4 and 12; before, it counted 4 bytes a scalar
+/// and the export refused 16-bit captures), and the export decorates each with
+/// its offset and the original stride, round trip and optimized (where the
+/// optimizer moves xfb-only 16-bit outputs into other slots' halves).
+#[test]
+fn sixteen_bit_captures_export_at_their_byte_offsets() {
+    if !tools() {
+        return;
+    }
+    let vs = include_str!("fixtures/xfb16.vert");
+    let fs = include_str!("fixtures/xfb16.frag");
+    let (pipe, (pm, cm), outcome) = import_and_optimize("xfb16", [("h.vert", vs), ("h.frag", fs)]);
+    let mut offsets = vec![];
+    pipe.producer.for_each_inst(|i| {
+        if let varysat::ir::InstKind::StoreOutput { xfb: Some(x), .. } = &i.kind {
+            offsets.push(x.offset);
+        }
+    });
+    offsets.sort_unstable();
+    assert_eq!(offsets, [0, 2, 4, 8, 10, 12]);
+    let want: std::collections::BTreeSet<(u32, u32, u32)> =
+        [0, 2, 4, 8, 10, 12].map(|o| (0, o, 20)).into();
+    for (what, x, _) in exported_and_valid(&pipe, &outcome, (&pm, &cm), "fs") {
+        assert_eq!(export_support::captures(&x), (want.clone(), true), "{what}");
+    }
+}
+
 /// 64-bit attributes: the importer reads a `dvec3` attribute as six 32-bit
 /// components over two locations (and a `double` varying as two flat words);
 /// the export reads each word back out of the kept 64-bit attribute (`OpBitcast`

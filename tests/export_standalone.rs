@@ -179,7 +179,6 @@ fn generated_pairs_export_valid_spirv() {
     // name a feature the exporter documents as not written.
     let documented = [
         "dynamically indexed",
-        "16-bit transform feedback",
         "interpolation functions take 32-bit floats",
         "storage buffer",
         "unknown SPIR-V opcode",

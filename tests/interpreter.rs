@@ -682,6 +682,29 @@ fn producer_system_values_and_xfb_are_observable_varyings_are_not() {
     assert_eq!(xfb.map(|(_, v)| *v), Some(want));
 }
 
+/// A 16-bit capture's offset is the value's own, whichever half of its slot the
+/// value is stored to: the same value captured at byte 2 from `VAR0.x.lo` and
+/// from `VAR3.y.hi` (where the packer may move an xfb-only 16-bit output) is the
+/// same observation, and another offset is not. Before, the interpreter added 2
+/// for a high half, so the packer's move changed what was captured.
+#[test]
+fn sixteen_bit_captures_are_observed_at_their_offset_in_either_half() {
+    let pair = |slot: IoSlot, offset: u16| {
+        let text = format!(
+            "(pair (producer vs (%a = load_input ATTR0.x) (%h = f2f16 %a)
+               (store_output POS.x %a)
+               (store_output {slot} %h (xfb 0 {offset}) no_varying))
+             (consumer fs (%c = const 32 1.0) (store_output DATA0.x %c)))"
+        );
+        varysat::text::parse(&text, None).expect("parses")
+    };
+    let lo = pair(IoSlot::half(Slot::Var(0), 0, varysat::ir::Half::Lo), 2);
+    let hi = pair(IoSlot::half(Slot::Var(3), 1, varysat::ir::Half::Hi), 2);
+    check_equivalent(&lo, &hi, &EquivConfig::default()).expect("the same capture");
+    let moved = pair(IoSlot::half(Slot::Var(0), 0, varysat::ir::Half::Lo), 4);
+    assert!(check_equivalent(&lo, &moved, &EquivConfig::default()).is_err());
+}
+
 /// A VS that computes Σ i for i in 0..limit, skipping i == 2, with a loop that
 /// continues and breaks, and stores the sum (as float) to PSIZ.
 fn loop_vs(limit: u32) -> Shader {

@@ -203,3 +203,28 @@ fn a_capture_at_the_wrong_offset_is_a_mismatch() {
         assert_eq!(compare(x, y).0, 0, "the pixels agree");
     }
 }
+
+/// 16-bit captures (`tests/fixtures/xfb16.{vert,frag}`): a captured `f16vec2`
+/// at bytes 0 and 2, an `int16_t` at 8 and a `float16_t` the FS does not read
+/// at 10 between 32-bit captures, stride 20. Drawn only where the driver has
+/// 16-bit inputs and outputs: lavapipe of Mesa 22.3.6 does not report
+/// `storageInputOutput16`, and drawing the pair anyway aborts in LLVM (`Cannot
+/// emit physreg copy instruction`); `tests/export_spirv.rs` checks the export's
+/// offsets and spirv-val there.
+#[test]
+fn sixteen_bit_captures_agree_after_export() {
+    let Some(gpu) = lavapipe_with_xfb() else {
+        return;
+    };
+    if !gpu.features.sixteen_bit_io {
+        eprintln!("skipping: the driver has no 16-bit inputs and outputs");
+        return;
+    }
+    let vs = include_str!("fixtures/xfb16.vert");
+    let fs = include_str!("fixtures/xfb16.frag");
+    let pipelines = glsl_vs_fs("f16", vs, fs);
+    let (_, words) =
+        check(&gpu, &pipelines, PrimitiveTopology::TRIANGLE_LIST).unwrap_or_else(|e| panic!("{e}"));
+    // 48 records of 4 captured words (the fifth is padding).
+    assert_eq!(words, 48 * 4, "captured words");
+}

@@ -320,6 +320,25 @@ fn xfb_offset_alignment() {
     );
 }
 
+/// A 16-bit capture is 2-byte aligned: offset 6 is fine, 3 is not.
+#[test]
+fn xfb_offset_alignment_of_sixteen_bit_stores() {
+    let mut lines = vec![
+        "(pair",
+        "  (producer vs",
+        "    (%a = load_input ATTR0.x)",
+        "    (%h = f2f16 %a)",
+        "    (store_output VAR0.x %a)",
+        "    (store_output VAR1.x.lo %h (xfb 0 6))",
+        "    (store_output VAR2.x.lo %h (xfb 0 3)))",
+    ];
+    lines.extend(FS);
+    check(
+        &lines,
+        &["bad.pair:7:5: error: xfb offset 3 is not a multiple of 2"],
+    );
+}
+
 #[test]
 fn indirect_array_leaves_its_family() {
     let mut lines = vec![

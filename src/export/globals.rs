@@ -79,6 +79,7 @@ impl Globals {
 
     /// A signed or unsigned integer type.
     pub fn int_ty(&mut self, bits: u32, signed: bool) -> u32 {
+        self.sixteen_bit_arithmetic(bits);
         self.ty(
             Op::TypeInt,
             vec![
@@ -90,7 +91,21 @@ impl Globals {
 
     /// A float of `bits` (16 or 32).
     pub fn float(&mut self, bits: u32) -> u32 {
+        self.sixteen_bit_arithmetic(bits);
         self.ty(Op::TypeFloat, vec![Operand::LiteralBit32(bits)])
+    }
+
+    /// A 16-bit value is carried as `uint16_t` and bitcast or converted where an
+    /// op or declaration types it, which the storage-only capabilities of 16-bit
+    /// inputs, outputs and buffer members (`StorageInputOutput16`, ...) do not
+    /// allow: a module the export gives a 16-bit type declares `Int16` and
+    /// `Float16`. Before, a VS with only `float16_t` outputs exported a bitcast
+    /// spirv-val rejects.
+    fn sixteen_bit_arithmetic(&mut self, bits: u32) {
+        if bits == 16 {
+            self.capability(Capability::Int16);
+            self.capability(Capability::Float16);
+        }
     }
 
     /// The type an IR value of this size is carried in: `bool`, `uint16_t` or `uint`.

@@ -2,7 +2,8 @@
 //! captured at which buffer and byte offset, the stride of each buffer, the
 //! decorations that say so, and the `Xfb` execution mode.
 //!
-//! The IR captures single components (`(xfb BUF OFFSET)` on a store) while
+//! The IR captures single components (`(xfb BUF OFFSET)` on a store: the byte
+//! offset of the stored value, 2 bytes wide for a 16-bit one) while
 //! SPIR-V captures whole variables. The pair's own varyings are one scalar
 //! variable per component, so each is decorated where it is declared; a
 //! built-in (`Position` is one `vec4`) would be captured whole, so a captured
@@ -18,7 +19,7 @@ use rspirv::spirv::{Capability, Decoration, ExecutionMode, Op};
 use super::context::fail;
 use super::globals::Globals;
 use crate::import::module::Module;
-use crate::ir::{BitSize, Half, InstKind, IoSlot, Shader, Xfb};
+use crate::ir::{BitSize, InstKind, IoSlot, Shader, Xfb};
 use crate::Error;
 
 /// The captures of the producer's stores.
@@ -34,6 +35,7 @@ impl Captures {
     /// or in components the optimizer removed), else the end of its last capture.
     pub fn new(producer: &Shader, original: &Module) -> Result<Captures, Error> {
         let mut by_slot: BTreeMap<IoSlot, Xfb> = BTreeMap::new();
+        let mut ends: BTreeMap<u8, u32> = BTreeMap::new();
         let mut uncaptured = vec![];
         let mut err = None;
         producer.for_each_inst(|i| {
@@ -44,13 +46,13 @@ impl Captures {
                 match xfb {
                     None => uncaptured.push(*slot),
                     Some(x) => {
-                        if producer.bits(*value) == BitSize::B16 || slot.half != Half::Full {
-                            // The importer counts 4 bytes per component; a 16-bit
-                            // capture writes 2.
-                            err.get_or_insert(format!(
-                                "{slot}: 16-bit transform feedback captures are not exported"
-                            ));
-                        }
+                        // A 16-bit value writes its 2 bytes at the offset.
+                        let size = match producer.bits(*value) {
+                            BitSize::B16 => 2,
+                            _ => 4,
+                        };
+                        let end = ends.entry(x.buffer).or_insert(0);
+                        *end = (*end).max(u32::from(x.offset) + size);
                         match by_slot.insert(*slot, *x) {
                             Some(old) if old != *x => {
                                 err.get_or_insert(format!(
@@ -71,12 +73,11 @@ impl Captures {
         if let Some(e) = err {
             return Err(fail(e));
         }
-        let mut strides: BTreeMap<u8, u32> = BTreeMap::new();
-        for x in by_slot.values() {
-            let end = x.offset as u32 + 4;
-            let s = strides.entry(x.buffer).or_insert(0);
-            *s = (*s).max(end);
-        }
+        // A record ending in a 16-bit capture is padded to a whole word.
+        let mut strides: BTreeMap<u8, u32> = ends
+            .into_iter()
+            .map(|(b, e)| (b, e.div_ceil(4) * 4))
+            .collect();
         for d in original
             .decos
             .values()

@@ -364,8 +364,9 @@ impl<'a> Translator<'a> {
         let interp = (ctx.fs_input && !d.flat && is_float).then(|| interp_mode(d));
         let x = match (ctx.xfb, xfb.as_mut()) {
             (Some(b), Some(off)) => {
+                // A captured scalar takes its own size: 2 bytes for 16 bits.
                 let o = *off;
-                *off += 4;
+                *off += if bits == BitSize::B16 { 2 } else { 4 };
                 Some((
                     b,
                     u16::try_from(o).map_err(|_| self.m.err_plain("xfb offset out of range"))?,

@@ -97,10 +97,11 @@ impl Outputs {
                 obs.insert(Some(stage), path, Item::Output(*slot), s.value);
             }
             if let Some(x) = s.how.xfb {
-                let offset = x.offset as u32 + if slot.half == Half::Hi { 2 } else { 0 };
+                // The offset is the value's own (a 16-bit value's too, in
+                // whichever half of its slot it is stored).
                 let item = Item::Xfb {
                     buffer: x.buffer,
-                    offset,
+                    offset: u32::from(x.offset),
                 };
                 obs.insert(Some(stage), path, item, s.value);
             }

@@ -178,7 +178,10 @@ impl SystemValue {
 pub struct Xfb {
     /// Buffer index 0-3.
     pub buffer: u8,
-    /// Byte offset within the buffer's vertex record (multiple of 4).
+    /// Byte offset of the stored value within the buffer's vertex record: a
+    /// multiple of 4 for a 32-bit store, of 2 for a 16-bit one, which writes 2
+    /// bytes there (whichever half of its slot it is stored to: the capture is
+    /// the value's, not the slot's).
     pub offset: u16,
 }
 

@@ -3,7 +3,7 @@
 //! Slot addressing of I/O intrinsics is checked by `slots` once the intrinsic itself
 //! is legal in the stage.
 
-use crate::ir::{Inst, InstKind, InterpLoc, SrcLoc, Stage, StageInfo, Value, Xfb};
+use crate::ir::{BitSize, Inst, InstKind, InterpLoc, SrcLoc, Stage, StageInfo, Value, Xfb};
 
 use super::context::{Ctx, Role};
 use super::flow::count;
@@ -107,7 +107,11 @@ pub(super) fn check(ctx: &mut Ctx<'_>, inst: &Inst) {
                 );
             }
         }
-        InstKind::StoreOutput { xfb: Some(xfb), .. } => check_xfb(ctx, *xfb, loc),
+        InstKind::StoreOutput {
+            xfb: Some(xfb),
+            value,
+            ..
+        } => check_xfb(ctx, *xfb, ctx.bits(*value), loc),
         _ => {}
     }
     slots::check(ctx, inst);
@@ -223,7 +227,7 @@ fn check_ubo(ctx: &mut Ctx<'_>, block: u32, offset: Value, loc: Option<SrcLoc>) 
     }
 }
 
-fn check_xfb(ctx: &mut Ctx<'_>, xfb: Xfb, loc: Option<SrcLoc>) {
+fn check_xfb(ctx: &mut Ctx<'_>, xfb: Xfb, bits: Option<BitSize>, loc: Option<SrcLoc>) {
     let stage = ctx.shader.stage();
     let captures = matches!(stage, Stage::Vertex | Stage::TessEval | Stage::Geometry);
     if ctx.role != Role::Producer || !captures {
@@ -240,10 +244,12 @@ fn check_xfb(ctx: &mut Ctx<'_>, xfb: Xfb, loc: Option<SrcLoc>) {
         );
         ctx.error(loc, msg);
     }
-    if !xfb.offset.is_multiple_of(4) {
+    // A capture is aligned to its size: 2 bytes for a 16-bit store.
+    let align = if bits == Some(BitSize::B16) { 2 } else { 4 };
+    if !xfb.offset.is_multiple_of(align) {
         ctx.error(
             loc,
-            format!("xfb offset {} is not a multiple of 4", xfb.offset),
+            format!("xfb offset {} is not a multiple of {align}", xfb.offset),
         );
     }
 }

@@ -36,8 +36,10 @@ pub struct Gpu {
 pub struct Features {
     /// `transformFeedback` of `VK_EXT_transform_feedback`.
     pub transform_feedback: bool,
-    /// `storageInputOutput16`: 16-bit shader inputs and outputs.
-    pub storage_io16: bool,
+    /// `storageInputOutput16` with `shaderFloat16` and `shaderInt16`: 16-bit
+    /// inputs and outputs as the export writes them (it declares `Float16` and
+    /// `Int16` to bitcast 16-bit values).
+    pub sixteen_bit_io: bool,
     /// `shaderFloat64`.
     pub float64: bool,
 }
@@ -211,16 +213,22 @@ impl Gpu {
             .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::transform_feedback::NAME));
         let features = {
             let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
+            let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
             let mut fx = vk::PhysicalDeviceTransformFeedbackFeaturesEXT::default();
-            let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f11);
+            let mut f2 = vk::PhysicalDeviceFeatures2::default()
+                .push_next(&mut f11)
+                .push_next(&mut f12);
             if has_xfb_ext {
                 f2 = f2.push_next(&mut fx);
             }
             unsafe { instance.get_physical_device_features2(pdev, &mut f2) };
             let float64 = f2.features.shader_float64 == vk::TRUE;
+            let int16 = f2.features.shader_int16 == vk::TRUE;
             Features {
                 transform_feedback: fx.transform_feedback == vk::TRUE,
-                storage_io16: f11.storage_input_output16 == vk::TRUE,
+                sixteen_bit_io: f11.storage_input_output16 == vk::TRUE
+                    && f12.shader_float16 == vk::TRUE
+                    && int16,
                 float64,
             }
         };
