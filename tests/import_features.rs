@@ -1038,3 +1038,74 @@ void main() { gl_FragColor = gl_Color + gl_TexCoord[4] + vec4(v); }
     assert!(fs_loads.contains(&"TEX4.x".to_string()), "{fs_loads:?}");
     optimizes_equivalently(&gs_fs);
 }
+
+/// Two dynamic indices into one I/O array (`v[i][j]`, an array of arrays) on both
+/// sides: one indirect slot offset `i * 2 + j` over the whole outer array.
+#[test]
+fn two_dynamic_indices_into_one_io_array_import() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=1) in ivec2 ij;
+layout(location=0) out vec2 v[3][2];
+void main() {
+  gl_Position = pos;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 2; j++)
+      v[i][j] = pos.xy * float(i * 2 + j);
+  v[k.x][k.y] = pos.zw;
+}
+";
+    let fs = "#version 450
+layout(location=0) in vec2 v[3][2];
+layout(location=6) flat in ivec2 k;
+layout(location=0) out vec4 c;
+void main() { c = vec4(v[k.x][k.y], v[2 - k.x][1 - k.y]); }
+";
+    let vs = vs.replace(
+        "layout(location=0) out vec2 v[3][2];",
+        "layout(location=0) out vec2 v[3][2];\nlayout(location=6) flat out ivec2 k;",
+    );
+    // In-range indices (random attributes are not), so the reads see the stores.
+    let vs = vs.replace(
+        "gl_Position = pos;",
+        "gl_Position = pos; k = ivec2(uint(ij.x) % 3u, uint(ij.y) % 2u);",
+    );
+    let p = import("two-dyn", &vs, fs);
+    let mut indirect_lens = vec![];
+    for s in [&p.producer, &p.consumer] {
+        s.for_each_inst(|i| match &i.kind {
+            InstKind::StoreOutput {
+                indirect: Some(ind),
+                ..
+            }
+            | InstKind::LoadInterpolatedInput {
+                indirect: Some(ind),
+                ..
+            } => indirect_lens.push(ind.len),
+            _ => {}
+        });
+    }
+    // The VS's dynamic store and the FS's two dynamic reads, each over all six
+    // locations of the outer array.
+    assert!(indirect_lens.len() >= 3, "{indirect_lens:?}");
+    assert!(indirect_lens.iter().all(|&n| n == 6), "{indirect_lens:?}");
+    optimizes_equivalently(&p);
+    // The same shaders over a flat `v[6]` indexed `v[i * 2 + j]` (one dynamic
+    // index, the path imported before) behave identically in the interpreter: the
+    // combined offset is the right slot.
+    let flat = |s: &str| {
+        s.replace("vec2 v[3][2]", "vec2 v[6]")
+            .replace("v[i][j]", "v[i * 2 + j]")
+            .replace("v[k.x][k.y]", "v[k.x * 2 + k.y]")
+            .replace("v[2 - k.x][1 - k.y]", "v[(2 - k.x) * 2 + 1 - k.y]")
+    };
+    let q = import("two-dyn-flat", &flat(&vs), &flat(fs));
+    let cfg = EquivConfig {
+        runs: 8,
+        ..EquivConfig::default()
+    };
+    check_equivalent(&p, &q, &cfg).unwrap_or_else(|e| panic!("{e}"));
+}

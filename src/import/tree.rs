@@ -155,11 +155,6 @@ impl Tree {
                     // Leaves share their dynamic offset; compute each distinct one once.
                     let mut memo: Vec<(Option<Value>, Value)> = vec![];
                     first.map_leaves(&mut |l| {
-                        if io && l.dynamic.is_some() {
-                            return Err(
-                                "two dynamic indices into one I/O array are not supported".into()
-                            );
-                        }
                         let prev = l.dynamic.map(|(p, _)| p);
                         let off = match memo.iter().find(|(p, _)| *p == prev) {
                             Some((_, o)) => *o,
@@ -175,6 +170,14 @@ impl Tree {
                         let extent = n.checked_mul(st).ok_or_else(|| {
                             format!("an array of {n} elements of stride {st} reaches past 2^32")
                         })?;
+                        // A second dynamic index into an I/O array (`v[i][j]`) adds
+                        // to the slot offset of the first; the slots reachable are
+                        // still those of the outer array, which the leaf (element
+                        // 0 of both) starts.
+                        let extent = match l.dynamic {
+                            Some((_, outer)) if io => outer,
+                            _ => extent,
+                        };
                         l.dynamic = Some((off, extent));
                         Ok(())
                     })?;
