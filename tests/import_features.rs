@@ -1109,3 +1109,49 @@ void main() { c = vec4(v[k.x][k.y], v[2 - k.x][1 - k.y]); }
     };
     check_equivalent(&p, &q, &cfg).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// Booleans in the default uniform block (a `bvec3` selecting between doubles,
+/// as piglit's fp64 `mix` tests do) and in a uniform block are 32-bit words
+/// compared with zero.
+#[test]
+fn boolean_uniforms_are_words_compared_with_zero() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=0) out vec4 v;
+layout(std140, binding=0) uniform U { bool on; vec4 k; };
+void main() { gl_Position = pos; v = on ? pos * k : k; }
+";
+    let fs = "#version 400
+uniform dvec3 a;
+uniform dvec3 b;
+uniform bvec3 sel;
+uniform bool flip;
+in vec4 v;
+out vec4 c;
+void main() {
+  dvec3 r = mix(a, b, sel);
+  c = flip ? vec4(r, 1.0) * v : v;
+}
+";
+    let p = import("bool-uniforms", vs, fs);
+    let mut compared = 0;
+    for s in [&p.producer, &p.consumer] {
+        s.for_each_inst(|i| {
+            if matches!(
+                i.kind,
+                InstKind::Alu {
+                    op: varysat::ir::AluOp::INe,
+                    ..
+                }
+            ) {
+                compared += 1;
+            }
+        });
+    }
+    // on, sel.x/y/z and flip.
+    assert!(compared >= 5, "{compared} comparisons");
+    optimizes_equivalently(&p);
+}

@@ -397,11 +397,17 @@ impl<'a> Translator<'a> {
     fn load_buffer_leaf(&mut self, leaf: &Leaf) -> Result<Value, Error> {
         let dyn_off = leaf.dynamic.map(|d| d.0);
         let wide = leaf.bits != BitSize::B16;
+        // A boolean is stored as a 32-bit word (non-zero is true), compared below.
+        let word_bits = if leaf.bits == BitSize::B1 {
+            BitSize::B32
+        } else {
+            leaf.bits
+        };
         let raw = match leaf.addr {
             Addr::Word(w) => {
                 let half = if wide { Half::Full } else { Half::Lo };
                 self.e
-                    .inst(InstKind::LoadUniform { index: w, half }, leaf.bits)
+                    .inst(InstKind::LoadUniform { index: w, half }, word_bits)
             }
             Addr::Ubo { block, offset } => {
                 // A 16-bit member is the half of its word the byte offset names; with
@@ -422,7 +428,7 @@ impl<'a> Translator<'a> {
                         offset: off,
                         half,
                     },
-                    leaf.bits,
+                    word_bits,
                 )
             }
             Addr::Ssbo { .. } if !wide => {
