@@ -280,6 +280,32 @@ fn sixteen_bit_captures_export_at_their_byte_offsets() {
     }
 }
 
+/// Captures in the consumer: a VS -> GS pair whose GS captures its outputs to
+/// the rasterizer (`tests/fixtures/xfb_gs.geom`: `gl_Position` through its
+/// `gl_PerVertex` block in buffer 0, a `vec3` at 4, an `int` at 16 and an output
+/// the FS never reads at 24 in buffer 1, stride 28). The import no longer refuses
+/// the pair (the IR observes every consumer output, so it marks no capture
+/// there); the export keeps the user outputs' variables with their decorations and
+/// gives the regenerated `Position` variable the block member's capture (before,
+/// the capture of `gl_Position` was lost). Round trip and optimized pass spirv-val
+/// and keep the `Xfb` execution mode.
+#[test]
+fn consumer_captures_are_kept_as_the_original_declares_them() {
+    if !tools() {
+        return;
+    }
+    let vs = include_str!("fixtures/xfb_gs.vert");
+    let gs = include_str!("fixtures/xfb_gs.geom");
+    let (pipe, (pm, cm), outcome) = import_and_optimize("xfbgs", [("g.vert", vs), ("g.geom", gs)]);
+    // One entry per captured variable: the kept `o_c`, `o_i`, `o_only` and the
+    // regenerated `Position`.
+    let want: std::collections::BTreeSet<(u32, u32, u32)> =
+        [(0, 0, 16), (1, 4, 28), (1, 16, 28), (1, 24, 28)].into();
+    for (what, _, y) in exported_and_valid(&pipe, &outcome, (&pm, &cm), "gs") {
+        assert_eq!(export_support::captures(&y), (want.clone(), true), "{what}");
+    }
+}
+
 /// 64-bit attributes: the importer reads a `dvec3` attribute as six 32-bit
 /// components over two locations (and a `double` varying as two flat words);
 /// the export reads each word back out of the kept 64-bit attribute (`OpBitcast`

@@ -138,6 +138,48 @@ fn captured_pair_outputs_agree_after_optimization() {
     assert_eq!(words, 48 * 4, "captured words");
 }
 
+/// Captures in the consumer: `tests/fixtures/xfb_gs.{vert,geom,frag}`, whose GS
+/// (the consumer of the VS -> GS pair) captures `gl_Position` and three user
+/// outputs in two buffers, drawn as compiled and with the pair replaced by its
+/// round trip and its optimized export: captures and pixels agree. Fails
+/// without the export's `Position` capture in the consumer (buffer 0 keeps its
+/// fill).
+#[test]
+fn consumer_captures_agree_after_export() {
+    let Some(gpu) = lavapipe_with_xfb() else {
+        return;
+    };
+    let f = scratch(
+        "gs",
+        &[
+            ("g.vert", include_str!("fixtures/xfb_gs.vert")),
+            ("g.geom", include_str!("fixtures/xfb_gs.geom")),
+            ("g.frag", include_str!("fixtures/xfb_gs.frag")),
+        ],
+    );
+    let ((pipe, _), (pm, cm)) =
+        import_files_with_modules(&f[0], &f[1], &ImportOptions::default()).expect("imports");
+    let frag = words(&varysat::import::compile_glsl(&f[2], true).expect("compiles"));
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    let with = |(vert, geom): (Vec<u32>, Vec<u32>)| Stages {
+        vert,
+        geom: Some(geom),
+        frag: frag.clone(),
+        ..Default::default()
+    };
+    let export = |p| varysat::export::pipeline_to_spirv(p, &pm, &cm).expect("exports");
+    let pipelines = [
+        ("original", with((words(&pm), words(&cm)))),
+        ("round trip", with(export(&pipe))),
+        ("optimized", with(export(&outcome.pipeline))),
+    ];
+    let (px, words) =
+        check(&gpu, &pipelines, PrimitiveTopology::TRIANGLE_LIST).unwrap_or_else(|e| panic!("{e}"));
+    // 48 vertices: 4 words of position, 5 of buffer 1 (o_c, o_i, o_only).
+    assert_eq!(words, 48 * 9, "captured words");
+    assert!(px > 0, "nothing drawn");
+}
+
 /// Swaps the `Offset`s of the variables captured at `a` and `b` of `buffer`.
 fn swap_offsets(module: &[u32], buffer: u32, a: u32, b: u32) -> Vec<u32> {
     let mut m = rspirv::dr::load_words(module).expect("parses");

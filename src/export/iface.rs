@@ -530,6 +530,9 @@ pub(crate) struct StageIo<'a> {
     attrs: BTreeMap<(Slot, u8), Place>,
     /// Output variables carrying captures of built-in components.
     xfb_copies: BTreeMap<IoSlot, Place>,
+    /// The consumer's captured built-in outputs (to a stage outside the pair),
+    /// as its original module captures them.
+    outer_captures: BTreeMap<BuiltIn, super::xfb::BuiltinCapture>,
     vertex_builtins: (BuiltIn, BuiltIn),
 }
 
@@ -561,6 +564,10 @@ impl<'a> StageIo<'a> {
             builtins: BTreeMap::new(),
             attrs: original_slots(m, layout, producer)?,
             xfb_copies: BTreeMap::new(),
+            outer_captures: match producer {
+                true => BTreeMap::new(),
+                false => super::xfb::consumer_builtins(m),
+            },
             vertex_builtins,
         })
     }
@@ -894,6 +901,9 @@ impl<'a> StageIo<'a> {
         let ptr = g.ptr(class, ty);
         let var = g.variable(ptr, class);
         g.builtin(var, b);
+        if let Some(c) = self.outer_captures.get(&b).filter(|_| !input) {
+            c.decorate(g, var);
+        }
         if patch {
             g.decorate(var, Decoration::Patch, &[]);
         }

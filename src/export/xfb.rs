@@ -10,15 +10,20 @@
 //! component of a built-in slot is also stored to an output variable of its own
 //! that carries the capture (at a location after the pair's, which the consumer
 //! does not declare).
+//!
+//! A consumer's outputs go to a stage outside the pair: the IR does not mark
+//! their captures (it observes every consumer output), the kept user variables
+//! keep their decorations, and a regenerated built-in output variable takes the
+//! capture the original module gave that built-in (`consumer_builtins`).
 
 use std::collections::BTreeMap;
 
 use rspirv::dr::{Instruction, Operand};
-use rspirv::spirv::{Capability, Decoration, ExecutionMode, Op};
+use rspirv::spirv::{BuiltIn, Capability, Decoration, ExecutionMode, Op, StorageClass};
 
 use super::context::fail;
 use super::globals::Globals;
-use crate::import::module::Module;
+use crate::import::module::{Module, Ty};
 use crate::ir::{BitSize, InstKind, IoSlot, Shader, Xfb};
 use crate::Error;
 
@@ -144,4 +149,65 @@ impl Captures {
             ));
         }
     }
+}
+
+/// A built-in output's capture in an original module: buffer, offset, stride.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BuiltinCapture {
+    buffer: u32,
+    offset: u32,
+    stride: u32,
+}
+
+impl BuiltinCapture {
+    /// Decorates `var`, the regenerated variable of the built-in, as captured.
+    pub fn decorate(&self, g: &mut Globals, var: u32) {
+        g.decorate(var, Decoration::XfbBuffer, &[self.buffer]);
+        g.decorate(var, Decoration::XfbStride, &[self.stride]);
+        g.decorate(var, Decoration::Offset, &[self.offset]);
+    }
+}
+
+/// The built-in outputs an original module captures (`XfbBuffer` on the
+/// variable, `Offset` on it or on the block member that is the built-in), with
+/// the buffer's stride as any variable of the module declares it.
+pub(crate) fn consumer_builtins(m: &Module) -> BTreeMap<BuiltIn, BuiltinCapture> {
+    let mut strides: BTreeMap<u32, u32> = BTreeMap::new();
+    for d in m.decos.values() {
+        if let (Some(b), Some(s)) = (d.xfb_buffer, d.xfb_stride) {
+            strides.entry(b).or_insert(s);
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (var, g) in m
+        .vars
+        .iter()
+        .filter(|(_, g)| g.class == StorageClass::Output)
+    {
+        let d = m.deco(*var);
+        let Some(buffer) = d.xfb_buffer else {
+            continue;
+        };
+        let stride = strides.get(&buffer).copied().unwrap_or(0);
+        let mut add = |b: Option<BuiltIn>, offset: Option<u32>| {
+            if let (Some(b), Some(offset)) = (b, offset) {
+                out.insert(
+                    b,
+                    BuiltinCapture {
+                        buffer,
+                        offset,
+                        stride,
+                    },
+                );
+            }
+        };
+        add(d.builtin, d.offset);
+        if let Some(Ty::Struct { members }) = m.types.get(&g.ty) {
+            for i in 0..members.len() as u32 {
+                let md = m.member_deco(g.ty, i);
+                add(md.builtin, md.offset);
+            }
+        }
+    }
+    out
 }

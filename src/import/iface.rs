@@ -54,9 +54,10 @@ impl<'a> Translator<'a> {
                 }
             };
         }
+        let xfb_buffer = self.captured_here(d.xfb_buffer);
         if let Some(b) = d.builtin {
             let mut t = self.builtin_tree(b, ty, g.class, &d)?;
-            self.capture_builtin(&mut t, d.xfb_buffer, d.offset)?;
+            self.capture_builtin(&mut t, xfb_buffer, d.offset)?;
             return Ok((t, pv));
         }
         if let Ty::Struct { members } = self.m.ty(ty)?.clone() {
@@ -69,7 +70,7 @@ impl<'a> Translator<'a> {
                     match md.builtin {
                         Some(b) => {
                             let mut t = self.builtin_tree(b, *mt, g.class, &md)?;
-                            self.capture_builtin(&mut t, d.xfb_buffer, md.offset)?;
+                            self.capture_builtin(&mut t, xfb_buffer, md.offset)?;
                             kids.push(t);
                         }
                         None => {
@@ -117,13 +118,22 @@ impl<'a> Translator<'a> {
             base,
             fs_input: self.m.stage == Stage::Fragment && g.class == StorageClass::Input,
             patch: d.patch || struct_patch,
-            xfb: d.xfb_buffer.map(|b| b as u8),
+            xfb: xfb_buffer.map(|b| b as u8),
         };
         let first = self.layout.first_loc.get(&var).copied().unwrap_or(0);
         let mut xfb_off = d.offset;
         let comp = d.component.unwrap_or(0);
         let tree = self.loc_tree(ty, 0, comp, &d, &ctx, &mut xfb_off, Some((ty, first)), 0)?;
         Ok((tree, pv))
+    }
+
+    /// The transform feedback buffer of a variable as the IR sees it: none in
+    /// the consumer. The IR captures producer stores only; a consumer's outputs
+    /// (to a stage outside the pair) are all observed, and the export keeps
+    /// their variables with the decorations that capture them.
+    fn captured_here(&self, buffer: Option<u32>) -> Option<u32> {
+        let consumer = self.params.peer.can_feed(self.m.stage);
+        buffer.filter(|_| !consumer)
     }
 
     /// Marks the outputs of a built-in captured by transform feedback (the

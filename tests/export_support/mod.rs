@@ -7,7 +7,8 @@ use rspirv::dr::Operand;
 use rspirv::spirv::{Decoration, ExecutionMode, Op};
 
 /// The captures of a module: (buffer, byte offset, stride) of every variable
-/// decorated for transform feedback that the entry function stores to, and
+/// decorated for transform feedback that the entry function stores to (directly
+/// or through an access chain), and
 /// whether the module declares the `Xfb` execution mode.
 pub fn captures(words: &[u32]) -> (BTreeSet<(u32, u32, u32)>, bool) {
     let m = rspirv::dr::load_words(words).expect("the module parses");
@@ -32,14 +33,24 @@ pub fn captures(words: &[u32]) -> (BTreeSet<(u32, u32, u32)>, bool) {
             decos.entry(*id).or_default()[at] = Some(*v);
         }
     }
-    let stored: BTreeSet<u32> = m
-        .functions
-        .iter()
-        .flat_map(|f| &f.blocks)
-        .flat_map(|b| &b.instructions)
+    let insts = || {
+        m.functions
+            .iter()
+            .flat_map(|f| &f.blocks)
+            .flat_map(|b| &b.instructions)
+    };
+    // A store through an access chain stores to the chain's base variable.
+    let base: BTreeMap<u32, u32> = insts()
+        .filter(|i| i.class.opcode == Op::AccessChain)
+        .filter_map(|i| match (i.result_id, i.operands.first()) {
+            (Some(r), Some(Operand::IdRef(v))) => Some((r, *v)),
+            _ => None,
+        })
+        .collect();
+    let stored: BTreeSet<u32> = insts()
         .filter(|i| i.class.opcode == Op::Store)
         .filter_map(|i| match i.operands.first() {
-            Some(Operand::IdRef(p)) => Some(*p),
+            Some(Operand::IdRef(p)) => Some(base.get(p).copied().unwrap_or(*p)),
             _ => None,
         })
         .collect();
