@@ -87,34 +87,40 @@ const CASES: &[(&str, &str, &str)] = &[
     ),
     (
         "iadd-assoc",
-        "(iadd (iadd in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
-        "(iadd in:ATTR0.x (iadd in:ATTR1.x in:ATTR2.x))",
+        "(iadd (iadd in:ATTR0.x uniform:0) uniform:1)",
+        "(iadd in:ATTR0.x (iadd uniform:0 uniform:1))",
     ),
-    // One direction and commutative matching reach every operand grouping.
+    // Commutative matching finds the grouping in either operand order.
     (
         "iadd-assoc",
-        "(iadd (iadd in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
-        "(iadd (iadd in:ATTR0.x in:ATTR2.x) in:ATTR1.x)",
+        "(iadd (iadd in:ATTR0.x uniform:0) uniform:1)",
+        "(iadd (iadd in:ATTR0.x uniform:1) uniform:0)",
+    ),
+    // Received values group like free ones.
+    (
+        "iadd-assoc",
+        "(iadd (iadd in:ATTR0.x (xfer flat in:ATTR1.x)) (xfer flat in:ATTR2.x))",
+        "(iadd in:ATTR0.x (iadd (xfer flat in:ATTR1.x) (xfer flat in:ATTR2.x)))",
     ),
     (
         "imul-assoc",
-        "(imul (imul in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
-        "(imul in:ATTR0.x (imul in:ATTR1.x in:ATTR2.x))",
+        "(imul (imul in:ATTR0.x uniform:0) uniform:1)",
+        "(imul in:ATTR0.x (imul uniform:0 uniform:1))",
     ),
     (
         "iand-assoc",
-        "(iand (iand in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
-        "(iand in:ATTR0.x (iand in:ATTR1.x in:ATTR2.x))",
+        "(iand (iand in:ATTR0.x uniform:0) uniform:1)",
+        "(iand in:ATTR0.x (iand uniform:0 uniform:1))",
     ),
     (
         "ior-assoc",
-        "(ior (ior in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
-        "(ior in:ATTR0.x (ior in:ATTR1.x in:ATTR2.x))",
+        "(ior (ior in:ATTR0.x uniform:0) uniform:1)",
+        "(ior in:ATTR0.x (ior uniform:0 uniform:1))",
     ),
     (
         "ixor-assoc",
-        "(ixor (ixor in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
-        "(ixor in:ATTR0.x (ixor in:ATTR1.x in:ATTR2.x))",
+        "(ixor (ixor in:ATTR0.x uniform:0) uniform:1)",
+        "(ixor in:ATTR0.x (ixor uniform:0 uniform:1))",
     ),
     (
         "bcsel-same",
@@ -192,6 +198,18 @@ const NON_CASES: &[(&str, &str, &str)] = &[
         "iadd-assoc",
         "(fadd (fadd in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
         "(fadd in:ATTR0.x (fadd in:ATTR1.x in:ATTR2.x))",
+    ),
+    // Operands alike for motion are not regrouped (chains are canonical from
+    // lowering on; the law only gathers what a transfer law can move).
+    (
+        "iadd-assoc",
+        "(iadd (iadd in:ATTR0.x in:ATTR1.x) in:ATTR2.x)",
+        "(iadd in:ATTR0.x (iadd in:ATTR1.x in:ATTR2.x))",
+    ),
+    (
+        "iand-assoc",
+        "(iand (iand uniform:0 uniform:1) uniform:2)",
+        "(iand uniform:0 (iand uniform:1 uniform:2))",
     ),
     // Mixed ops do not associate.
     (

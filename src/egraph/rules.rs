@@ -76,12 +76,20 @@ pub enum Cond {
     /// is already its taken branch (`bcsel-true`/`-false`), and moving it across a
     /// transfer again and again built one more select per iteration.
     NotConst(Var),
+    /// `(regroups ?a ?b ?c)`: `?b` and `?c` are alike for motion and `?a` is not —
+    /// re-bracketing `(op (op a b) c)` as `(op a (op b c))` then puts the operands a
+    /// transfer law can take across the interface (free or received values) in one
+    /// term of their own. Gates integer associativity: unrestricted, it gives a chain of
+    /// n operands a class per subset of them, and chains are canonical from lowering
+    /// on (`optimize::reassociate`) so it is not needed for deduplication.
+    Regroups(Var, Var, Var),
 }
 
 impl Cond {
     fn vars(&self) -> Vec<Var> {
         match self {
             Cond::SameBits(a, b) => vec![*a, *b],
+            Cond::Regroups(a, b, c) => vec![*a, *b, *c],
             Cond::Free(v)
             | Cond::Const(v)
             | Cond::ConvergentP(v)
@@ -119,8 +127,19 @@ impl Cond {
             Cond::Promotable(v) => {
                 !g.analysis.producer_is_gs && data(v).is_some_and(|d| d.convergent_p)
             }
+            Cond::Regroups(a, b, c) => {
+                let movable = |v: &Var| subst.get(*v).map(|id| is_movable(g, *id));
+                let (a, b, c) = (movable(a), movable(b), movable(c));
+                b.is_some() && b == c && a != b
+            }
         }
     }
+}
+
+/// Whether a transfer law can take the class across the interface inside a larger
+/// term: both stages compute it (free), or it holds a received value (`xfer`).
+fn is_movable(g: &VGraph, id: Id) -> bool {
+    g[id].data.is_free() || g[id].nodes.iter().any(|n| matches!(n, VNode::Xfer(_)))
 }
 
 fn is_interpolated(g: &VGraph, id: Id) -> bool {
@@ -273,13 +292,18 @@ fn cond(file: &str, s: &Sexp) -> Result<Cond, Error> {
             want(2)?;
             Ok(Cond::SameBits(var(file, &args[0])?, var(file, &args[1])?))
         }
+        "regroups" => {
+            want(3)?;
+            let v = |i: usize| var(file, &args[i]);
+            Ok(Cond::Regroups(v(0)?, v(1)?, v(2)?))
+        }
         _ => Err(err(
             file,
             items[0].loc(),
             format!(
                 "unknown condition `{name}`, expected one of: free, const, convergent-p, \
                  convergent-c, same-bits, interpolated, propagatable, uninterpolated, \
-                 promotable, single, not-free, not-const"
+                 promotable, single, not-free, not-const, regroups"
             ),
         )),
     }

@@ -25,6 +25,7 @@ pub(crate) mod moves;
 mod options;
 mod packing;
 pub(crate) mod prepass;
+mod reassociate;
 pub(crate) mod renumber;
 pub mod report;
 mod round;

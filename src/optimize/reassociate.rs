@@ -1,0 +1,366 @@
+//! Integer re-association before lowering: every chain of one wrapping associative op
+//! (`iadd`, `imul`, `iand`, `ior`, `ixor`) is flattened to its operands and rebuilt as
+//! one left-deep chain in a canonical operand order, its constant operands folded into
+//! one.
+//!
+//! Why here and not as a saturated law: associativity with commutative matching gives a
+//! chain of n operands one e-class per subset of them (2^n); a real vertex shader that
+//! `and`s sixteen comparisons filled the node budget with them. Two chains over the same
+//! operands in different bracketings and orders are rebuilt into the same instructions
+//! here, so they hash-cons into one class at lowering, which is what deduplication
+//! needed the law for. The law stays in the rule set only where it regroups operands for
+//! motion (`(if (regroups ?a ?b ?c))`, rules/algebra.rules).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::ir::{
+    eval_alu, for_each_block_mut, walk, AluOp, Inst, InstKind, Shader, Stmt, Value, Visit,
+};
+
+/// The ops re-associated: integer add and multiply wrap and the bitwise ops act per
+/// bit, so each is associative and commutative bit for bit.
+fn is_chain_op(op: AluOp) -> bool {
+    matches!(
+        op,
+        AluOp::IAdd | AluOp::IMul | AluOp::IAnd | AluOp::IOr | AluOp::IXor
+    )
+}
+
+/// One two-operand instruction of a chain op.
+#[derive(Clone, Copy)]
+struct Link {
+    op: AluOp,
+    srcs: [Value; 2],
+}
+
+/// What the pass needs to know about the shader before editing it.
+struct Chains {
+    links: BTreeMap<Value, Link>,
+    /// Links whose one use is an operand of a link of the same op: they are part of
+    /// their user's chain rather than a chain of their own.
+    interior: BTreeSet<Value>,
+    constants: BTreeMap<Value, u32>,
+}
+
+fn survey(s: &Shader) -> Chains {
+    let mut links = BTreeMap::new();
+    let mut constants = BTreeMap::new();
+    let mut uses: BTreeMap<Value, Vec<Option<Value>>> = BTreeMap::new();
+    for visit in walk(&s.body) {
+        let Visit::Enter(stmt) = visit else {
+            continue;
+        };
+        let user = match stmt {
+            Stmt::Inst(inst) => inst.result,
+            _ => None,
+        };
+        for v in stmt.own_uses() {
+            uses.entry(v).or_default().push(user);
+        }
+        let Stmt::Inst(Inst {
+            result: Some(r),
+            kind,
+            ..
+        }) = stmt
+        else {
+            continue;
+        };
+        match kind {
+            InstKind::Const(bits) => {
+                constants.insert(*r, *bits);
+            }
+            InstKind::Alu { op, srcs, .. } if is_chain_op(*op) && srcs.len() == 2 => {
+                links.insert(
+                    *r,
+                    Link {
+                        op: *op,
+                        srcs: [srcs[0], srcs[1]],
+                    },
+                );
+            }
+            _ => {}
+        }
+    }
+    let interior = links
+        .iter()
+        .filter(|(v, link)| match uses.get(v).map(Vec::as_slice) {
+            Some([Some(user)]) => links.get(user).is_some_and(|u| u.op == link.op),
+            _ => false,
+        })
+        .map(|(v, _)| *v)
+        .collect();
+    Chains {
+        links,
+        interior,
+        constants,
+    }
+}
+
+impl Chains {
+    /// The operands of the chain rooted at `root`, left to right, and its interior links.
+    fn flatten(&self, root: Value) -> (Vec<Value>, Vec<Value>) {
+        let (mut leaves, mut inner) = (vec![], vec![]);
+        let mut stack = vec![root];
+        while let Some(v) = stack.pop() {
+            match self.links.get(&v) {
+                Some(link) if v == root || self.interior.contains(&v) => {
+                    if v != root {
+                        inner.push(v);
+                    }
+                    stack.push(link.srcs[1]);
+                    stack.push(link.srcs[0]);
+                }
+                _ => leaves.push(v),
+            }
+        }
+        (leaves, inner)
+    }
+}
+
+/// The rebuilt form of one chain: instructions to insert before its root and the root's
+/// new operands.
+struct Rebuild {
+    before: Vec<Inst>,
+    root_srcs: [Value; 2],
+    dead: Vec<Value>,
+}
+
+/// Canonical operand order: non-constant operands by value, then at most one constant
+/// (the others folded into it with the interpreter's `eval_alu`).
+fn canonical(
+    s: &Shader,
+    chains: &Chains,
+    op: AluOp,
+    leaves: &[Value],
+) -> (Vec<Value>, Option<u32>) {
+    let mut vars: Vec<Value> = leaves
+        .iter()
+        .copied()
+        .filter(|v| !chains.constants.contains_key(v))
+        .collect();
+    vars.sort();
+    let consts: Vec<Value> = leaves
+        .iter()
+        .copied()
+        .filter(|v| chains.constants.contains_key(v))
+        .collect();
+    let folded = consts.split_first().map(|(first, rest)| {
+        let bits = s.bits(*first);
+        rest.iter().fold(chains.constants[first], |acc, v| {
+            eval_alu(op, &[acc, chains.constants[v]], &[bits, bits])
+        })
+    });
+    (vars, folded)
+}
+
+fn fresh_name(s: &Shader, taken: &mut BTreeSet<String>, root: Value, k: usize) -> String {
+    let base = &s.value(root).name;
+    let mut n = k;
+    loop {
+        let name = format!("{base}.assoc{n}");
+        if taken.insert(name.clone()) {
+            return name;
+        }
+        n += 1;
+    }
+}
+
+/// The rebuilt chain, or `None` when it is already in canonical form (or holds only
+/// constants, which constant folding elsewhere handles).
+fn rebuild(
+    s: &mut Shader,
+    chains: &Chains,
+    taken: &mut BTreeSet<String>,
+    root: Value,
+) -> Option<Rebuild> {
+    let link = chains.links[&root];
+    let (leaves, inner) = chains.flatten(root);
+    let (vars, folded) = canonical(s, chains, link.op, &leaves);
+    let consts: Vec<Value> = leaves
+        .iter()
+        .copied()
+        .filter(|v| chains.constants.contains_key(v))
+        .collect();
+    if vars.is_empty() {
+        return None;
+    }
+    let mut operands = vars;
+    // A chain with one constant keeps that constant's instruction.
+    if let [c] = consts.as_slice() {
+        operands.push(*c);
+    }
+    // Two operands and no constants to fold: the e-graph orders them itself.
+    let unchanged = leaves == operands && is_left_deep(chains, root, inner.len());
+    if consts.len() <= 1 && (unchanged || leaves.len() == 2) {
+        return None;
+    }
+    let bits = s.bits(root);
+    let mut before = vec![];
+    if let (Some(k), true) = (folded, consts.len() > 1) {
+        let v = s.add_value(fresh_name(s, taken, root, 0), bits);
+        before.push(Inst {
+            result: Some(v),
+            kind: InstKind::Const(k & bits.mask()),
+            loc: None,
+        });
+        operands.push(v);
+    }
+    let mut acc = operands[0];
+    for (k, next) in operands[1..operands.len() - 1].iter().enumerate() {
+        let v = s.add_value(fresh_name(s, taken, root, k + 1), bits);
+        before.push(Inst {
+            result: Some(v),
+            kind: InstKind::Alu {
+                op: link.op,
+                exact: false,
+                srcs: vec![acc, *next],
+            },
+            loc: None,
+        });
+        acc = v;
+    }
+    Some(Rebuild {
+        before,
+        root_srcs: [acc, operands[operands.len() - 1]],
+        dead: inner,
+    })
+}
+
+/// Whether the chain at `root` is `op(op(op(l1, l2), l3), l4)` with `depth` links below.
+fn is_left_deep(chains: &Chains, root: Value, depth: usize) -> bool {
+    let mut v = root;
+    for _ in 0..depth {
+        let left = chains.links[&v].srcs[0];
+        if !chains.interior.contains(&left) {
+            return false;
+        }
+        v = left;
+    }
+    true
+}
+
+/// Re-associates every integer chain of `s` (see the module comment). Instructions of
+/// the old chains that only the chain used are removed; the new ones sit right before
+/// the chain's last instruction, where every operand is defined.
+pub(crate) fn reassociate(s: &mut Shader) {
+    let chains = survey(s);
+    let mut taken: BTreeSet<String> = s.values.iter().map(|v| v.name.clone()).collect();
+    let roots: Vec<Value> = chains
+        .links
+        .keys()
+        .copied()
+        .filter(|v| !chains.interior.contains(v))
+        .collect();
+    let mut plans = BTreeMap::new();
+    for root in roots {
+        if let Some(plan) = rebuild(s, &chains, &mut taken, root) {
+            plans.insert(root, plan);
+        }
+    }
+    if plans.is_empty() {
+        return;
+    }
+    let dead: BTreeSet<Value> = plans
+        .values()
+        .flat_map(|p| p.dead.iter().copied())
+        .collect();
+    for_each_block_mut(&mut s.body, |block| {
+        let old = std::mem::take(block);
+        for mut stmt in old {
+            if let Stmt::Inst(inst) = &mut stmt {
+                if inst.result.is_some_and(|r| dead.contains(&r)) {
+                    continue;
+                }
+                if let Some(plan) = inst.result.and_then(|r| plans.remove(&r)) {
+                    block.extend(plan.before.into_iter().map(Stmt::Inst));
+                    if let InstKind::Alu { srcs, .. } = &mut inst.kind {
+                        *srcs = plan.root_srcs.to_vec();
+                    }
+                }
+            }
+            block.push(stmt);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Pipeline;
+
+    fn parse(body: &str) -> Pipeline {
+        let src = format!(
+            "(pair (producer vs
+               (%fa = load_input ATTR0.x) (%a = f2i32 %fa)
+               (%fb = load_input ATTR0.y) (%b = f2i32 %fb)
+               (%fc = load_input ATTR0.z) (%c = f2i32 %fc)
+               (%k3 = const 32 3) (%k5 = const 32 5)
+               {body})
+             (consumer fs (%x = load_input VAR0.x) (store_output DATA0.x %x)))"
+        );
+        crate::text::parse(&src, None).expect("test pair parses")
+    }
+
+    /// The ALU instructions of the producer as `op(name, name)` strings, in order.
+    fn alu(p: &Pipeline) -> Vec<String> {
+        let s = &p.producer;
+        let mut out = vec![];
+        s.for_each_inst(|i| match &i.kind {
+            InstKind::Alu { op, srcs, .. } if is_chain_op(*op) => {
+                let names: Vec<&str> = srcs.iter().map(|v| s.value(*v).name.as_str()).collect();
+                out.push(format!("{op:?}({})", names.join(", ")));
+            }
+            InstKind::Const(k) if i.result.is_some_and(|r| s.value(r).name.contains("assoc")) => {
+                out.push(format!("const {k}"))
+            }
+            _ => {}
+        });
+        out
+    }
+
+    #[test]
+    fn a_chain_is_rebuilt_left_deep_in_value_order_with_its_constants_folded() {
+        let mut p = parse(
+            "(%x = iadd %c %k3) (%y = iadd %b %k5) (%z = iadd %x %y) (%w = iadd %z %a)
+             (store_output VAR0.x %w)",
+        );
+        reassociate(&mut p.producer);
+        assert_eq!(
+            alu(&p),
+            [
+                "const 8",
+                "IAdd(a, b)",
+                "IAdd(w.assoc1, c)",
+                "IAdd(w.assoc2, w.assoc0)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_canonical_chain_is_left_alone() {
+        let body = "(%x = iand %a %b) (%y = iand %x %c) (store_output VAR0.x %y)";
+        let mut p = parse(body);
+        let before = p.clone();
+        reassociate(&mut p.producer);
+        assert_eq!(p, before);
+    }
+
+    #[test]
+    fn a_value_used_twice_is_an_operand_not_part_of_the_chain() {
+        // %x is also stored: it stays, and the chain over it keeps it as one operand.
+        let mut p = parse(
+            "(%x = ixor %c %b) (%y = ixor %x %a) (store_output VAR0.x %y)
+             (store_output VAR0.y %x)",
+        );
+        reassociate(&mut p.producer);
+        assert_eq!(alu(&p), ["IXor(c, b)", "IXor(x, a)"]);
+    }
+
+    #[test]
+    fn different_ops_are_different_chains() {
+        let mut p = parse("(%x = iadd %c %b) (%y = imul %x %a) (store_output VAR0.x %y)");
+        let before = p.clone();
+        reassociate(&mut p.producer);
+        assert_eq!(p, before);
+    }
+}
