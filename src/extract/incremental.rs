@@ -421,7 +421,10 @@ mod tests {
                 }
             }
         }
-        assert!(flips > 600, "the pairs offer alternatives ({flips} flips)");
+        // A floor against a graph set that offers (almost) no alternatives; 396 since
+        // integer associativity only regroups (it was 600+ when it enumerated every
+        // bracketing of the chains in tests/opt).
+        assert!(flips > 300, "the pairs offer alternatives ({flips} flips)");
     }
 
     /// The incremental local search ends where the whole-DAG one does.
