@@ -19,6 +19,7 @@ const STAGE_ORDER: &[&str] = &[
     "assign",
     "renumber",
     "count",
+    "reassociate",
     "simplify",
     "prepass",
     "lowering",
