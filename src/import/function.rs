@@ -61,7 +61,17 @@ impl<'a> FnCtx<'a> {
                 if let Some(r) = inst.result_id {
                     ctx.defs.insert(r, (id, inst.result_type));
                 }
-                if inst.class.opcode != Op::Phi {
+                if inst.class.opcode == Op::Phi {
+                    // A phi's value is used at the end of its incoming block: an
+                    // `if` side that defines it must hand it out when that block
+                    // lies outside the side (a value a loop's back edge carries
+                    // from a branch, `%98` of a corpus VS).
+                    for pair in inst.operands.chunks(2) {
+                        if let [Operand::IdRef(v), Operand::IdRef(pred)] = pair {
+                            ctx.uses.entry(*v).or_default().push(*pred);
+                        }
+                    }
+                } else {
                     for op in &inst.operands {
                         if let Operand::IdRef(u) = op {
                             ctx.uses.entry(*u).or_default().push(id);
