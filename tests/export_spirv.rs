@@ -316,24 +316,8 @@ fn sixty_four_bit_attributes_export_as_words_of_the_original() {
     if !tools() {
         return;
     }
-    let vs = "#version 450
-layout(location=0) in vec4 pos;
-layout(location=1) in dvec3 dattr;
-layout(location=3) in float after;
-layout(location=0) out float v_a;
-layout(location=1) flat out double v_d;
-void main() {
-  gl_Position = pos;
-  v_a = float(dattr.y) * 2.0 + after;
-  v_d = dattr.z;
-}
-";
-    let fs = "#version 450
-layout(location=0) in float v_a;
-layout(location=1) flat in double v_d;
-layout(location=0) out vec4 color;
-void main() { color = vec4(v_a, float(v_d), 0.0, 1.0); }
-";
+    let vs = include_str!("fixtures/f64_attr.vert");
+    let fs = include_str!("fixtures/f64_attr.frag");
     let (pipe, (pm, cm), outcome) = import_and_optimize("f64", [("d.vert", vs), ("d.frag", fs)]);
     for (what, x, _) in exported_and_valid(&pipe, &outcome, (&pm, &cm), "fs") {
         use rspirv::dr::Operand;

@@ -9,7 +9,7 @@ mod render_support;
 use std::path::Path;
 
 use render_support::harness::{corpus, gpu, words};
-use render_support::{compare, coverage, Gpu, Setup, Stages};
+use render_support::{compare, coverage, Attachment, Gpu, Setup, Stages};
 use varysat::import::{import_files_with_modules, stage_from_extension, ImportOptions};
 use varysat::ir::Stage;
 
@@ -35,8 +35,8 @@ const DISCONTINUOUS: &[(&str, &str, usize)] = &[
 ];
 
 /// Renders original, round trip and optimized; returns an error naming the
-/// first disagreement, or the original's covered pixel count.
-fn check_pair(gpu: &Gpu, a: &Path, b: &Path) -> Result<Option<usize>, String> {
+/// first disagreement, or the original's attachments.
+fn check_pair(gpu: &Gpu, a: &Path, b: &Path) -> Result<Option<Vec<Attachment>>, String> {
     let opts = ImportOptions::default();
     let ((pipe, _), (pm, cm)) =
         import_files_with_modules(a, b, &opts).map_err(|e| e.to_string())?;
@@ -84,7 +84,7 @@ fn check_pair(gpu: &Gpu, a: &Path, b: &Path) -> Result<Option<usize>, String> {
             }
         }
     }
-    Ok(Some(coverage(&want)))
+    Ok(Some(want))
 }
 
 #[test]
@@ -96,7 +96,8 @@ fn corpus_vs_fs_pairs_render_identically() {
     let pairs = vs_fs_pairs();
     for (a, b) in &pairs {
         match check_pair(&gpu, &d.join(a), &d.join(b)) {
-            Ok(Some(px)) => {
+            Ok(Some(want)) => {
+                let px = coverage(&want);
                 eprintln!("{a} + {b}: identical, {px} pixels covered");
                 drawn += (px > 0) as usize;
             }
@@ -109,5 +110,59 @@ fn corpus_vs_fs_pairs_render_identically() {
         drawn * 2 >= pairs.len(),
         "only {drawn} of {} pairs drew anything",
         pairs.len()
+    );
+}
+
+/// 64-bit vertex attributes (`tests/fixtures/f64_attr.{vert,frag}`: a `dvec3`
+/// attribute over locations 1-2 fed by one `R64G64B64_SFLOAT` attribute, a
+/// `double` flat varying) render identically as compiled, round trip and
+/// optimized, and the doubles arrive: every covered pixel's green channel is the
+/// flat `dattr.z` of its provoking vertex, which the harness draws in
+/// [0.1, 0.9] (zeros or misread words would not be). On a driver without 64-bit
+/// vertex formats (lavapipe of Mesa 22.3.6 reports no `VERTEX_BUFFER` feature
+/// for any `R64*` format, and drawing anyway fed zeros: every green was 0) the
+/// harness refuses to draw the pair, naming the attribute.
+#[test]
+fn sixty_four_bit_attributes_render_identically() {
+    let Some(gpu) = gpu() else { return };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let (a, b) = (dir.join("f64_attr.vert"), dir.join("f64_attr.frag"));
+    let drawn = check_pair(&gpu, &a, &b);
+    if !gpu.vertex_format(ash::vk::Format::R64G64B64_SFLOAT) {
+        let e = drawn.expect_err("no 64-bit vertex formats");
+        assert!(e.contains("64-bit vertex attribute at location 1"), "{e}");
+        eprintln!("not drawn: {e}");
+        return;
+    }
+    let want = drawn.unwrap_or_else(|e| panic!("{e}")).expect("exports");
+    let pixels: Vec<&[u32]> = want[0].words.chunks(4).filter(|p| p[3] != 0).collect();
+    assert!(pixels.len() > 100, "{} pixels covered", pixels.len());
+    for p in pixels {
+        let g = f32::from_bits(p[1]);
+        assert!((0.1..=0.9).contains(&g), "green {g}: not a drawn dattr.z");
+    }
+}
+
+/// 64-bit varyings, which lavapipe draws (`tests/fixtures/f64_varying.{vert,frag}`:
+/// a `double` and a `dvec2` computed in the VS, flat, read in the FS as floats
+/// and as their 32-bit words): as compiled, round trip and optimized, every
+/// channel agrees, the word channels bit for bit.
+#[test]
+fn sixty_four_bit_varyings_render_identically() {
+    let Some(gpu) = gpu() else { return };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let (a, b) = (dir.join("f64_varying.vert"), dir.join("f64_varying.frag"));
+    let want = check_pair(&gpu, &a, &b)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("exports");
+    assert!(coverage(&want) > 100, "{} pixels covered", coverage(&want));
+    assert_eq!(want.len(), 2, "the float and the word attachments");
+    // The words are doubles' words (a low word with bits set, several values),
+    // not a cleared attachment a lost word would leave alike in both.
+    let words: std::collections::BTreeSet<&[u32]> =
+        want[1].words.chunks(4).filter(|p| p[1] != 0).collect();
+    assert!(
+        words.len() > 10 && words.iter().any(|p| p[0] != 0),
+        "{words:x?}"
     );
 }
