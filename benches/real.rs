@@ -6,9 +6,14 @@
 //! pass over the input), then the slowest pairs with their phase split.
 //!
 //! `cargo bench --bench real` (skips with a message when the corpus is not imported);
-//! `VARYSAT_REAL_RUNS` sets the runs per pair (default 5).
+//! `VARYSAT_REAL_RUNS` sets the runs per pair (default 5). The allocator is mimalloc, as
+//! in the `varysat` CLI (Cargo.toml says why); a compiler embedding the library brings its
+//! own.
 
 mod common;
+
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -15,6 +15,10 @@ mod stats;
 
 use std::process::ExitCode;
 
+/// mimalloc rather than the system allocator: see Cargo.toml.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 
 /// Optimizes the varyings between two linked shader stages.
