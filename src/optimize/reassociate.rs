@@ -33,19 +33,28 @@ struct Link {
     srcs: [Value; 2],
 }
 
-/// What the pass needs to know about the shader before editing it.
+/// What the pass needs to know about the shader before editing it, indexed by value.
 struct Chains {
-    links: BTreeMap<Value, Link>,
+    links: Vec<Option<Link>>,
     /// Links whose one use is an operand of a link of the same op: they are part of
     /// their user's chain rather than a chain of their own.
-    interior: BTreeSet<Value>,
-    constants: BTreeMap<Value, u32>,
+    interior: Vec<bool>,
+    constants: Vec<Option<u32>>,
+}
+
+/// How a value is used: never, once (by this instruction result, if any), or more.
+#[derive(Clone, Copy, PartialEq)]
+enum Uses {
+    None,
+    Once(Option<Value>),
+    More,
 }
 
 fn survey(s: &Shader) -> Chains {
-    let mut links = BTreeMap::new();
-    let mut constants = BTreeMap::new();
-    let mut uses: BTreeMap<Value, Vec<Option<Value>>> = BTreeMap::new();
+    let n = s.values.len();
+    let mut links: Vec<Option<Link>> = vec![None; n];
+    let mut constants = vec![None; n];
+    let mut uses = vec![Uses::None; n];
     for visit in walk(&s.body) {
         let Visit::Enter(stmt) = visit else {
             continue;
@@ -55,7 +64,12 @@ fn survey(s: &Shader) -> Chains {
             _ => None,
         };
         for v in stmt.own_uses() {
-            uses.entry(v).or_default().push(user);
+            if let Some(u) = uses.get_mut(v.index()) {
+                *u = match *u {
+                    Uses::None => Uses::Once(user),
+                    _ => Uses::More,
+                };
+            }
         }
         let Stmt::Inst(Inst {
             result: Some(r),
@@ -66,28 +80,23 @@ fn survey(s: &Shader) -> Chains {
             continue;
         };
         match kind {
-            InstKind::Const(bits) => {
-                constants.insert(*r, *bits);
-            }
+            InstKind::Const(bits) => constants[r.index()] = Some(*bits),
             InstKind::Alu { op, srcs, .. } if is_chain_op(*op) && srcs.len() == 2 => {
-                links.insert(
-                    *r,
-                    Link {
-                        op: *op,
-                        srcs: [srcs[0], srcs[1]],
-                    },
-                );
+                links[r.index()] = Some(Link {
+                    op: *op,
+                    srcs: [srcs[0], srcs[1]],
+                });
             }
             _ => {}
         }
     }
-    let interior = links
-        .iter()
-        .filter(|(v, link)| match uses.get(v).map(Vec::as_slice) {
-            Some([Some(user)]) => links.get(user).is_some_and(|u| u.op == link.op),
+    let interior = (0..n)
+        .map(|i| match (links[i], uses[i]) {
+            (Some(link), Uses::Once(Some(user))) => {
+                links[user.index()].is_some_and(|u| u.op == link.op)
+            }
             _ => false,
         })
-        .map(|(v, _)| *v)
         .collect();
     Chains {
         links,
@@ -97,13 +106,17 @@ fn survey(s: &Shader) -> Chains {
 }
 
 impl Chains {
+    fn constant(&self, v: Value) -> Option<u32> {
+        self.constants[v.index()]
+    }
+
     /// The operands of the chain rooted at `root`, left to right, and its interior links.
     fn flatten(&self, root: Value) -> (Vec<Value>, Vec<Value>) {
         let (mut leaves, mut inner) = (vec![], vec![]);
         let mut stack = vec![root];
         while let Some(v) = stack.pop() {
-            match self.links.get(&v) {
-                Some(link) if v == root || self.interior.contains(&v) => {
+            match self.links[v.index()] {
+                Some(link) if v == root || self.interior[v.index()] => {
                     if v != root {
                         inner.push(v);
                     }
@@ -136,24 +149,25 @@ fn canonical(
     let mut vars: Vec<Value> = leaves
         .iter()
         .copied()
-        .filter(|v| !chains.constants.contains_key(v))
+        .filter(|v| chains.constant(*v).is_none())
         .collect();
     vars.sort();
-    let consts: Vec<Value> = leaves
+    let consts: Vec<(Value, u32)> = leaves
         .iter()
-        .copied()
-        .filter(|v| chains.constants.contains_key(v))
+        .filter_map(|v| chains.constant(*v).map(|k| (*v, k)))
         .collect();
-    let folded = consts.split_first().map(|(first, rest)| {
+    let folded = consts.split_first().map(|((first, k), rest)| {
         let bits = s.bits(*first);
-        rest.iter().fold(chains.constants[first], |acc, v| {
-            eval_alu(op, &[acc, chains.constants[v]], &[bits, bits])
-        })
+        rest.iter()
+            .fold(*k, |acc, (_, k)| eval_alu(op, &[acc, *k], &[bits, bits]))
     });
     (vars, folded)
 }
 
-fn fresh_name(s: &Shader, taken: &mut BTreeSet<String>, root: Value, k: usize) -> String {
+/// A name no value of `s` has; the set of taken names is built on first use (most
+/// shaders need none).
+fn fresh_name(s: &Shader, taken: &mut Option<BTreeSet<String>>, root: Value, k: usize) -> String {
+    let taken = taken.get_or_insert_with(|| s.values.iter().map(|v| v.name.clone()).collect());
     let base = &s.value(root).name;
     let mut n = k;
     loop {
@@ -170,16 +184,16 @@ fn fresh_name(s: &Shader, taken: &mut BTreeSet<String>, root: Value, k: usize) -
 fn rebuild(
     s: &mut Shader,
     chains: &Chains,
-    taken: &mut BTreeSet<String>,
+    taken: &mut Option<BTreeSet<String>>,
     root: Value,
 ) -> Option<Rebuild> {
-    let link = chains.links[&root];
+    let link = chains.links[root.index()]?;
     let (leaves, inner) = chains.flatten(root);
     let (vars, folded) = canonical(s, chains, link.op, &leaves);
     let consts: Vec<Value> = leaves
         .iter()
         .copied()
-        .filter(|v| chains.constants.contains_key(v))
+        .filter(|v| chains.constant(*v).is_some())
         .collect();
     if vars.is_empty() {
         return None;
@@ -230,8 +244,11 @@ fn rebuild(
 fn is_left_deep(chains: &Chains, root: Value, depth: usize) -> bool {
     let mut v = root;
     for _ in 0..depth {
-        let left = chains.links[&v].srcs[0];
-        if !chains.interior.contains(&left) {
+        let Some(link) = chains.links[v.index()] else {
+            return false;
+        };
+        let left = link.srcs[0];
+        if !chains.interior[left.index()] {
             return false;
         }
         v = left;
@@ -244,12 +261,10 @@ fn is_left_deep(chains: &Chains, root: Value, depth: usize) -> bool {
 /// the chain's last instruction, where every operand is defined.
 pub(crate) fn reassociate(s: &mut Shader) {
     let chains = survey(s);
-    let mut taken: BTreeSet<String> = s.values.iter().map(|v| v.name.clone()).collect();
-    let roots: Vec<Value> = chains
-        .links
-        .keys()
-        .copied()
-        .filter(|v| !chains.interior.contains(v))
+    let mut taken = None;
+    let roots: Vec<Value> = (0..chains.links.len())
+        .filter(|&i| chains.links[i].is_some() && !chains.interior[i])
+        .map(|i| Value(i as u32))
         .collect();
     let mut plans = BTreeMap::new();
     for root in roots {

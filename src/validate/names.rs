@@ -1,7 +1,7 @@
 //! Value names: every value has a non-empty name that the printer can write back
 //! (`%` + letters, digits, `_`, `.`), unique within its shader.
 
-use std::collections::BTreeMap;
+use fxhash::FxHashMap;
 
 use crate::ir::SrcLoc;
 
@@ -10,7 +10,10 @@ use super::context::Ctx;
 /// Checks the names of every arena value.
 pub(super) fn check(ctx: &mut Ctx<'_>) {
     let shader = ctx.shader;
-    let mut first: BTreeMap<&str, Option<SrcLoc>> = BTreeMap::new();
+    // Hashed, not ordered: errors come out in value order either way, and this runs
+    // on every validation of every round's output.
+    let mut first: FxHashMap<&str, Option<SrcLoc>> = FxHashMap::default();
+    first.reserve(shader.values.len());
     for (index, info) in shader.values.iter().enumerate() {
         if info.name.is_empty() {
             ctx.error(info.loc, format!("value #{index} has an empty name"));
