@@ -1226,3 +1226,53 @@ void main() { o = colour; }
     assert!(seen > 0, "no fragment output observed");
     optimizes_equivalently(&p);
 }
+
+/// Compatibility tessellation shaders: the TCS and TES read the fixed-function
+/// varyings through `gl_in[i].gl_FrontColor`, and the TES writes `gl_FrontColor`
+/// and `gl_TexCoord[]` onto the slots the FS reads.
+#[test]
+fn compatibility_tessellation_shaders_carry_fixed_function_varyings() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 150 compatibility
+void main() { gl_Position = gl_Vertex; gl_FrontColor = gl_Color; }
+";
+    let tcs = "#version 150 compatibility
+#extension GL_ARB_tessellation_shader: require
+layout(vertices = 3) out;
+out vec4 c[];
+void main() {
+  gl_out[gl_InvocationID].gl_Position = gl_in[gl_InvocationID].gl_Position;
+  c[gl_InvocationID] = gl_in[gl_InvocationID].gl_FrontColor * 2.0;
+  gl_TessLevelOuter[0] = 1.0; gl_TessLevelOuter[1] = 1.0; gl_TessLevelOuter[2] = 1.0;
+  gl_TessLevelInner[0] = 1.0;
+}
+";
+    let tes = "#version 150 compatibility
+#extension GL_ARB_tessellation_shader: require
+layout(triangles) in;
+in vec4 c[];
+void main() {
+  gl_Position = gl_in[0].gl_Position * gl_TessCoord.x + gl_in[1].gl_Position * gl_TessCoord.y
+              + gl_in[2].gl_Position * gl_TessCoord.z;
+  gl_FrontColor = c[0] * gl_TessCoord.x + c[1] * gl_TessCoord.y + c[2] * gl_TessCoord.z;
+  gl_TexCoord[1] = vec4(gl_TessCoord, 1.0);
+}
+";
+    let fs = "#version 110
+void main() { gl_FragColor = gl_Color + gl_TexCoord[1]; }
+";
+    let (vs_tcs, _) = import_named("tess-ff-vs", ("a.vert", vs), ("a.tesc", tcs));
+    let loaded = slots_used(&vs_tcs.consumer, false);
+    assert!(loaded.contains(&"COL0.x".to_string()), "{loaded:?}");
+    assert!(loaded.iter().all(|s| !s.starts_with("VAR")), "{loaded:?}");
+    optimizes_equivalently(&vs_tcs);
+    let (tes_fs, _) = import_named("tess-ff-fs", ("a.tese", tes), ("a.frag", fs));
+    let stored = slots_used(&tes_fs.producer, true);
+    for s in ["COL0.x", "COL0.w", "TEX1.x", "TEX1.w"] {
+        assert!(stored.contains(&s.to_string()), "{s} not in {stored:?}");
+    }
+    assert!(stored.iter().all(|s| !s.starts_with("VAR")), "{stored:?}");
+    optimizes_equivalently(&tes_fs);
+}

@@ -18,13 +18,13 @@
 //! - the VS's `gl_ClipVertex` (the eye-space position user clip planes compare
 //!   against) is the `CLIP_VERTEX` slot, a system-value output the FS cannot read.
 //!
-//! - a geometry shader's `gl_FrontColor`, ... outputs are the VS's slots too; its
-//!   per-vertex inputs (`gl_FrontColorIn[]`, `gl_in[i].gl_FrontColor`) are
-//!   `gs4.rs`'s.
+//! - a geometry or tessellation evaluation shader's `gl_FrontColor`, ... outputs
+//!   are the VS's slots too; the per-vertex inputs of those stages and the TCS
+//!   (`gl_FrontColorIn[]`, `gl_in[i].gl_FrontColor`) are `gs4.rs`'s.
 //!
 //! Not rewritten (glslang still reports them): the lighting, material, fog and
-//! point state structs, `gl_ClipVertex` in geometry shaders, and the fixed-function
-//! varyings of tessellation stages.
+//! point state structs, `gl_ClipVertex` in geometry and tessellation shaders, and
+//! the TCS's fixed-function outputs (`gl_out[i].gl_FrontColor`).
 
 use crate::ir::{Slot, Stage};
 
@@ -195,9 +195,9 @@ const VERTEX: &[Builtin] = &[
     ),
 ];
 
-/// Geometry-shader outputs (its inputs are `gs4.rs`'s): the same slots as the
-/// vertex shader's.
-const GEOMETRY: &[Builtin] = &[
+/// Geometry and tessellation evaluation shader outputs (their inputs are
+/// `gs4.rs`'s): the same slots as the vertex shader's.
+const LAST_VERTEX_OUTPUTS: &[Builtin] = &[
     b("gl_FrontColor", "varysat_COL0", "out vec4 varysat_COL0;"),
     b("gl_BackColor", "varysat_BFC0", "out vec4 varysat_BFC0;"),
     b(
@@ -232,7 +232,7 @@ pub(crate) fn rewrite(
 ) -> (Vec<(&'static str, &'static str)>, String) {
     let stage_list: &[Builtin] = match stage {
         Stage::Vertex => VERTEX,
-        Stage::Geometry => GEOMETRY,
+        Stage::Geometry | Stage::TessEval => LAST_VERTEX_OUTPUTS,
         Stage::Fragment => FRAGMENT,
         _ => &[],
     };

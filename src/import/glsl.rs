@@ -238,7 +238,12 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
     }
     let (wrapped, shadow) = super::legacy_texture::wrap_shadow_calls(src);
     let geometry = stage == Stage::Geometry;
-    let wrapped = if geometry {
+    // Stages whose inputs are per-vertex arrays (`gl_in[]`).
+    let per_vertex = matches!(
+        stage,
+        Stage::Geometry | Stage::TessCtrl | Stage::TessEval
+    );
+    let wrapped = if per_vertex {
         super::gs4::gl_in_members(&wrapped)
     } else {
         wrapped
@@ -270,7 +275,7 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
         super::compat::rewrite(stage, &|w| has_word(src, w), &|w| declares(src, w));
     words.extend(renames);
     decls.push_str(&compat_decls);
-    let gs = geometry.then(|| GeometryRewrite::new(src));
+    let gs = per_vertex.then(|| GeometryRewrite::new(src));
     if let Some(gs) = &gs {
         words.extend(gs.renames.iter().map(|(from, to)| (*from, to.as_str())));
         decls.push_str(&gs.decls);
@@ -329,9 +334,10 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
     }
 }
 
-/// What a desktop geometry shader below 3.30 needs besides the other stages'
-/// rewrite (`gs4.rs`): the per-vertex inputs of `GL_ARB_geometry_shader4` and the
-/// fixed-function ones.
+/// What a desktop geometry (or tessellation) shader below 3.30 needs besides the
+/// other stages' rewrite (`gs4.rs`): the per-vertex inputs of
+/// `GL_ARB_geometry_shader4` and the fixed-function ones (which tessellation
+/// shaders read through `gl_in[i]` too).
 struct GeometryRewrite {
     renames: Vec<(&'static str, String)>,
     decls: String,
