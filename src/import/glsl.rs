@@ -239,10 +239,7 @@ pub fn rewrite_desktop_glsl(src: &str, stage: Stage) -> Option<String> {
     let (wrapped, shadow) = super::legacy_texture::wrap_shadow_calls(src);
     let geometry = stage == Stage::Geometry;
     // Stages whose inputs are per-vertex arrays (`gl_in[]`).
-    let per_vertex = matches!(
-        stage,
-        Stage::Geometry | Stage::TessCtrl | Stage::TessEval
-    );
+    let per_vertex = matches!(stage, Stage::Geometry | Stage::TessCtrl | Stage::TessEval);
     let wrapped = if per_vertex {
         super::gs4::gl_in_members(&wrapped)
     } else {
