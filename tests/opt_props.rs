@@ -13,6 +13,11 @@ use varysat::interpreter::{check_equivalent, EquivConfig};
 use varysat::ir::{Pipeline, Stage};
 use varysat::{optimize, Options, Outcome};
 
+/// Cases per property of the six generated-pair properties: 6 x 1,700 = 10,200 random
+/// pairs per `cargo test` (issue #14 asks for 10^4 in CI). About two minutes of the
+/// debug test run on two cores; the same counts in release pass in 31 s.
+const CI_CASES: u32 = 1_700;
+
 fn cases(default: u32) -> u32 {
     std::env::var("VARYSAT_PROPTEST_CASES")
         .ok()
@@ -104,7 +109,7 @@ fn equivalent(a: &Pipeline, b: &Pipeline) -> Result<(), String> {
 
 #[test]
 fn optimized_pairs_validate() {
-    check("validation", 256, |p| {
+    check("validation", CI_CASES, |p| {
         let out = opt(p, &Options::new())?;
         if let Some(why) = &out.report.fallback {
             return Err(format!("the optimizer fell back to the input: {why}"));
@@ -116,7 +121,7 @@ fn optimized_pairs_validate() {
 
 #[test]
 fn optimized_pairs_are_interpreter_equivalent() {
-    check("equivalence", 256, |p| {
+    check("equivalence", CI_CASES, |p| {
         let out = opt(p, &Options::new())?;
         equivalent(p, &out.pipeline)
     });
@@ -124,7 +129,7 @@ fn optimized_pairs_are_interpreter_equivalent() {
 
 #[test]
 fn varying_components_and_slots_never_increase() {
-    check("monotonicity", 256, |p| {
+    check("monotonicity", CI_CASES, |p| {
         let r = opt(p, &Options::new())?.report;
         if r.after.components > r.before.components || r.after.slots > r.before.slots {
             return Err(format!(
@@ -141,7 +146,7 @@ fn varying_components_and_slots_never_increase() {
 
 #[test]
 fn optimizing_twice_changes_nothing_more() {
-    check("idempotence", 128, |p| {
+    check("idempotence", CI_CASES, |p| {
         let once = opt(p, &Options::new())?;
         let twice = opt(&once.pipeline, &Options::new())?;
         let (a, b) = (once.report.after, twice.report.after);
@@ -157,7 +162,7 @@ fn optimizing_twice_changes_nothing_more() {
 
 #[test]
 fn the_same_input_gives_byte_identical_output() {
-    check("determinism", 128, |p| {
+    check("determinism", CI_CASES, |p| {
         let a = opt(p, &Options::new())?;
         let b = opt(p, &Options::new())?;
         let (ta, tb) = (
@@ -275,7 +280,7 @@ fn opaque_count(s: &varysat::ir::Shader, purity: varysat::ir::Purity) -> usize {
 #[test]
 fn stage_bound_and_effect_opaque_ops_stay_in_their_stage() {
     use varysat::ir::Purity;
-    check("opaque stages", 128, |p| {
+    check("opaque stages", CI_CASES, |p| {
         let out = opt(p, &Options::new())?;
         let q = &out.pipeline;
         for (name, before, after) in [
