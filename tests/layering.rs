@@ -20,6 +20,7 @@ const STAGE_ORDER: &[&str] = &[
     "renumber",
     "count",
     "reassociate",
+    "unroll",
     "simplify",
     "prepass",
     "lowering",

@@ -34,6 +34,7 @@ mod saturation;
 mod selection;
 pub(crate) mod simplify;
 mod slots;
+mod unroll;
 
 use std::borrow::Cow;
 use std::time::Instant;

@@ -1,6 +1,7 @@
 //! SSA clean-ups run before lowering, facts Mesa's pipeline establishes before its
 //! varying pass and that the e-graph cannot see by itself: products by a constant zero
-//! fold to zero (NIR's default float mode, not for `exact` ops), integer chains are
+//! fold to zero (NIR's default float mode, not for `exact` ops), counted loops that
+//! write outputs are unrolled (`unroll`), integer chains are
 //! re-associated into one canonical form (`reassociate`), `if`s on a known constant
 //! condition (specialization constants after import) are replaced by their taken
 //! branch, output stores that a later store of the same block overwrites unobserved
@@ -23,6 +24,8 @@ use crate::ir::{
 pub(crate) fn simplify(p: &mut Pipeline) -> Vec<VaryingReport> {
     for s in [&mut p.producer, &mut p.consumer] {
         fold_zero_products(s);
+        let known = known_constants(s);
+        super::unroll::unroll(s, &known);
         super::reassociate::reassociate(s);
         fold_constant_ifs(s);
         drop_overwritten_stores(s);
