@@ -119,8 +119,8 @@ const MATRICES: &[Builtin] = &[
     ),
 ];
 
-/// Vertex-shader attributes and outputs.
-const VERTEX: &[Builtin] = &[
+/// Vertex-shader attributes.
+const VERTEX_ATTRIBUTES: &[Builtin] = &[
     b("gl_Vertex", "varysat_Vertex", "in vec4 varysat_Vertex;"),
     b("gl_Normal", "varysat_Normal", "in vec3 varysat_Normal;"),
     b("gl_Color", "varysat_Color", "in vec4 varysat_Color;"),
@@ -174,30 +174,18 @@ const VERTEX: &[Builtin] = &[
         "varysat_MultiTexCoord7",
         "in vec4 varysat_MultiTexCoord7;",
     ),
-    b("gl_FrontColor", "varysat_COL0", "out vec4 varysat_COL0;"),
-    b("gl_BackColor", "varysat_BFC0", "out vec4 varysat_BFC0;"),
-    b(
-        "gl_FrontSecondaryColor",
-        "varysat_COL1",
-        "out vec4 varysat_COL1;",
-    ),
-    b(
-        "gl_BackSecondaryColor",
-        "varysat_BFC1",
-        "out vec4 varysat_BFC1;",
-    ),
-    b("gl_TexCoord", "varysat_TEX", "out vec4 varysat_TEX[8];"),
-    b("gl_FogFragCoord", "varysat_FOGC", "out float varysat_FOGC;"),
-    b(
-        "gl_ClipVertex",
-        "varysat_CLIP_VERTEX",
-        "out vec4 varysat_CLIP_VERTEX;",
-    ),
 ];
 
-/// Geometry and tessellation evaluation shader outputs (their inputs are
-/// `gs4.rs`'s): the same slots as the vertex shader's.
-const LAST_VERTEX_OUTPUTS: &[Builtin] = &[
+/// The vertex shader's clip vertex (not an output of later stages).
+const CLIP_VERTEX: &[Builtin] = &[b(
+    "gl_ClipVertex",
+    "varysat_CLIP_VERTEX",
+    "out vec4 varysat_CLIP_VERTEX;",
+)];
+
+/// The fixed-function varyings a vertex, geometry or tessellation evaluation shader
+/// writes (a GS's and TES's inputs are `gs4.rs`'s): the same slots in every stage.
+const FIXED_FUNCTION_OUTPUTS: &[Builtin] = &[
     b("gl_FrontColor", "varysat_COL0", "out vec4 varysat_COL0;"),
     b("gl_BackColor", "varysat_BFC0", "out vec4 varysat_BFC0;"),
     b(
@@ -230,16 +218,16 @@ pub(crate) fn rewrite(
     uses: &dyn Fn(&str) -> bool,
     declares: &dyn Fn(&str) -> bool,
 ) -> (Vec<(&'static str, &'static str)>, String) {
-    let stage_list: &[Builtin] = match stage {
-        Stage::Vertex => VERTEX,
-        Stage::Geometry | Stage::TessEval => LAST_VERTEX_OUTPUTS,
-        Stage::Fragment => FRAGMENT,
+    let stage_lists: &[&[Builtin]] = match stage {
+        Stage::Vertex => &[VERTEX_ATTRIBUTES, FIXED_FUNCTION_OUTPUTS, CLIP_VERTEX],
+        Stage::Geometry | Stage::TessEval => &[FIXED_FUNCTION_OUTPUTS],
+        Stage::Fragment => &[FRAGMENT],
         _ => &[],
     };
     let mut renames = vec![];
     let mut decls = String::new();
     let ftransform = stage == Stage::Vertex && uses("ftransform");
-    for bi in MATRICES.iter().chain(stage_list) {
+    for bi in MATRICES.iter().chain(stage_lists.iter().copied().flatten()) {
         let needed_by_ftransform =
             ftransform && matches!(bi.name, "gl_Vertex" | "gl_ModelViewProjectionMatrix");
         if !uses(bi.name) && !needed_by_ftransform {
