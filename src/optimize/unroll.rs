@@ -11,6 +11,7 @@
 //!   (continue ARGS))
 //! ```
 //!
+//! or with the body as the branch of the exit `if` that does not break (glslang's `for`),
 //! where the exit test is known at every iteration from constants (the trip count is
 //! found by running the header with the interpreter's `eval_alu`). Loops with other
 //! jumps, nested loops, more than [`MAX_TRIPS`] iterations or more than
@@ -40,25 +41,35 @@ struct Counted<'a> {
 }
 
 fn counted<'a>(phis: &'a [LoopPhi], body: &'a Block) -> Option<Counted<'a>> {
-    let [Stmt::Inst(test), Stmt::If {
-        cond,
-        then_body,
-        else_body,
-        phis: if_phis,
-        ..
-    }, rest @ .., Stmt::Continue { args, .. }] = body.as_slice()
-    else {
-        return None;
+    let is_break = |b: &Block| matches!(b.as_slice(), [Stmt::Break { .. }]);
+    let (test, cond, then_body, else_body, after) = match body.as_slice() {
+        [Stmt::Inst(test), Stmt::If {
+            cond,
+            then_body,
+            else_body,
+            phis: if_phis,
+            ..
+        }, after @ ..]
+            if if_phis.is_empty() =>
+        {
+            (test, *cond, then_body, else_body, after)
+        }
+        _ => return None,
     };
-    let test_value = test.result?;
-    if *cond != test_value || !if_phis.is_empty() {
+    if test.result != Some(cond) {
         return None;
     }
-    let is_break = |b: &Block| matches!(b.as_slice(), [Stmt::Break { .. }]);
-    let break_on_true = match (is_break(then_body), is_break(else_body)) {
-        (true, false) if else_body.is_empty() => true,
-        (false, true) if then_body.is_empty() => false,
+    // Either the exit `if` only breaks and the body follows it, or (glslang's `for`)
+    // one branch breaks and the other is the whole body.
+    let (break_on_true, stmts) = match (is_break(then_body), is_break(else_body)) {
+        (true, false) if else_body.is_empty() => (true, after),
+        (false, true) if then_body.is_empty() => (false, after),
+        (true, false) if after.is_empty() => (true, else_body.as_slice()),
+        (false, true) if after.is_empty() => (false, then_body.as_slice()),
         _ => return None,
+    };
+    let [rest @ .., Stmt::Continue { args, .. }] = stmts else {
+        return None;
     };
     (args.len() == phis.len()).then_some(Counted {
         phis,
@@ -346,6 +357,19 @@ mod tests {
             "(loop (%i = phi %k0) (%done = ige %i %k3) (if %done (then (break)) (else))
                (store_output VAR0.x %a) (emit_vertex)
                (%n = iadd %i %k1) (continue %n))",
+        );
+        assert!(did);
+        assert_eq!(count(&s, |st| matches!(st, Stmt::Loop { .. })), 0);
+        assert_eq!(count(&s, EMIT), 3);
+    }
+
+    #[test]
+    fn a_for_loop_with_its_body_in_the_branch_that_does_not_break_is_unrolled_too() {
+        let (s, did) = unrolled_gs(
+            "(loop (%i = phi %k0) (%more = ilt %i %k3)
+               (if %more
+                 (then (store_output VAR0.x %a) (emit_vertex) (%n = iadd %i %k1) (continue %n))
+                 (else (break))))",
         );
         assert!(did);
         assert_eq!(count(&s, |st| matches!(st, Stmt::Loop { .. })), 0);
