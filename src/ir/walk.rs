@@ -9,6 +9,7 @@
 //! which decide which block runs next, keep their own explicit stacks.
 
 use super::shader::{Block, Inst, Stmt, Value};
+use super::InstKind;
 
 /// One step of a walk.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -209,6 +210,19 @@ impl Stmt {
             Stmt::Loop { phis, .. } => phis.iter().map(|p| p.init).collect(),
             Stmt::Continue { args, .. } => args.clone(),
             Stmt::Break { .. } => vec![],
+        }
+    }
+
+    /// An instruction with a result, as its result and operation (`None` for control
+    /// flow, jumps and instructions without a result).
+    pub fn as_def(&self) -> Option<(Value, &InstKind)> {
+        match self {
+            Stmt::Inst(Inst {
+                result: Some(r),
+                kind,
+                ..
+            }) => Some((*r, kind)),
+            _ => None,
         }
     }
 

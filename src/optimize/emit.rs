@@ -614,12 +614,7 @@ fn top_level_leaves(shader: &Shader) -> BTreeMap<VNode, Value> {
     let mut out = BTreeMap::new();
     let mut consts = BTreeMap::new();
     for stmt in &shader.body {
-        let Stmt::Inst(Inst {
-            result: Some(r),
-            kind,
-            ..
-        }) = stmt
-        else {
+        let Some((r, kind)) = stmt.as_def() else {
             continue;
         };
         let leaf = match kind {
@@ -630,7 +625,7 @@ fn top_level_leaves(shader: &Shader) -> BTreeMap<VNode, Value> {
             InstKind::LoadSystemValue(sv) => VNode::SysVal(crate::egraph::Side::Producer, *sv),
             InstKind::LoadUniform { index, half } => VNode::Uniform(*index, *half),
             InstKind::Const(c) => {
-                consts.insert(*r, *c);
+                consts.insert(r, *c);
                 continue;
             }
             InstKind::LoadPerVertexInput {
@@ -646,7 +641,7 @@ fn top_level_leaves(shader: &Shader) -> BTreeMap<VNode, Value> {
             },
             _ => continue,
         };
-        out.entry(leaf).or_insert(*r);
+        out.entry(leaf).or_insert(r);
     }
     out
 }

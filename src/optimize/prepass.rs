@@ -9,9 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::report::{Fate, VaryingReport};
 use super::simplify::stored_values;
-use crate::ir::{
-    AluOp, Inst, InstKind, InterpMode, IoSlot, Pipeline, Shader, Slot, Stage, Stmt, Value,
-};
+use crate::ir::{AluOp, InstKind, InterpMode, IoSlot, Pipeline, Shader, Slot, Stage, Stmt, Value};
 
 /// A pair after the pre-pass, with the fates of the varyings it merged.
 pub(crate) struct Prepared {
@@ -53,12 +51,7 @@ fn top_level_defs(s: &Shader) -> BTreeMap<Value, (usize, &InstKind)> {
 fn uniform_values(s: &Shader) -> BTreeSet<Value> {
     let mut out = BTreeSet::new();
     for stmt in &s.body {
-        let Stmt::Inst(Inst {
-            result: Some(v),
-            kind,
-            ..
-        }) = stmt
-        else {
+        let Some((v, kind)) = stmt.as_def() else {
             continue;
         };
         let uniform = match kind {
@@ -68,7 +61,7 @@ fn uniform_values(s: &Shader) -> BTreeSet<Value> {
             _ => false,
         };
         if uniform {
-            out.insert(*v);
+            out.insert(v);
         }
     }
     out

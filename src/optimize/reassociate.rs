@@ -71,12 +71,7 @@ fn survey(s: &Shader) -> Chains {
                 };
             }
         }
-        let Stmt::Inst(Inst {
-            result: Some(r),
-            kind,
-            ..
-        }) = stmt
-        else {
+        let Some((r, kind)) = stmt.as_def() else {
             continue;
         };
         match kind {
