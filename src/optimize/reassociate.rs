@@ -133,30 +133,23 @@ struct Rebuild {
     dead: Vec<Value>,
 }
 
-/// Canonical operand order: non-constant operands by value, then at most one constant
-/// (the others folded into it with the interpreter's `eval_alu`).
-fn canonical(
-    s: &Shader,
-    chains: &Chains,
-    op: AluOp,
-    leaves: &[Value],
-) -> (Vec<Value>, Option<u32>) {
-    let mut vars: Vec<Value> = leaves
-        .iter()
-        .copied()
-        .filter(|v| chains.constant(*v).is_none())
-        .collect();
+/// A chain's operands split into the non-constant ones, in canonical (value) order,
+/// and the constant ones, in chain order.
+fn canonical(chains: &Chains, leaves: &[Value]) -> (Vec<Value>, Vec<Value>) {
+    let (consts, mut vars): (Vec<Value>, Vec<Value>) =
+        leaves.iter().partition(|v| chains.constant(**v).is_some());
     vars.sort();
-    let consts: Vec<(Value, u32)> = leaves
+    (vars, consts)
+}
+
+/// The constants of a chain folded into one with the interpreter's `eval_alu`.
+fn fold(s: &Shader, chains: &Chains, op: AluOp, consts: &[Value]) -> u32 {
+    let bits = s.bits(consts[0]);
+    consts
         .iter()
-        .filter_map(|v| chains.constant(*v).map(|k| (*v, k)))
-        .collect();
-    let folded = consts.split_first().map(|((first, k), rest)| {
-        let bits = s.bits(*first);
-        rest.iter()
-            .fold(*k, |acc, (_, k)| eval_alu(op, &[acc, *k], &[bits, bits]))
-    });
-    (vars, folded)
+        .filter_map(|v| chains.constant(*v))
+        .reduce(|acc, k| eval_alu(op, &[acc, k], &[bits, bits]))
+        .unwrap_or(0)
 }
 
 /// A name no value of `s` has; the set of taken names is built on first use (most
@@ -184,12 +177,7 @@ fn rebuild(
 ) -> Option<Rebuild> {
     let link = chains.links[root.index()]?;
     let (leaves, inner) = chains.flatten(root);
-    let (vars, folded) = canonical(s, chains, link.op, &leaves);
-    let consts: Vec<Value> = leaves
-        .iter()
-        .copied()
-        .filter(|v| chains.constant(*v).is_some())
-        .collect();
+    let (vars, consts) = canonical(chains, &leaves);
     if vars.is_empty() {
         return None;
     }
@@ -205,7 +193,8 @@ fn rebuild(
     }
     let bits = s.bits(root);
     let mut before = vec![];
-    if let (Some(k), true) = (folded, consts.len() > 1) {
+    if consts.len() > 1 {
+        let k = fold(s, chains, link.op, &consts);
         let v = s.add_value(fresh_name(s, taken, root, 0), bits);
         before.push(Inst {
             result: Some(v),

@@ -24,8 +24,7 @@ use crate::ir::{
 pub(crate) fn simplify(p: &mut Pipeline) -> Vec<VaryingReport> {
     for s in [&mut p.producer, &mut p.consumer] {
         fold_zero_products(s);
-        let known = known_constants(s);
-        super::unroll::unroll(s, &known);
+        super::unroll::unroll(s, known_constants);
         super::reassociate::reassociate(s);
         fold_constant_ifs(s);
         drop_overwritten_stores(s);

@@ -226,8 +226,16 @@ impl Renamer {
 }
 
 /// Unrolls every counted loop of `s` that stores outputs or emits (module comment);
-/// `known` holds the values known to be constant. Returns whether any loop went.
-pub(crate) fn unroll(s: &mut Shader, known: &BTreeMap<Value, u32>) -> bool {
+/// `known_constants` gives the values known to be constant (only computed when the
+/// shader has a loop). Returns whether any loop went.
+pub(crate) fn unroll(
+    s: &mut Shader,
+    known_constants: impl FnOnce(&Shader) -> BTreeMap<Value, u32>,
+) -> bool {
+    if !walk(&s.body).any(|v| matches!(v, Visit::Enter(Stmt::Loop { .. }))) {
+        return false;
+    }
+    let known = &known_constants(s);
     let mut body = std::mem::take(&mut s.body);
     let mut r = Renamer {
         taken: None,
@@ -344,7 +352,7 @@ mod tests {
     fn unrolled_gs(body: &str) -> (Shader, bool) {
         let mut s = gs(body);
         let known = [(Value(0), 0), (Value(1), 1), (Value(2), 3)].into();
-        let did = unroll(&mut s, &known);
+        let did = unroll(&mut s, |_| known);
         (s, did)
     }
 
