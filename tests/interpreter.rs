@@ -406,10 +406,93 @@ fn tcs_barrier_orders_phases() {
             "invocation {k}"
         );
     }
-    // Without the barrier, invocation 0 runs before invocation 2 has stored.
-    let o = run(&tcs_pair(false), &cfg(0)).expect("runs");
-    assert_eq!(read(&o, 0).map(|s| s.defined), Some(false));
-    assert_eq!(read(&o, 2), Some(Scalar::float(2.0, BitSize::B32)));
+    // Without the barrier, an invocation that runs before invocation 2 (in the
+    // seeded order of the phase) reads vertex 2 unwritten.
+    let mut saw = [false; 2];
+    for seed in 0..8 {
+        let order = Inputs::new(seed).tcs_order(0, 0, 3);
+        let o = run(&tcs_pair(false), &cfg(seed)).expect("runs");
+        let after_two = order.iter().position(|&i| i == 2).expect("a permutation");
+        for (at, k) in order.iter().enumerate() {
+            let got = read(&o, *k as u32).expect("stored");
+            assert_eq!(got.defined, at >= after_two, "seed {seed}, invocation {k}");
+            saw[(at >= after_two) as usize] = true;
+        }
+    }
+    assert_eq!(saw, [true, true], "both cases occur in eight seeds");
+}
+
+#[test]
+fn tcs_invocations_run_in_a_seeded_order_per_phase() {
+    let orders: std::collections::BTreeSet<Vec<usize>> = (0..16)
+        .flat_map(|seed| [0, 1].map(|phase| Inputs::new(seed).tcs_order(0, phase, 3)))
+        .collect();
+    for o in &orders {
+        let mut sorted = o.clone();
+        sorted.sort();
+        assert_eq!(sorted, vec![0, 1, 2], "{o:?} is a permutation");
+    }
+    assert_eq!(orders.len(), 6, "every order of three invocations occurs");
+}
+
+/// TCS → TES where every invocation stores its own control point's VAR0.x at output
+/// vertex 0 (the last invocation to run wins) and `second` stores the same value to
+/// VAR1.x, also at vertex 0; the TES writes both vertex-0 values out.
+fn last_writer_pair(second: &str, tes_second: &str) -> Pipeline {
+    let src = format!(
+        "(pair
+          (producer tcs
+            (input_vertices 3)
+            (output_vertices 3)
+            (%id = load_system_value invocation_id)
+            (%k0 = const 32 0)
+            (%k2 = const 32 2)
+            (%a = load_per_vertex_input VAR0.x %id)
+            (store_per_vertex_output VAR0.x %a %k0)
+            {second}
+            (%lvl = const 32 4.0)
+            (store_output TESS_LEVEL_OUTER.x %lvl)
+            (store_output TESS_LEVEL_OUTER.y %lvl)
+            (store_output TESS_LEVEL_OUTER.z %lvl)
+            (store_output TESS_LEVEL_INNER.x %lvl))
+          (consumer tes
+            (domain triangles)
+            (input_vertices 3)
+            (%k0 = const 32 0)
+            (%x = load_per_vertex_input VAR0.x %k0)
+            (%y = load_per_vertex_input {tes_second} %k0)
+            (store_output POS.x %x)
+            (store_output VAR0.x %y)))"
+    );
+    varysat::text::parse(&src, None).expect("test pair parses")
+}
+
+/// Deduplicating VAR1.x into VAR0.x (the TES reading VAR0.x for both) is wrong when
+/// VAR1.x's store does not run in the same invocations at the same point: which
+/// invocation writes last is not fixed, so the two need not end up equal. A model
+/// running invocations in one fixed order (0, 1, 2 in every phase) made both wrong
+/// merges below look right (invocation 2 always wrote last); the seeded order per
+/// phase exposes them. The same stores paired (stored together by every invocation)
+/// stay equivalent under every order.
+#[test]
+fn tcs_last_writer_order_exposes_a_wrong_merge() {
+    let cfg = EquivConfig {
+        runs: 8,
+        ..EquivConfig::default()
+    };
+    let only_last = "(%last = ieq %id %k2)
+            (if %last (then (store_per_vertex_output VAR1.x %a %k0)) (else))";
+    let after_barrier = "(barrier) (store_per_vertex_output VAR1.x %a %k0)";
+    for second in [only_last, after_barrier] {
+        let original = last_writer_pair(second, "VAR1.x");
+        let merged = last_writer_pair("", "VAR0.x");
+        let err = check_equivalent(&original, &merged, &cfg)
+            .expect_err("a merge of stores made by other invocations is wrong");
+        assert!(err.to_string().contains("VAR0.x"), "{err}");
+    }
+    let paired = last_writer_pair("(store_per_vertex_output VAR1.x %a %k0)", "VAR1.x");
+    check_equivalent(&paired, &last_writer_pair("", "VAR0.x"), &cfg)
+        .expect("paired stores hold the same value at every vertex");
 }
 
 #[test]

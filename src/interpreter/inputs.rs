@@ -31,6 +31,7 @@ enum Tag {
     ClipW,
     FragCoord,
     PointCoord,
+    TcsOrder,
 }
 
 /// The seeded input source of one run. All methods are pure functions of the seed
@@ -153,6 +154,22 @@ impl Inputs {
         let mut keys = vec![key];
         keys.extend_from_slice(operands);
         self.hash(Tag::Opaque, &keys)
+    }
+
+    /// The order in which the `n` invocations of TCS patch `patch` run barrier phase
+    /// `phase` (a permutation of `0..n`). Invocations of a patch run in an
+    /// unspecified order, and a per-vertex output stored by several invocations holds
+    /// the last one's value, so a fixed order would hide an optimization that
+    /// assumes which invocation writes last. Each phase gets an order of its own:
+    /// nothing orders two phases' stores to one output alike.
+    pub fn tcs_order(&self, patch: u32, phase: u32, n: usize) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..n).collect();
+        // Fisher-Yates, each swap drawn from the seed, the patch and the phase.
+        for i in (1..n).rev() {
+            let j = self.hash(Tag::TcsOrder, &[patch as u64, phase as u64, i as u64]);
+            order.swap(i, (j % (i as u64 + 1)) as usize);
+        }
+        order
     }
 
     /// `instance_id` of the run, in `0..16`.

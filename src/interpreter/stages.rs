@@ -278,7 +278,9 @@ impl StageIo for TcsIo<'_, '_> {
 
 /// Runs all invocations of a TCS for one patch. The body is split at top-level
 /// barriers; each phase runs for every invocation in turn before the next phase, so
-/// `load_output` sees everything stored before the barrier by any invocation.
+/// `load_output` sees everything stored before the barrier by any invocation. The
+/// invocations take their turns in a seeded order per phase (`Inputs::tcs_order`),
+/// so which invocation stores an output last is not fixed.
 pub(crate) fn run_tcs(
     tcs: &Shader,
     world: &mut World,
@@ -298,8 +300,9 @@ pub(crate) fn run_tcs(
     };
     let mut invocations: Vec<(Invocation, bool)> =
         (0..outputs).map(|_| (Invocation::new(tcs), true)).collect();
-    for phase in phases {
-        for (i, (inv, alive)) in invocations.iter_mut().enumerate() {
+    for (p, phase) in phases.into_iter().enumerate() {
+        for i in world.inputs.tcs_order(patch, p as u32, outputs) {
+            let (inv, alive) = &mut invocations[i];
             if !*alive {
                 continue;
             }
