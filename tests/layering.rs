@@ -22,6 +22,7 @@ const STAGE_ORDER: &[&str] = &[
     "reassociate",
     "unroll",
     "simplify",
+    "tcs_merge",
     "prepass",
     "lowering",
     "saturation",

@@ -34,6 +34,7 @@ mod saturation;
 mod selection;
 pub(crate) mod simplify;
 mod slots;
+mod tcs_merge;
 mod unroll;
 
 use std::borrow::Cow;

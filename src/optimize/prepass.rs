@@ -1,9 +1,10 @@
-//! SSA-level rewrites applied before lowering, for two facts reference/000 states in
+//! SSA-level rewrites applied before lowering, for facts reference/000 states in
 //! terms of SSA defs rather than e-classes and that the e-graph model keeps pinned:
 //! a TCS output read-back of an output that every store fills with the same uniform
-//! expression reads that expression (§3), and colour outputs storing the same SSA value
-//! with the same back colours are one varying (§1, "deduplicated among themselves").
-//! The clean-ups of `simplify` run first.
+//! expression reads that expression (§3), colour outputs storing the same SSA value
+//! with the same back colours are one varying (§1, "deduplicated among themselves"),
+//! and so are TCS per-vertex outputs whose off-vertex stores are paired (§4,
+//! `tcs_merge`). The clean-ups of `simplify` run first.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,13 +18,14 @@ pub(crate) struct Prepared {
     pub fates: Vec<VaryingReport>,
 }
 
-/// Applies the clean-ups of `simplify` and both rewrites; returns the input unchanged
+/// Applies the clean-ups of `simplify` and the rewrites; returns the input unchanged
 /// when none applies.
 pub(crate) fn prepare(p: &Pipeline) -> Prepared {
     let mut pipeline = p.clone();
     let mut fates = super::simplify::simplify(&mut pipeline);
     if pipeline.producer.stage() == Stage::TessCtrl {
         propagate_read_backs(&mut pipeline.producer);
+        fates.extend(super::tcs_merge::merge_paired_outputs(&mut pipeline));
     }
     if pipeline.consumer.stage() == Stage::Fragment {
         fates.extend(merge_colours(&mut pipeline));
