@@ -136,7 +136,11 @@ fn producer_components(tcs: &Shader) -> BTreeMap<IoSlot, Component> {
                 indirect: None,
                 ..
             } => {
-                components.entry(*slot).or_default().read_backs.insert(segment);
+                components
+                    .entry(*slot)
+                    .or_default()
+                    .read_backs
+                    .insert(segment);
             }
             InstKind::StoreOutput {
                 slot,
@@ -313,7 +317,9 @@ mod tests {
             })
             .collect();
         let want = [("VAR1.x", "VAR0.x"), ("VAR3.x", "VAR2.x")];
-        let want = want.iter().chain(&[("VAR5.x", "VAR4.x"), ("VAR7.x", "VAR6.x")]);
+        let want = want
+            .iter()
+            .chain(&[("VAR5.x", "VAR4.x"), ("VAR7.x", "VAR6.x")]);
         assert_eq!(pairs, want.map(|(d, k)| (io(d), io(k))).collect::<Vec<_>>());
         crate::validate::validate(&merged).expect("valid IR");
         let cfg = EquivConfig {
