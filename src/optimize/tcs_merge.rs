@@ -111,8 +111,7 @@ fn producer_components(tcs: &Shader) -> BTreeMap<IoSlot, Component> {
     let mut components: BTreeMap<IoSlot, Component> = BTreeMap::new();
     let mut indirect: Vec<(IoSlot, Indirect)> = vec![];
     let mut segment = 0;
-    let mut it = walk(&tcs.body);
-    while let Some(visit) = it.next() {
+    for visit in walk(&tcs.body) {
         let inst = match visit {
             Visit::Enter(Stmt::Inst(inst)) if inst.kind != InstKind::Barrier => inst,
             _ => {
