@@ -6,10 +6,12 @@
 # a plain install fails (stale package lists) or a new apt source was added.
 set -euo pipefail
 
-# The oldest lavapipe the render tests accept: Mesa 25.0 reads the 64-bit integer
-# vertex formats (R64*_UINT/SINT), which 22.3.6 (Debian 12's own) does not. Neither
-# has 16-bit varyings (storageInputOutput16) or R64*_SFLOAT vertex formats; the
-# tests name those when they skip. On Debian 12 it comes from bookworm-backports.
+# The oldest lavapipe the render tests accept (tests/render_support/harness.rs
+# MESA_MIN, a failure in CI): Mesa 25.0 offers the 64-bit integer vertex formats
+# (R64*_UINT/SINT), which 22.3.6 (Debian 12's own) does not, so 64-bit integer
+# attributes are drawn and compared. Neither has 16-bit varyings
+# (storageInputOutput16) or R64*_SFLOAT vertex formats; the tests name those when
+# they skip. On Debian 12 it comes from bookworm-backports.
 LAVAPIPE_MIN=25.0
 
 need=()

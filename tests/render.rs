@@ -6,9 +6,10 @@
 
 mod render_support;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
-use render_support::harness::{corpus, gpu, words};
+use render_support::harness::{corpus, gpu, has_feature, words};
 use render_support::{compare, coverage, Attachment, Gpu, Setup, Stages};
 use varysat::import::{import_files_with_modules, stage_from_extension, ImportOptions};
 use varysat::ir::Stage;
@@ -120,8 +121,9 @@ fn corpus_vs_fs_pairs_render_identically() {
 /// flat `dattr.z` of its provoking vertex, which the harness draws in
 /// [0.1, 0.9] (zeros or misread words would not be). On a driver without 64-bit
 /// vertex formats (lavapipe of Mesa 22.3.6 reports no `VERTEX_BUFFER` feature
-/// for any `R64*` format, and drawing anyway fed zeros: every green was 0) the
-/// harness refuses to draw the pair, naming the attribute.
+/// for any `R64*` format, and drawing anyway fed zeros: every green was 0; 25.0.7
+/// still none for `R64*_SFLOAT`) the harness refuses to draw the pair, naming the
+/// attribute.
 #[test]
 fn sixty_four_bit_attributes_render_identically() {
     let Some(gpu) = gpu() else { return };
@@ -141,6 +143,103 @@ fn sixty_four_bit_attributes_render_identically() {
         let g = f32::from_bits(p[1]);
         assert!((0.1..=0.9).contains(&g), "green {g}: not a drawn dattr.z");
     }
+}
+
+/// The Mesa release from which lavapipe offers the 64-bit integer vertex
+/// formats (`R64*_SINT`, `R64*_UINT`) for vertex buffers: 22.3.6 offered none.
+const INT64_VERTEX_FORMATS_SINCE: (u32, u32) = (25, 0);
+
+/// Mesa releases whose lavapipe offers those formats but reads them wrong: each
+/// 64-bit component is narrowed to 32 bits and the shader's 64-bit input is made
+/// of two of them (25.0.7: an `i64vec3` attribute's `.x` has `x` in its low word
+/// and `y` in its high word).
+const INT64_VERTEX_FETCH_WRONG: &[(u32, u32)] = &[(25, 0)];
+
+/// 64-bit integer vertex attributes (`tests/fixtures/i64_attr.{vert,frag}`: an
+/// `i64vec3` over locations 1-2 fed by one `R64G64B64_SINT` attribute, a
+/// `u64vec2` at location 3 fed by `R64G64_UINT`; a flat `int64_t` varying
+/// `3 z - x` and a flat `uint` `x + 4 y` made from them) render identically as
+/// compiled, round trip and optimized, words bit for bit. And the integers
+/// arrive: the harness feeds 64-bit integers 0-3, so every covered pixel's words
+/// hold a sign-extended `v_i` in [-3, 9] and a `v_u` in [0, 15], several of each
+/// (zeros or misread words would not be); on a lavapipe of
+/// [`INT64_VERTEX_FETCH_WRONG`] that check is skipped, naming the defect, and the
+/// comparison stands on what the driver feeds. Without the formats the harness
+/// refuses the draw, naming the attribute, which fails from Mesa 25.0 on.
+#[test]
+fn sixty_four_bit_integer_attributes_render_identically() {
+    use ash::vk::Format;
+    let Some(gpu) = gpu() else { return };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let (a, b) = (dir.join("i64_attr.vert"), dir.join("i64_attr.frag"));
+    let drawn = check_pair(&gpu, &a, &b);
+    let have = gpu.vertex_format(Format::R64G64B64_SINT) && gpu.vertex_format(Format::R64G64_UINT);
+    let release = (gpu.version.0, gpu.version.1);
+    let expected = release >= INT64_VERTEX_FORMATS_SINCE;
+    if !has_feature(&gpu, have, "the R64*_SINT/UINT vertex formats", expected) {
+        let e = drawn.expect_err("no 64-bit integer vertex formats");
+        assert!(e.contains("64-bit vertex attribute at location 1"), "{e}");
+        return;
+    }
+    let want = drawn.unwrap_or_else(|e| panic!("{e}")).expect("exports");
+    assert_eq!(want.len(), 2, "the float and the word attachments");
+    let covered: Vec<&[u32]> = want[1].words.chunks(4).filter(|p| p[3] == 1).collect();
+    assert!(covered.len() > 100, "{} pixels covered", covered.len());
+    let fetched = int64_attributes_as_fed(&covered);
+    if !has_feature(
+        &gpu,
+        fetched.is_ok(),
+        "a correct fetch of R64*_SINT/UINT vertex attributes (it narrows each component to 32 bits)",
+        !INT64_VERTEX_FETCH_WRONG.contains(&release),
+    ) {
+        eprintln!("{}; drawn and compared all the same", fetched.unwrap_err());
+    }
+}
+
+/// `Ok` when the covered pixels' words hold what `i64_attr.vert` makes of the
+/// harness's attributes (integers 0-3): `v_i = 3 z - x` in [-3, 9] and
+/// `v_u = x + 4 y` in [0, 15], more than three values of each.
+fn int64_attributes_as_fed(covered: &[&[u32]]) -> Result<(), String> {
+    let (mut vi, mut vu) = (BTreeSet::new(), BTreeSet::new());
+    for p in covered {
+        let i = (u64::from(p[1]) << 32 | u64::from(p[0])) as i64;
+        if !(-3..=9).contains(&i) || p[2] > 15 {
+            return Err(format!("pixel words {p:x?}: not from attributes 0-3"));
+        }
+        vi.insert(i);
+        vu.insert(p[2]);
+    }
+    if vi.len() > 3 && vu.len() > 3 {
+        Ok(())
+    } else {
+        Err(format!("too few values: v_i {vi:?}, v_u {vu:?}"))
+    }
+}
+
+/// 16-bit uniform buffer members (`tests/fixtures/f16_ubo.{vert,frag}`: `float16_t`
+/// members at bytes 0 and 2, an `f16vec2` at 8, std140), which import as
+/// `load_ubo B %o lo|hi`: the uniform `v_k` is propagated, so the optimized FS
+/// makes two of the 16-bit loads itself (`tests/import_features.rs`). As compiled,
+/// round trip and optimized, every channel agrees on lavapipe (which has
+/// `uniformAndStorageBuffer16BitAccess`), and the channels are drawn values: red
+/// (`v_k`) the same finite value on every covered pixel, green (`v_p`) several.
+#[test]
+fn sixteen_bit_ubo_members_render_identically() {
+    let Some(gpu) = gpu() else { return };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let (a, b) = (dir.join("f16_ubo.vert"), dir.join("f16_ubo.frag"));
+    let want = check_pair(&gpu, &a, &b)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("exports");
+    let covered: Vec<&[u32]> = want[0].words.chunks(4).filter(|p| p[3] != 0).collect();
+    assert!(covered.len() > 100, "{} pixels covered", covered.len());
+    let reds: BTreeSet<u32> = covered.iter().map(|p| p[0]).collect();
+    let greens: BTreeSet<u32> = covered.iter().map(|p| p[1]).collect();
+    assert!(
+        reds.len() == 1 && f32::from_bits(covered[0][0]).is_finite(),
+        "v_k {reds:x?}"
+    );
+    assert!(greens.len() > 10, "v_p {greens:x?}");
 }
 
 /// 64-bit varyings, which lavapipe draws (`tests/fixtures/f64_varying.{vert,frag}`:

@@ -18,9 +18,9 @@ use std::time::Instant;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use render_support::harness::gpu;
-use render_support::{captured_words, compare, coverage, Gpu, Setup, Stages};
+use render_support::{captured_words, compare, coverage, Attachment, Gpu, Setup, Stages};
 use varysat::internals::gen::{arb_recipe, build_for_rendering, describe, GenConfig};
-use varysat::ir::{Primitive, Stage, StageInfo};
+use varysat::ir::{Half, InstKind, Primitive, Stage, StageInfo};
 use varysat::Pipeline;
 
 /// Cases drawn by a plain `cargo test` (about 0.12 s each on lavapipe).
@@ -190,6 +190,111 @@ fn generated_vs_fs_pairs_render_identically() {
         "only {drawn} of {n} cases drew anything: the comparison would be vacuous"
     );
     assert!(changed > 0, "the optimizer changed none of the {n} pairs");
+}
+
+/// `tests/opt/render_uniform_ubo_16bit.pair` and its optimized form, whose FS
+/// makes the pair's 16-bit uniform and UBO loads (its VS's uniform expressions are
+/// propagated; the file's expectations and interpreter check say so).
+fn sixteen_bit_loads_pair() -> (Pipeline, Pipeline) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/opt/render_uniform_ubo_16bit.pair"
+    );
+    let pipe = varysat::text::parse_file(std::path::Path::new(path)).expect("pair file");
+    let out = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    (pipe, out.pipeline)
+}
+
+/// Draws two pipelines with the same setup (the standalone export of each).
+fn draw_both(gpu: &Gpu, a: &Pipeline, b: &Pipeline) -> (Vec<Attachment>, Vec<Attachment>) {
+    let export = |p: &Pipeline| {
+        let (vert, frag) = varysat::export::standalone_to_spirv(p).expect("exports");
+        Stages {
+            vert,
+            frag,
+            ..Default::default()
+        }
+    };
+    let (x, y) = (export(a), export(b));
+    let setup = Setup::of(&[&x, &y], topology(a), 3);
+    let want = gpu.render(&x, &setup).expect("renders");
+    let got = gpu.render(&y, &setup).expect("renders");
+    (want, got)
+}
+
+/// The 16-bit uniform and UBO loads (`load_uniform N.lo|.hi`, `load_ubo B %o
+/// lo|hi`) of `sixteen_bit_loads_pair` render identically on lavapipe as
+/// written (loads in the VS, their values crossing as 32-bit floats) and
+/// optimized (the four loads in the FS): every channel agrees, and the channels
+/// that carry the halves alone (DATA0.y `f2f32(lo - hi)` of uniform word 0,
+/// DATA0.z `f2f32(hi) - f2f32(lo)` of UBO word 2) are finite, non-zero and the
+/// same on every covered pixel, as uniform values are.
+#[test]
+fn sixteen_bit_uniform_and_ubo_loads_render_identically() {
+    let Some(gpu) = gpu() else { return };
+    let (pipe, opt) = sixteen_bit_loads_pair();
+    let mut fs_halves = 0;
+    opt.consumer.for_each_inst(|i| {
+        fs_halves += matches!(
+            i.kind,
+            InstKind::LoadUniform { half, .. } | InstKind::LoadUbo { half, .. } if half != Half::Full
+        ) as usize;
+    });
+    assert_eq!(fs_halves, 4, "{}", varysat::text::print(&opt));
+    let (want, got) = draw_both(&gpu, &pipe, &opt);
+    for (x, y) in want.iter().zip(&got) {
+        let (bad, msg) = compare(x, y);
+        assert_eq!(bad, 0, "{msg}");
+    }
+    let covered: Vec<&[u32]> = want[0].words.chunks(4).filter(|p| p[0] != 0).collect();
+    assert!(covered.len() > 100, "{} pixels covered", covered.len());
+    for c in [1, 2] {
+        let values: std::collections::BTreeSet<u32> = covered.iter().map(|p| p[c]).collect();
+        let v = f32::from_bits(covered[0][c]);
+        assert!(
+            values.len() == 1 && v.is_finite() && v != 0.0,
+            "channel {c}: {values:x?}"
+        );
+    }
+}
+
+/// The comparison sees which half a 16-bit load reads: the optimized
+/// `sixteen_bit_loads_pair` with one FS load reading the other half of its word
+/// (the uniform's, then the UBO's) must mismatch at the channel it feeds.
+#[test]
+fn a_swapped_sixteen_bit_half_is_a_mismatch() {
+    let Some(gpu) = gpu() else { return };
+    let (pipe, opt) = sixteen_bit_loads_pair();
+    for ubo in [false, true] {
+        let mut wrong = opt.clone();
+        let mut swapped = false;
+        wrong.consumer.for_each_inst_mut(|i| {
+            let half = match &mut i.kind {
+                InstKind::LoadUniform { half, .. } if !ubo => half,
+                InstKind::LoadUbo { half, .. } if ubo => half,
+                _ => return,
+            };
+            if !swapped && *half != Half::Full {
+                *half = if *half == Half::Lo {
+                    Half::Hi
+                } else {
+                    Half::Lo
+                };
+                swapped = true;
+            }
+        });
+        assert!(swapped, "no 16-bit load to swap (ubo: {ubo})");
+        let (want, got) = draw_both(&gpu, &pipe, &wrong);
+        let (bad, msg) = compare(&want[0], &got[0]);
+        assert!(bad > 0, "a swapped half went unnoticed (ubo: {ubo})");
+        // Channel 1 carries the uniform's halves, channel 2 the UBO's: the
+        // swapped one differs, the other does not.
+        let (fed, other) = if ubo { (2, 1) } else { (1, 2) };
+        let pixels = || want[0].words.chunks(4).zip(got[0].words.chunks(4));
+        assert!(pixels().any(|(x, y)| x[fed] != y[fed]), "{msg}");
+        assert!(pixels().all(|(x, y)| x[other] == y[other]), "{msg}");
+        eprintln!("ubo: {ubo}: {msg}");
+    }
 }
 
 /// The comparison catches a wrong pipeline: the optimized pair of case 0 with

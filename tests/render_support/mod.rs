@@ -29,6 +29,8 @@ pub struct Gpu {
     xfb: Option<ash::ext::transform_feedback::Device>,
     /// Optional features the driver has (all enabled).
     pub features: Features,
+    /// The driver's version (Mesa's major, minor, patch for lavapipe).
+    pub version: (u32, u32, u32),
 }
 
 /// Optional features a test may need, as the driver reports them.
@@ -184,6 +186,24 @@ fn uniform_words(n: usize, seed: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The Mesa release of the driver, read from its `driverInfo` ("Mesa 25.0.7-2~bpo12+1
+/// (LLVM 15.0.6)"; lavapipe's `driverVersion` is 1, not the release), or zeros.
+fn mesa_version(instance: &ash::Instance, pdev: vk::PhysicalDevice) -> (u32, u32, u32) {
+    let mut driver = vk::PhysicalDeviceDriverProperties::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
+    unsafe { instance.get_physical_device_properties2(pdev, &mut p2) };
+    let info = driver
+        .driver_info_as_c_str()
+        .map(|c| c.to_string_lossy().into_owned());
+    let info = info.unwrap_or_default();
+    let release = info.strip_prefix("Mesa ").unwrap_or("");
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse().unwrap_or(0));
+    let mut next = || parts.next().unwrap_or(0);
+    (next(), next(), next())
+}
+
 impl Gpu {
     /// Opens lavapipe, or says why not.
     pub fn lavapipe() -> Result<Gpu, String> {
@@ -259,6 +279,7 @@ impl Gpu {
             .map_err(|e| format!("vkCreateDevice: {e}"))?;
         let queue = unsafe { device.get_device_queue(qfi, 0) };
         let mem = unsafe { instance.get_physical_device_memory_properties(pdev) };
+        let version = mesa_version(&instance, pdev);
         let xfb = features
             .transform_feedback
             .then(|| ash::ext::transform_feedback::Device::new(&instance, &device));
@@ -272,6 +293,7 @@ impl Gpu {
             mem,
             xfb,
             features,
+            version,
         })
     }
 
@@ -1010,8 +1032,8 @@ impl Gpu {
 
     /// An error naming the first attribute whose format the driver cannot read
     /// from a vertex buffer (lavapipe of Mesa 22.3.6 reads none of the 64-bit
-    /// formats, and drawing with one anyway feeds zeros), rather than a draw
-    /// whose comparison would be vacuous.
+    /// formats, 25.0.7 only the integer ones, and drawing with one anyway feeds
+    /// zeros), rather than a draw whose comparison would be vacuous.
     fn check_vertex_formats(&self, setup: &Setup) -> Result<(), String> {
         for (loc, (kind, n)) in &setup.inputs {
             let bits = setup.input_bits.get(loc).copied().unwrap_or(32);
