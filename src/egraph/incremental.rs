@@ -73,6 +73,11 @@ pub struct IncrementalScheduler {
     touched: Vec<[u32; MAX_TRACKED_DEPTH + 1]>,
     /// The iteration the touched table was last brought up to date for.
     prepared: Option<usize>,
+    /// This iteration's dirty root classes by (root operator, pattern depth, last
+    /// search): the graph does not change while egg searches, and hundreds of rules
+    /// share a root operator (every motion law is rooted at `xfer`), so each list is
+    /// filtered from the operator's classes once per iteration instead of per rule.
+    dirty: FxHashMap<(Shape, usize, u32), Vec<Id>>,
     /// Tests only: pretend every left-hand side is this deep (a wrong, too shallow
     /// value must make the search miss matches, which shows the tests can see it).
     #[cfg(test)]
@@ -89,6 +94,7 @@ impl IncrementalScheduler {
             fingerprints: Vec::new(),
             touched: Vec::new(),
             prepared: None,
+            dirty: FxHashMap::default(),
             #[cfg(test)]
             depth_override: None,
         }
@@ -100,6 +106,7 @@ impl IncrementalScheduler {
             return;
         }
         self.prepared = Some(iteration);
+        self.dirty.clear();
         let stamp = stamp(iteration);
         let ids = g.nodes().len();
         let mut next = vec![0; ids];
@@ -248,21 +255,17 @@ impl RewriteScheduler<VNode, VAnalysis> for IncrementalScheduler {
             false => usize::MAX - 1,
         };
         let limit = threshold.saturating_add(1);
-        let touched = &self.touched;
         let matches = match (&state.shape.root, state.searched) {
             (Some(root), Some(last)) if state.shape.depth <= MAX_TRACKED_DEPTH => {
-                let since = stamp(last);
-                let depth = state.shape.depth;
-                let dirty = egraph
-                    .classes_for_op(root)
-                    .into_iter()
-                    .flatten()
-                    .filter(|c| {
-                        touched
-                            .get(usize::from(*c))
-                            .is_some_and(|row| row[depth] > since)
+                let key = (root.clone(), state.shape.depth, stamp(last));
+                let touched = &self.touched;
+                let dirty = self
+                    .dirty
+                    .entry(key)
+                    .or_insert_with_key(|(root, depth, since)| {
+                        dirty_classes(egraph, touched, root, *depth, *since)
                     });
-                search_classes(rewrite, egraph, dirty, limit)
+                search_classes(rewrite, egraph, dirty.iter().copied(), limit)
             }
             _ => rewrite.search_with_limit(egraph, limit),
         };
@@ -278,6 +281,27 @@ impl RewriteScheduler<VNode, VAnalysis> for IncrementalScheduler {
         state.searched = Some(iteration);
         matches
     }
+}
+
+/// The classes of `root`'s operator, in egg's order, with something touched at most
+/// `depth` edges below them since the iteration stamped `since`.
+fn dirty_classes(
+    egraph: &VGraph,
+    touched: &[[u32; MAX_TRACKED_DEPTH + 1]],
+    root: &Shape,
+    depth: usize,
+    since: u32,
+) -> Vec<Id> {
+    egraph
+        .classes_for_op(root)
+        .into_iter()
+        .flatten()
+        .filter(|c| {
+            touched
+                .get(usize::from(*c))
+                .is_some_and(|row| row[depth] > since)
+        })
+        .collect()
 }
 
 /// egg's per-class search loop over a chosen list of classes.
