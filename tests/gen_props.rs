@@ -243,7 +243,16 @@ impl<'a> Checker<'a> {
                     def_of(self.s, *vertex),
                     Some(InstKind::LoadSystemValue(SystemValue::InvocationId))
                 );
-                if stage != Stage::TessCtrl || !at_invocation || slot.slot.is_patch() {
+                // Or at a constant output vertex inside the patch.
+                let outputs = match self.s.info {
+                    StageInfo::TessCtrl {
+                        output_vertices, ..
+                    } => u32::from(output_vertices),
+                    _ => 0,
+                };
+                let at_constant = const_of(self.s, *vertex).is_some_and(|k| k < outputs);
+                let vertex_ok = at_invocation || at_constant;
+                if stage != Stage::TessCtrl || !vertex_ok || slot.slot.is_patch() {
                     self.err(format!("bad per-vertex store of {slot}"));
                 }
                 self.io_bits(*slot, Some(*value));
@@ -764,8 +773,14 @@ fn shader_features(s: &Shader, side: &str, f: &mut BTreeSet<String>) {
                 f.insert("tcs patch store".into());
             }
         }
-        InstKind::StorePerVertexOutput { .. } => {
+        InstKind::StorePerVertexOutput { vertex, .. } => {
             f.insert("tcs per-vertex store".into());
+            if !matches!(
+                def_of(s, *vertex),
+                Some(InstKind::LoadSystemValue(SystemValue::InvocationId))
+            ) {
+                f.insert("tcs per-vertex store at a constant vertex".into());
+            }
         }
         InstKind::LoadOutput { .. } => {
             f.insert("tcs output read-back".into());
@@ -801,6 +816,30 @@ fn is_store(s: &Stmt) -> bool {
 }
 
 /// Kinds of varyings, recognized from the IR alone.
+/// TCS stores at a constant vertex of one value (at one vertex) into two components,
+/// which `tcs_merge` merges when their stores are paired.
+fn off_vertex_features(tcs: &Shader, f: &mut BTreeSet<String>) {
+    let mut slots: BTreeMap<(Value, u32), BTreeSet<IoSlot>> = BTreeMap::new();
+    walk_stmts(&tcs.body, &mut |st| {
+        if let Stmt::Inst(i) = st {
+            if let InstKind::StorePerVertexOutput {
+                slot,
+                value,
+                vertex,
+                ..
+            } = &i.kind
+            {
+                if let Some(k) = const_of(tcs, *vertex) {
+                    slots.entry((*value, k)).or_default().insert(*slot);
+                }
+            }
+        }
+    });
+    if slots.values().any(|s| s.len() >= 2) {
+        f.insert("tcs one value into two components at a constant vertex".into());
+    }
+}
+
 fn varying_features(p: &Pipeline, f: &mut BTreeSet<String>) {
     let d = defs(&p.producer);
     let read: BTreeSet<Slot> = input_loads(&p.consumer).iter().map(|l| l.0.slot).collect();
@@ -813,6 +852,7 @@ fn varying_features(p: &Pipeline, f: &mut BTreeSet<String>) {
             )
         })
         .collect();
+    off_vertex_features(&p.producer, f);
     let mut by_value: BTreeMap<Value, BTreeSet<IoSlot>> = BTreeMap::new();
     for (io, v) in &varyings {
         by_value.entry(*v).or_default().insert(*io);
@@ -962,6 +1002,8 @@ fn every_feature_is_generated() {
             "dynamic vertex index",
             "end_primitive",
             "tcs per-vertex store",
+            "tcs per-vertex store at a constant vertex",
+            "tcs one value into two components at a constant vertex",
             "tcs patch store",
             "tcs output read-back",
             "barrier",

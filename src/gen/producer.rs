@@ -48,6 +48,12 @@ struct Ctx {
 /// Builds the producer of `r` with parameters `info`.
 pub(crate) fn build(r: &Recipe, info: StageInfo, consumer: Stage) -> Produced {
     let vertices = input_vertices(&info);
+    let out_vertices = match info {
+        StageInfo::TessCtrl {
+            output_vertices, ..
+        } => output_vertices,
+        _ => 1,
+    };
     let mut b = ShaderBuilder::new(info.stage());
     b.info(info);
     let mut g = Gen::new(b, u32::from(r.uniforms), u32::from(r.ubo_words), vertices);
@@ -80,6 +86,12 @@ pub(crate) fn build(r: &Recipe, info: StageInfo, consumer: Stage) -> Produced {
     let mut reads: Vec<Read> = planned.iter().filter(|p| !p.dead).map(|p| p.read).collect();
     reads.extend(arrays.iter().map(|a| a.read));
     if g.stage == Stage::TessCtrl {
+        reads.extend(off_vertex(
+            &mut g,
+            &mut layout,
+            r.tcs_off_vertex,
+            out_vertices,
+        ));
         tess_levels(&mut g);
         if r.tcs_readback {
             reads.extend(readback(&mut g, &mut layout, &planned));
@@ -142,6 +154,7 @@ fn plan_output(g: &mut Gen, ctx: &mut Ctx, layout: &mut Layout, s: &OutputSpec) 
                 ty,
                 qual,
                 vertex: s.vertex,
+                fixed_vertex: false,
                 patch,
                 at: if ctx.to_fs { s.at } else { AtRead::None },
                 array: None,
@@ -286,6 +299,7 @@ fn plan_array(
             ty: Ty::F32,
             qual: if ctx.to_fs { a.qual } else { Qual::Flat },
             vertex: (a.value % 5) as u8,
+            fixed_vertex: false,
             patch: false,
             at: AtRead::None,
             array: Some(len),
@@ -424,6 +438,7 @@ fn fixed_function_reads() -> [Read; 2] {
         ty,
         qual,
         vertex: 0,
+        fixed_vertex: false,
         patch: false,
         at: AtRead::None,
         array: None,
@@ -440,6 +455,7 @@ fn tess_level_read() -> Read {
         ty: Ty::F32,
         qual: Qual::Flat,
         vertex: 0,
+        fixed_vertex: false,
         patch: true,
         at: AtRead::None,
         array: None,
@@ -472,8 +488,95 @@ fn readback(g: &mut Gen, layout: &mut Layout, planned: &[Planned]) -> Option<Rea
         ty: Ty::F32,
         qual: Qual::Flat,
         vertex: 0,
+        fixed_vertex: false,
         patch: false,
         at: AtRead::None,
         array: None,
     })
+}
+
+/// TCS: stores of values that differ between invocations (`in[gl_InvocationID]`) at
+/// a constant output vertex `k`, where the last invocation to run wins, so lowering
+/// pins them. `choice % 8` picks the case (`tcs_merge` merges only the paired ones,
+/// and the interpreter, which runs the invocations of each phase in a seeded order,
+/// would see a wrong merge of the others); `choice / 8` picks `k`:
+/// 0 none; 1 one component; 2 two components, paired; 3 two, paired in both branches
+/// of an `if` on the invocation; 4 two, at vertices `k` and `k + 1`; 5 two, two values
+/// in opposite orders; 6 two, the second in an `if` on the invocation (another value
+/// on the else path); 7 two, the second after a barrier. The TES reads each at the
+/// vertex it is stored at, the only one it defines.
+fn off_vertex(g: &mut Gen, layout: &mut Layout, choice: u8, n: u8) -> Vec<Read> {
+    let case = choice % 8;
+    let n = n.max(1);
+    let (k, k2) = ((choice / 8) % n, (choice / 8 + 1) % n);
+    let mut alloc = || layout.alloc(Family::Var, false, Ty::F32, Qual::Flat, 0);
+    let Some(a) = (case != 0).then(&mut alloc).flatten() else {
+        return vec![];
+    };
+    let b = (case != 1).then(alloc).flatten();
+    let id = g.invocation_id().v;
+    let x = g.b.load_per_vertex(IoSlot::new(Slot::Var(0), 0), id);
+    let y = g.b.load_per_vertex(IoSlot::new(Slot::Var(0), 1), id);
+    let (vk, vk2) = (
+        g.konst(BitSize::B32, u32::from(k)),
+        g.konst(BitSize::B32, u32::from(k2)),
+    );
+    let Some(b) = b else {
+        g.b.store_per_vertex(a, x, vk);
+        return vec![fixed_read(a, k)];
+    };
+    let on_k = g.b.alu(AluOp::IEq, &[id, vk]);
+    let store_both = |bld: &mut ShaderBuilder, v: Value| {
+        bld.store_per_vertex(a, v, vk);
+        bld.store_per_vertex(b, v, vk);
+        vec![]
+    };
+    let mut b_vertex = k;
+    match case {
+        3 => {
+            g.b.if_else(on_k, |t| store_both(t, x), |e| store_both(e, y));
+        }
+        4 => {
+            g.b.store_per_vertex(a, x, vk);
+            g.b.store_per_vertex(b, x, vk2);
+            b_vertex = k2;
+        }
+        5 => {
+            g.b.store_per_vertex(a, x, vk);
+            g.b.store_per_vertex(a, y, vk);
+            g.b.store_per_vertex(b, y, vk);
+            g.b.store_per_vertex(b, x, vk);
+        }
+        6 => {
+            g.b.store_per_vertex(a, x, vk);
+            let store_b = |bld: &mut ShaderBuilder, v: Value| {
+                bld.store_per_vertex(b, v, vk);
+                vec![]
+            };
+            g.b.if_else(on_k, |t| store_b(t, x), |e| store_b(e, y));
+        }
+        7 => {
+            g.b.store_per_vertex(a, x, vk);
+            g.b.effect(crate::ir::InstKind::Barrier);
+            g.b.store_per_vertex(b, x, vk);
+        }
+        _ => {
+            store_both(&mut g.b, x);
+        }
+    }
+    vec![fixed_read(a, k), fixed_read(b, b_vertex)]
+}
+
+/// A flat 32-bit float varying the consumer reads at vertex `k` only.
+fn fixed_read(io: IoSlot, k: u8) -> Read {
+    Read {
+        io,
+        ty: Ty::F32,
+        qual: Qual::Flat,
+        vertex: k,
+        fixed_vertex: true,
+        patch: false,
+        at: AtRead::None,
+        array: None,
+    }
 }

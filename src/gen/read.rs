@@ -16,6 +16,9 @@ pub(crate) struct Read {
     pub qual: Qual,
     /// Per-vertex consumers: vertex choice (see `Gen::vertex_index`).
     pub vertex: u8,
+    /// Per-vertex consumers: read exactly vertex `vertex`, whatever the read's
+    /// variant (an output stored at one vertex only is undefined at the others).
+    pub fixed_vertex: bool,
     /// A per-patch varying (TES reads it with `load_input`).
     pub patch: bool,
     /// Extra FS read at an offset or sample.
@@ -84,8 +87,14 @@ impl Read {
                 fixed(g.b.inst(InstKind::LoadInput { slot, indirect }, self.ty.bits()))
             }
             _ => {
-                let choice = self.vertex.wrapping_add((variant % 5) as u8);
-                let vertex = g.vertex_index(choice);
+                let vertex = if self.fixed_vertex {
+                    Pv {
+                        v: g.konst(BitSize::B32, u32::from(self.vertex)),
+                        inv: false,
+                    }
+                } else {
+                    g.vertex_index(self.vertex.wrapping_add((variant % 5) as u8))
+                };
                 let kind = InstKind::LoadPerVertexInput {
                     slot,
                     vertex: vertex.v,

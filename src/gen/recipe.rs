@@ -33,6 +33,10 @@ pub struct Recipe {
     pub emits: u8,
     /// TCS: read outputs back, across a barrier.
     pub tcs_readback: bool,
+    /// TCS: stores of invocation-dependent values at a constant output vertex, alone,
+    /// paired in two components or not quite paired (0: none; the cases are listed at
+    /// `producer::off_vertex`).
+    pub tcs_off_vertex: u8,
     /// GS producer with 2 or more emits: the second emit and the stores before it
     /// sit inside an `if` (an emit site of its own, which may not run).
     pub gs_emit_branch: bool,
@@ -273,6 +277,7 @@ impl Recipe {
             results: vec![],
             emits: 1,
             tcs_readback: false,
+            tcs_off_vertex: 0,
             gs_emit_branch: false,
         }
     }

@@ -103,6 +103,9 @@ pub fn arb_recipe(cfg: GenConfig) -> impl Strategy<Value = Recipe> {
         // emit: no new draw, so the cases drawn for every other feature stay as
         // they were (the injected-law property's shrinking depends on them).
         gs_emit_branch: h.6,
+        // Likewise no new draw: a TCS uses the producer choice's low four bits for
+        // its patch sizes, the high four pick the off-vertex stores.
+        tcs_off_vertex: h.1 >> 4,
         producer_ops: l.0,
         outputs: l.1,
         arrays: l.2,

@@ -93,6 +93,7 @@ fn recipe(pair: (Stage, Stage), seed: u64, ops: usize, outputs: usize, extras: E
         tcs_readback: head.below(2) == 1,
         // Kept off so the seeded benchmark pairs stay as they were.
         gs_emit_branch: false,
+        tcs_off_vertex: 0,
         producer_ops: (0..producer_ops).map(|_| op(&mut pops)).collect(),
         outputs: (0..outputs).map(|_| output(&mut outs)).collect(),
         arrays: vec![],

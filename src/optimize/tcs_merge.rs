@@ -356,4 +356,33 @@ mod tests {
         let indirect = pair("load_per_vertex_input VAR0.x %k0 (indirect %i 2)");
         assert!(merge_paired_outputs(&mut indirect.clone()).is_empty());
     }
+
+    /// On random TCS → TES pairs (the generator stores invocation-dependent values at
+    /// constant vertices, paired or nearly so): the pass merges some components, and
+    /// every result is interpreter-equivalent to its input.
+    #[test]
+    fn random_pairs_merge_soundly() {
+        use proptest::strategy::{Strategy, ValueTree};
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+        let strategy = crate::gen::arb_pipeline_for(Stage::TessCtrl, Stage::TessEval);
+        let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]);
+        let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+        let (mut pairs, mut merged) = (0, 0);
+        for _ in 0..300 {
+            let p = strategy.new_tree(&mut runner).expect("a pair").current();
+            let mut out = p.clone();
+            let fates = merge_paired_outputs(&mut out);
+            if fates.is_empty() {
+                continue;
+            }
+            pairs += 1;
+            merged += fates.len();
+            crate::validate::validate(&out).expect("valid IR");
+            if let Err(e) = check_equivalent(&p, &out, &EquivConfig::default()) {
+                panic!("{e}\n{}", crate::text::print(&p));
+            }
+        }
+        assert!(pairs >= 10, "only {pairs} of 300 random pairs had a merge");
+        assert!(merged >= pairs);
+    }
 }
