@@ -276,3 +276,68 @@ fn sixteen_bit_captures_agree_after_export() {
     // 48 records of 4 captured words (the fifth is padding).
     assert_eq!(words, 48 * 4, "captured words");
 }
+
+/// Captures in a TES that is the consumer of an optimized TCS -> TES pair:
+/// `tests/fixtures/xfb_tes.{vert,tesc,tese,frag}` (VS -> TCS -> TES -> FS; the
+/// TES captures `gl_Position` in buffer 0 and `t_a`, `t_b`, `t_e` in buffer 1,
+/// stride 24; the optimizer propagates the TCS's constant `c_k` and patch `p_k`, merges
+/// `c_dup` into `c_a` and drops its unread components), drawn as compiled and
+/// with the pair replaced by its round trip and its optimized export: captures
+/// and pixels agree. The optimized TES with the offsets of `t_b` and `t_e`
+/// (bytes 16 and 20 of buffer 1) swapped draws the same pixels and must mismatch
+/// in buffer 1, so the comparison sees the TES's captures.
+#[test]
+fn tes_consumer_captures_agree_after_optimization() {
+    let Some(gpu) = lavapipe_with_xfb() else {
+        return;
+    };
+    let f = scratch(
+        "tes",
+        &[
+            ("t.tesc", include_str!("fixtures/xfb_tes.tesc")),
+            ("t.tese", include_str!("fixtures/xfb_tes.tese")),
+            ("t.vert", include_str!("fixtures/xfb_tes.vert")),
+            ("t.frag", include_str!("fixtures/xfb_tes.frag")),
+        ],
+    );
+    let ((pipe, _), (pm, cm)) =
+        import_files_with_modules(&f[0], &f[1], &ImportOptions::default()).expect("imports");
+    let compile = |p: &Path| words(&varysat::import::compile_glsl(p, true).expect("compiles"));
+    let (vert, frag) = (compile(&f[2]), compile(&f[3]));
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    assert_ne!(outcome.pipeline, pipe, "the optimizer changed nothing");
+    let with = |(tesc, tese): (Vec<u32>, Vec<u32>)| Stages {
+        vert: vert.clone(),
+        tesc: Some(tesc),
+        tese: Some(tese),
+        frag: frag.clone(),
+        ..Default::default()
+    };
+    let export = |p| varysat::export::pipeline_to_spirv(p, &pm, &cm).expect("exports");
+    let pipelines = [
+        ("original", with((words(&pm), words(&cm)))),
+        ("round trip", with(export(&pipe))),
+        ("optimized", with(export(&outcome.pipeline))),
+    ];
+    let (px, captured) =
+        check(&gpu, &pipelines, PrimitiveTopology::PATCH_LIST).unwrap_or_else(|e| panic!("{e}"));
+    // 16 patches of 6 triangles (levels 2): 288 vertices of 4 + 6 words.
+    assert_eq!(captured, 288 * 10, "captured words");
+    assert!(px > 0, "nothing drawn");
+
+    let optimized = &pipelines[2].1;
+    let wrong = Stages {
+        tese: optimized
+            .tese
+            .as_deref()
+            .map(|t| swap_offsets(t, 1, 16, 20)),
+        ..optimized.clone()
+    };
+    let original = &pipelines[0].1;
+    let setup = Setup::of(&[original, &wrong], PrimitiveTopology::PATCH_LIST, 3);
+    let want = gpu.render(original, &setup).expect("renders");
+    let got = gpu.render(&wrong, &setup).expect("renders");
+    let msg = first_difference(&want, &got).expect("a mismatch");
+    assert!(msg.starts_with("xfb buffer 1:"), "{msg}");
+    eprintln!("swapped t_b/t_e: {msg}");
+}
