@@ -1276,3 +1276,87 @@ void main() { gl_FragColor = gl_Color + gl_TexCoord[1]; }
     assert!(stored.iter().all(|s| !s.starts_with("VAR")), "{stored:?}");
     optimizes_equivalently(&tes_fs);
 }
+
+/// The FS outputs `DATA0.x..w` of every fragment the interpreter shades (seed 0).
+fn fragment_colours(p: &Pipeline) -> Vec<[f32; 4]> {
+    use varysat::interpreter::{Item, RunConfig};
+    let o = varysat::interpreter::run(p, &RunConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    type Place = (Option<varysat::ir::Stage>, Vec<varysat::interpreter::Unit>);
+    let mut by_fragment: std::collections::BTreeMap<Place, [f32; 4]> = Default::default();
+    for (key, v) in &o.values {
+        let Item::Output(slot) = key.item else {
+            continue;
+        };
+        let name = slot.to_string();
+        let Some(c) = name.strip_prefix("DATA0.") else {
+            continue;
+        };
+        let i = "xyzw".find(c).expect("component");
+        let place = (key.stage, key.path.clone());
+        by_fragment.entry(place).or_default()[i] = v.as_f32();
+    }
+    by_fragment.into_values().collect()
+}
+
+/// `layout(location)` on in/out blocks at `#version 420` (piglit's
+/// `arb_separate_shader_objects/execution/layout-location-named-block-with-array`):
+/// desktop GL accepts it from 4.10, glslang only from 4.40 or with
+/// `GL_ARB_enhanced_layouts`, which the front end then enables. The FS sees the
+/// colours the VS wrote; a 3.30 shader without `GL_ARB_separate_shader_objects`,
+/// where GL has no output locations at all, is still refused.
+#[test]
+fn locations_on_io_blocks_below_4_40_compile() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 420
+
+in vec4 pos;
+
+layout(location = 0) out block {
+\tvec4 a[2];
+} name;
+
+layout(location = 4) out block2 {
+\tvec4 a[2];
+} name2;
+
+void main()
+{
+\tname.a[0] = vec4(0.0, 1.0, 0.0, 1.0);
+\tname.a[1] = vec4(0.0, 0.0, 1.0, 1.0);
+\tname2.a[0] = vec4(0.0, 1.0, 1.0, 1.0);
+\tname2.a[1] = vec4(1.0, 0.0, 0.0, 1.0);
+\tgl_Position = pos;
+}
+";
+    let fs = "#version 420
+
+layout(location = 0) in block {
+\tvec4 a[2];
+} name;
+
+layout(location = 4) in block2 {
+\tvec4 a[2];
+} name2;
+
+out vec4 color;
+
+void main()
+{
+\tcolor = name2.a[1] + name.a[1] * 0.5;
+}
+";
+    let p = import("block-location-420", vs, fs);
+    let colours = fragment_colours(&p);
+    assert!(!colours.is_empty(), "no fragment output observed");
+    for c in colours {
+        assert_eq!(c, [1.0, 0.0, 0.5, 1.5]);
+    }
+    optimizes_equivalently(&p);
+    // GLSL 3.30 has no output locations without GL_ARB_separate_shader_objects.
+    let old = |s: &str| s.replace("#version 420", "#version 330");
+    let err = import_with("block-location-330", &old(vs), &old(fs), &ImportOptions::default())
+        .expect_err("3.30 without separate shader objects");
+    assert!(err.contains("a.vert:5:"), "{err}");
+}

@@ -147,20 +147,88 @@ pub fn compile_glsl_with_notes(
     Ok((spirv, notes))
 }
 
+/// glslang's error for `layout(location)` on an input or output block in a desktop
+/// shader below 4.40 that does not enable `GL_ARB_enhanced_layouts`.
+const BLOCK_LOCATION: &str =
+    "'location qualifier on in/out block' : not supported for this version or the enabled extensions";
+
+/// Compiles with glslang ([`compile_tries`]); when glslang objects to a location on
+/// an in/out block below 4.40, compiles again with `GL_ARB_enhanced_layouts`
+/// enabled ([`enable_enhanced_layouts`]), so any other error still fails. Reports
+/// the first failure.
+fn compile_retrying(src: &Path, out: &Path, file: &str) -> Result<(), Error> {
+    let Some(report) = compile_tries(src, out)? else {
+        return Ok(());
+    };
+    if report.contains(BLOCK_LOCATION) {
+        let text = std::fs::read_to_string(src).map_err(|source| Error::Io {
+            path: src.display().to_string(),
+            source,
+        })?;
+        if let Some(enabled) = enable_enhanced_layouts(&text) {
+            std::fs::write(src, enabled).map_err(|source| Error::Io {
+                path: src.display().to_string(),
+                source,
+            })?;
+            if compile_tries(src, out)?.is_none() {
+                return Ok(());
+            }
+        }
+    }
+    // glslang names the temporary copy; the user knows their own file.
+    let report = report.replace(&src.display().to_string(), file);
+    Err(glslang_error(file, &report))
+}
+
+/// A desktop shader below 4.40 with `#extension GL_ARB_enhanced_layouts : enable`
+/// added after its `#version` line (a `#line` keeps the line numbers); `None` for
+/// ES shaders, shaders without `#version` and 4.40 or later.
+///
+/// Desktop GL accepts `layout(location)` on in/out blocks from GLSL 4.10, whose
+/// core took in `GL_ARB_separate_shader_objects` (piglit's
+/// `arb_separate_shader_objects/execution/layout-location-named-block-with-array`
+/// requires 4.20); glslang asks for 4.40 or `GL_ARB_enhanced_layouts`. Enabling
+/// the extension, rather than raising the version, keeps every rule of the
+/// shader's own version; the extension only adds layout qualifiers, so a shader
+/// that compiles without it means the same with it. glslang still refuses a
+/// location on an output where the version does not allow locations on outputs
+/// at all (3.30 without `GL_ARB_separate_shader_objects`).
+fn enable_enhanced_layouts(src: &str) -> Option<String> {
+    let at = src
+        .lines()
+        .position(|l| l.trim_start().starts_with("#version"))?;
+    let line = src.lines().nth(at)?;
+    let version: u32 = line.split_whitespace().nth(1)?.parse().ok()?;
+    if version >= 440 || line.split_whitespace().nth(2) == Some("es") {
+        return None;
+    }
+    let mut out = String::with_capacity(src.len() + 64);
+    for (i, l) in src.lines().enumerate() {
+        out.push_str(l);
+        out.push('\n');
+        if i == at {
+            // `#line N` numbers the line after it N: the next original line is at + 2.
+            out.push_str("#extension GL_ARB_enhanced_layouts : enable\n");
+            out.push_str(&format!("#line {}\n", at + 2));
+        }
+    }
+    Some(out)
+}
+
 /// Compiles with glslang for Vulkan; when that fails, retries as OpenGL SPIR-V for
 /// default-block uniforms, then with newer Vulkan targets (1.2, 1.3) and relaxed
-/// rules (`-R`: `gl_VertexID`, default uniforms) before reporting the first failure
-/// (the OpenGL one for default-block uniforms).
-fn compile_retrying(src: &Path, out: &Path, file: &str) -> Result<(), Error> {
+/// rules (`-R`: `gl_VertexID`, default uniforms). `None` on success, else the log
+/// of the first failure (the OpenGL one for default-block uniforms).
+fn compile_tries(src: &Path, out: &Path) -> Result<Option<String>, Error> {
     let first = match run_glslang(src, out, &["-V"])? {
-        None => return Ok(()),
+        None => return Ok(None),
         Some(log) => log,
     };
     // Default-block uniforms need OpenGL SPIR-V: what fails there is the real cause.
     let mut report = first.clone();
     if first.contains("non-opaque uniforms outside a block") {
         match run_glslang(src, out, &["-G"])? {
-            None => return Ok(()),
+            None => return Ok(None),
             Some(log) => report = log,
         }
     }
@@ -172,12 +240,10 @@ fn compile_retrying(src: &Path, out: &Path, file: &str) -> Result<(), Error> {
     ];
     for args in tries {
         if run_glslang(src, out, args)?.is_none() {
-            return Ok(());
+            return Ok(None);
         }
     }
-    // glslang names the temporary copy; the user knows their own file.
-    let report = report.replace(&src.display().to_string(), file);
-    Err(glslang_error(file, &report))
+    Ok(Some(report))
 }
 
 /// Runs glslang; `None` on success, else its log.
