@@ -1279,8 +1279,13 @@ void main() { gl_FragColor = gl_Color + gl_TexCoord[1]; }
 
 /// The FS outputs `DATA0.x..w` of every fragment the interpreter shades (seed 0).
 fn fragment_colours(p: &Pipeline) -> Vec<[f32; 4]> {
-    use varysat::interpreter::{Item, RunConfig};
-    let o = varysat::interpreter::run(p, &RunConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    fragment_colours_with(p, &varysat::interpreter::RunConfig::default())
+}
+
+/// [`fragment_colours`] of a run with `cfg`.
+fn fragment_colours_with(p: &Pipeline, cfg: &varysat::interpreter::RunConfig) -> Vec<[f32; 4]> {
+    use varysat::interpreter::Item;
+    let o = varysat::interpreter::run(p, cfg).unwrap_or_else(|e| panic!("{e}"));
     type Place = (Option<varysat::ir::Stage>, Vec<varysat::interpreter::Unit>);
     let mut by_fragment: std::collections::BTreeMap<Place, [f32; 4]> = Default::default();
     for (key, v) in &o.values {
@@ -1359,4 +1364,83 @@ void main()
     let err = import_with("block-location-330", &old(vs), &old(fs), &ImportOptions::default())
         .expect_err("3.30 without separate shader objects");
     assert!(err.contains("a.vert:5:"), "{err}");
+}
+
+/// An array of uniform blocks indexed dynamically (piglit's
+/// `arb_gpu_shader5/execution/ubo_array_indexing/gs-array-nonconst`, as a VS → FS
+/// pair): each element is a UBO of its own, numbered consecutively; `arr[n]`
+/// loads from every element and selects on `n`, while `color[m]` stays an indexed
+/// load. With piglit's block contents bound as known uniforms, the interpreter
+/// gives the colours piglit probes for; an `n` past the array (undefined in GLSL
+/// and Vulkan) reads element 0.
+#[test]
+fn dynamically_indexed_arrays_of_uniform_blocks_import() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+uniform block {
+  vec4 color[2];
+} arr[4];
+uniform int n;
+uniform int m;
+layout(location=0) flat out vec4 c;
+void main() { gl_Position = pos; c = arr[n].color[m]; }
+";
+    let fs = "#version 450
+uniform block {
+  vec4 color[2];
+} arr[4];
+layout(location=0) flat in vec4 c;
+layout(location=0) out vec4 o;
+void main() { o = c + arr[2].color[1] * 0.5; }
+";
+    let p = import("ubo-array", vs, fs);
+    // Four UBOs of two std140 vec4s; the default block's `m` and `n` are words 0, 1.
+    assert_eq!(p.ubos.len(), 4);
+    assert!(p.ubos.iter().all(|u| u.size == 32), "{:?}", p.ubos);
+    // piglit's data: block i holds color[0], color[1].
+    let data: [[[f32; 4]; 2]; 4] = [
+        [[0.0, 1.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0]],
+        [[0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 1.0, 0.0]],
+        [[0.0, 1.0, 1.0, 0.0], [0.0, 0.0, 1.0, 0.0]],
+        [[1.0, 1.0, 1.0, 1.0], [0.0, 1.0, 1.0, 0.0]],
+    ];
+    let mut known = varysat::ir::KnownUniforms::new();
+    for (b, block) in data.iter().enumerate() {
+        for (v, vec) in block.iter().enumerate() {
+            for (k, x) in vec.iter().enumerate() {
+                let offset = (v * 16 + k * 4) as u32;
+                known = known.with_ubo(b as u32, offset, x.to_bits());
+            }
+        }
+    }
+    // arr[2].color[1] * 0.5, added by the FS.
+    let fs_term = [0.0, 0.0, 0.5, 0.0];
+    // piglit's (n, m) and probed colours, then an out-of-range n (element 0).
+    let cases: [(i32, i32, [f32; 4]); 5] = [
+        (0, 1, [1.0, 0.0, 0.0, 0.0]),
+        (1, 0, [0.0, 1.0, 0.0, 0.0]),
+        (2, 1, [0.0, 0.0, 1.0, 0.0]),
+        (3, 0, [1.0, 1.0, 1.0, 1.0]),
+        (7, 1, [1.0, 0.0, 0.0, 0.0]),
+    ];
+    for (n, m, want) in cases {
+        let known = known
+            .clone()
+            .with_uniform(0, m as u32)
+            .with_uniform(1, n as u32);
+        let cfg = varysat::interpreter::RunConfig {
+            known,
+            ..Default::default()
+        };
+        let colours = fragment_colours_with(&p, &cfg);
+        assert!(!colours.is_empty(), "no fragment output observed");
+        let want: Vec<f32> = want.iter().zip(fs_term).map(|(a, b)| a + b).collect();
+        for c in colours {
+            assert_eq!(c.to_vec(), want, "n = {n}, m = {m}");
+        }
+    }
+    optimizes_equivalently(&p);
 }

@@ -143,6 +143,17 @@ pub(crate) fn holds_array(m: &Module, ty: u32, depth: u32) -> bool {
     }
 }
 
+/// The element type and length of an array of uniform blocks (`uniform B { ... }
+/// arr[4]`). Each element is a block of its own (binding `b + i` in GL, array
+/// element `i` of binding `b` in Vulkan), so the array has no `ArrayStride`: import
+/// numbers the elements as consecutive UBOs (`link::link_buffers`).
+pub(crate) fn block_array(m: &Module, ty: u32) -> Option<(u32, u32)> {
+    match m.types.get(&ty)? {
+        Ty::Array { elem, len } if m.deco(*elem).block => Some((*elem, *len)),
+        _ => None,
+    }
+}
+
 /// The tree of a default-block uniform read through the default block's UBO
 /// (`block`): the words of [`word_tree`] at byte offsets 4 × word. A composite
 /// whose items have one shape (array, vector, matrix column list) is strided by

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use fxhash::FxHashMap;
 use rspirv::spirv::StorageClass;
 
-use super::layout::{buf_size, holds_array, locations, per_vertex, shape_of};
+use super::layout::{block_array, buf_size, holds_array, locations, per_vertex, shape_of};
 use super::module::{Module, Ty};
 use crate::ir::{Stage, UboDecl};
 use crate::Error;
@@ -49,6 +49,8 @@ enum Key {
     Binding(u32, u32),
     Push,
     Name(String),
+    /// Element `i` of an array of uniform blocks identified by the key.
+    Element(Box<Key>, u32),
 }
 
 /// Links the two modules; `by_name` matches varyings by name instead of location.
@@ -375,6 +377,27 @@ fn resource_key(m: &Module, var: u32) -> Key {
     }
 }
 
+/// Longest array of uniform blocks imported (GL guarantees 14 uniform buffer
+/// bindings per stage, Vulkan 12; this only bounds hostile lengths).
+const MAX_BLOCK_ARRAY: u32 = 1024;
+
+/// The UBOs one uniform variable of type `ty` and key `key` stands for, with their
+/// sizes: itself, or each element of an array of blocks.
+fn ubo_parts(m: &Module, ty: u32, key: Key) -> Result<Vec<(Key, u32)>, Error> {
+    let Some((elem, len)) = block_array(m, ty) else {
+        return Ok(vec![(key, buf_size(m, ty)?)]);
+    };
+    if len > MAX_BLOCK_ARRAY {
+        return Err(m.err_plain(format!(
+            "an array of {len} uniform blocks (more than {MAX_BLOCK_ARRAY})"
+        )));
+    }
+    let size = buf_size(m, elem)?;
+    Ok((0..len)
+        .map(|i| (Key::Element(Box::new(key.clone()), i), size))
+        .collect())
+}
+
 fn link_buffers(
     p: &Module,
     c: &Module,
@@ -398,9 +421,10 @@ fn link_buffers(
         for (id, g) in &m.vars {
             match classify(m, *id) {
                 Some((true, k)) => {
-                    let size = buf_size(m, g.ty)?;
-                    let e = ubo_sizes.entry(k).or_insert(0);
-                    *e = (*e).max(size);
+                    for (part, size) in ubo_parts(m, g.ty, k)? {
+                        let e = ubo_sizes.entry(part).or_insert(0);
+                        *e = (*e).max(size);
+                    }
                 }
                 Some((false, k)) => {
                     ssbos.insert(k, ());
@@ -412,11 +436,17 @@ fn link_buffers(
     let ubo_index: BTreeMap<&Key, u32> = ubo_sizes.keys().zip(0..).collect();
     let ssbo_index: BTreeMap<&Key, u32> = ssbos.keys().zip(0..).collect();
     for (m, l) in [(p, lp), (c, lc)] {
-        for id in m.vars.keys() {
+        for (id, g) in &m.vars {
             match classify(m, *id) {
                 Some((true, k)) => {
+                    // An array of blocks: its elements' keys sort together, so
+                    // they are consecutive UBOs from element 0's.
+                    let first = match block_array(m, g.ty) {
+                        Some(_) => Key::Element(Box::new(k), 0),
+                        None => k,
+                    };
                     l.ubo_block
-                        .insert(*id, ubo_index.get(&k).copied().unwrap_or(0));
+                        .insert(*id, ubo_index.get(&first).copied().unwrap_or(0));
                 }
                 Some((false, k)) => {
                     l.ssbo.insert(*id, ssbo_index.get(&k).copied().unwrap_or(0));

@@ -108,20 +108,100 @@ impl<'a> Translator<'a> {
                 .map_err(|e| relabel(self, inst, e)),
             StorageClass::UniformConstant if self.is_opaque(p.root)? => self.load_handle(p, inst),
             _ => {
+                if let Some((elem, len)) = self.block_array(p.root) {
+                    return self.load_block_array(p, elem, len, inst);
+                }
                 let tree = self
                     .buffer_tree(p.root)
                     .map_err(|e| relabel(self, inst, e))?;
-                let walk = self
-                    .walk(tree, &p.path, false)
-                    .map_err(|e| self.err(inst, e))?;
-                let mut out = vec![];
-                for leaf in walk.tree.leaves() {
-                    out.push(self.load_buffer_leaf(leaf)?);
-                }
-                let v = tree_val(&walk.tree, &mut out.into_iter());
-                self.extract(v, &walk.rest).map_err(|e| self.err(inst, e))
+                self.load_tree(tree, &p.path, inst)
             }
         }
+    }
+
+    /// Loads what `path` selects in a buffer or uniform `tree`: the leaves the walk
+    /// reaches, then the rest of the path applied to the loaded value.
+    fn load_tree(&mut self, tree: Tree, path: &[Idx], inst: &Instruction) -> Result<Val, Error> {
+        let walk = self
+            .walk(tree, path, false)
+            .map_err(|e| self.err(inst, e))?;
+        let mut out = vec![];
+        for leaf in walk.tree.leaves() {
+            out.push(self.load_buffer_leaf(leaf)?);
+        }
+        let v = tree_val(&walk.tree, &mut out.into_iter());
+        self.extract(v, &walk.rest).map_err(|e| self.err(inst, e))
+    }
+
+    /// The element type and length of `var` when it is an array of uniform blocks.
+    fn block_array(&self, var: u32) -> Option<(u32, u32)> {
+        let g = self.m.vars.get(&var)?;
+        if !self.layout.ubo_block.contains_key(&var) {
+            return None;
+        }
+        super::layout::block_array(self.m, g.ty)
+    }
+
+    /// Loads through an array of uniform blocks, whose elements are consecutive
+    /// UBOs (from the variable's `ubo_block`). An element index cannot be a byte
+    /// offset, so with a dynamic one the rest of the path is loaded from every
+    /// element (dynamic indices inside an element stay indexed loads) and the index
+    /// selects among the results, element 0 when it matches none: GLSL and Vulkan
+    /// leave an index past the array undefined.
+    fn load_block_array(
+        &mut self,
+        p: &Ptr,
+        elem: u32,
+        len: u32,
+        inst: &Instruction,
+    ) -> Result<Val, Error> {
+        let first = self.layout.ubo_block.get(&p.root).copied().unwrap_or(0);
+        let rest = p.path.get(1..).unwrap_or(&[]);
+        match p.path.first() {
+            None => {
+                let items = (0..len)
+                    .map(|i| self.load_block_element(elem, first + i, rest, inst))
+                    .collect::<Result<_, Error>>()?;
+                Ok(Val::Composite(items))
+            }
+            Some(Idx::Const(k)) if *k < len => {
+                self.load_block_element(elem, first + k, rest, inst)
+            }
+            Some(Idx::Const(k)) => Err(self.err(
+                inst,
+                format!("constant index {k} is out of bounds of {len} uniform blocks"),
+            )),
+            Some(Idx::Dyn(i)) => {
+                let mut acc = self.load_block_element(elem, first, rest, inst)?;
+                for k in 1..len {
+                    let item = self.load_block_element(elem, first + k, rest, inst)?;
+                    let c = self.index_is(*i, k).map_err(|e| self.err(inst, e))?;
+                    acc = self.select(c, &item, &acc).map_err(|e| self.err(inst, e))?;
+                }
+                Ok(acc)
+            }
+        }
+    }
+
+    /// Loads `path` from one element (UBO `block`, of block type `elem`) of an array
+    /// of uniform blocks.
+    fn load_block_element(
+        &mut self,
+        elem: u32,
+        block: u32,
+        path: &[Idx],
+        inst: &Instruction,
+    ) -> Result<Val, Error> {
+        let tree = buf_tree(
+            self.m,
+            elem,
+            0,
+            None,
+            &|o| Addr::Ubo { block, offset: o },
+            0,
+        )
+        .map_err(|e| relabel(self, inst, e))?;
+        self.load_tree(tree, path, inst)
     }
 
     /// Loads (part of) an I/O variable; `mode` overrides FS interpolation.
