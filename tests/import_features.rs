@@ -1361,8 +1361,13 @@ void main()
     optimizes_equivalently(&p);
     // GLSL 3.30 has no output locations without GL_ARB_separate_shader_objects.
     let old = |s: &str| s.replace("#version 420", "#version 330");
-    let err = import_with("block-location-330", &old(vs), &old(fs), &ImportOptions::default())
-        .expect_err("3.30 without separate shader objects");
+    let err = import_with(
+        "block-location-330",
+        &old(vs),
+        &old(fs),
+        &ImportOptions::default(),
+    )
+    .expect_err("3.30 without separate shader objects");
     assert!(err.contains("a.vert:5:"), "{err}");
 }
 

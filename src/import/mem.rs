@@ -164,9 +164,7 @@ impl<'a> Translator<'a> {
                     .collect::<Result<_, Error>>()?;
                 Ok(Val::Composite(items))
             }
-            Some(Idx::Const(k)) if *k < len => {
-                self.load_block_element(elem, first + k, rest, inst)
-            }
+            Some(Idx::Const(k)) if *k < len => self.load_block_element(elem, first + k, rest, inst),
             Some(Idx::Const(k)) => Err(self.err(
                 inst,
                 format!("constant index {k} is out of bounds of {len} uniform blocks"),
