@@ -7,10 +7,15 @@ pre-raster stage and the FS replaced by `varysat opt --emit spirv` -- and the
 figures of both pipelines are compared: exported param slots/components of the
 last pre-raster stage and ISA instruction counts of it and of the FS.
 
+With --sample N, the stage sets are instead those of scripts/quality_vs_radv.py --max N
+that come from Debian's glmark2-data and piglit (desktop GLSL compiled for Vulkan with
+relaxed rules and locations matched by name, exactly as that script compiles them, so
+the two reports cover the same pairs).
+
 Needs the RADV chroot of ../shared/radv (RADV_ROOT, default /var/tmp/radv-trixie)
 and root (chroot). Prints a markdown table per pair and the totals.
 
-usage: scripts/radv_export.py [--tsv FILE] [--keep]
+usage: scripts/radv_export.py [--tsv FILE] [--keep] [--sample N] [--varysat BIN]
 """
 import argparse
 import csv
@@ -68,10 +73,66 @@ def num(row, k):
         return 0
 
 
+def corpus_spv(d):
+    """(stem, chain, {stage: spv}) for tests/corpus/glsl, compiled here, or a skip reason."""
+    for stem, files in stage_sets():
+        spv = {}
+        for s, src in files.items():
+            spv[s] = os.path.join(d, stem, os.path.basename(src) + ".spv")
+            os.makedirs(os.path.dirname(spv[s]), exist_ok=True)
+            if not compile_stage(src, spv[s]):
+                yield stem, None, "glslang/spirv-opt failed on " + s
+                break
+        else:
+            yield stem, spv, None
+
+
+def sample_spv(d, n):
+    """The glmark2 + piglit stage sets of quality_vs_radv.py --max n, compiled as it does."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import quality_vs_radv as q
+    split = os.path.join(d, "split")
+    os.makedirs(split, exist_ok=True)
+    sets = q.corpus_sets(split, False)
+    if n and len(sets) > n:
+        sets = sets[::-(-len(sets) // n)]
+    for i, (source, name, files) in enumerate(sets):
+        if source == "corpus":
+            continue
+        spv = q.compile_set(files, os.path.join(d, "p%d" % i))
+        yield "p%d:%s" % (i, name), spv, None if spv else "glslang (Vulkan) failed"
+
+
+def measure(binary, stem, spv, d):
+    """RADV's figures for the original set and for it with varysat's two stages, or a
+    skip reason."""
+    chain = [s for s in STAGES if s in spv]
+    last = chain[-2]
+    out = os.path.join(d, "opt")
+    os.makedirs(out, exist_ok=True)
+    r = subprocess.run([binary, "opt", spv[last], spv["frag"], "--emit", "spirv", "-o", out],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        return None, "export: " + (r.stderr.strip().splitlines() or [""])[-1]
+    inside = lambda p: "/data/" + os.path.relpath(p, os.path.join(RADV_ROOT, "data"))
+    orig = {s: inside(p) for s, p in spv.items()}
+    opt = dict(orig)
+    for s in (last, "frag"):
+        opt[s] = inside(os.path.join(out, os.path.basename(spv[s])))
+    name = os.path.basename(d)
+    a, b = radv(name + "_orig", orig), radv(name + "_opt", opt)
+    if a is None or b is None:
+        return None, "RADV pipeline failed (%s)" % ("original" if a is None else "optimized")
+    return (stem, "+".join(chain), a, b), None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tsv")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--sample", type=int, default=0,
+                    help="the glmark2 + piglit sets of quality_vs_radv.py --max N instead")
+    ap.add_argument("--varysat", help="varysat binary (default: a debug build of this tree)")
     args = ap.parse_args()
     global RADV_ROOT
     # radv_env.sh finds the harness, sets it up (or repairs its mounts) when needed
@@ -81,39 +142,22 @@ def main():
     if env.returncode != 0:
         sys.exit("RADV harness not available: %s (see ../shared/radv/README.md)" % env.stderr.strip())
     RADV_ROOT = env.stdout.strip()
-    binary = os.path.join(ROOT, "target", "debug", "varysat")
-    subprocess.run(["cargo", "build", "-q", "--bin", "varysat"], cwd=ROOT, check=True)
+    binary = args.varysat
+    if binary is None:
+        binary = os.path.join(ROOT, "target", "debug", "varysat")
+        subprocess.run(["cargo", "build", "-q", "--bin", "varysat"], cwd=ROOT, check=True)
     work = os.path.join(RADV_ROOT, "data", "varysat-export")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    sets = sample_spv(work, args.sample) if args.sample else corpus_spv(work)
     rows, skipped = [], []
-    for stem, files in stage_sets():
-        d = os.path.join(work, stem)
-        os.makedirs(os.path.join(d, "opt"))
-        spv = {}
-        for s, src in files.items():
-            spv[s] = os.path.join(d, os.path.basename(src) + ".spv")
-            if not compile_stage(src, spv[s]):
-                skipped.append((stem, "glslang/spirv-opt failed on " + s))
-                break
+    for k, (stem, spv, why) in enumerate(sets):
+        if spv is not None:
+            row, why = measure(binary, stem, spv, os.path.join(work, "m%d" % k))
+        if why is not None:
+            skipped.append((stem, why))
         else:
-            chain = [s for s in STAGES if s in files]
-            last = chain[-2]
-            r = subprocess.run([binary, "opt", spv[last], spv["frag"], "--emit", "spirv",
-                                "-o", os.path.join(d, "opt")], capture_output=True, text=True)
-            if r.returncode != 0:
-                skipped.append((stem, "export: " + (r.stderr.strip().splitlines() or [""])[-1]))
-                continue
-            inside = lambda p: "/data/" + os.path.relpath(p, os.path.join(RADV_ROOT, "data"))
-            orig = {s: inside(p) for s, p in spv.items()}
-            opt = dict(orig)
-            for s in (last, "frag"):
-                opt[s] = inside(os.path.join(d, "opt", os.path.basename(spv[s])))
-            a, b = radv(stem + "_orig", orig), radv(stem + "_opt", opt)
-            if a is None or b is None:
-                skipped.append((stem, "RADV pipeline failed (%s)" % ("original" if a is None else "optimized")))
-                continue
-            rows.append((stem, "+".join(chain), a, b))
+            rows.append(row)
     report(rows, skipped)
     if args.tsv:
         with open(args.tsv, "w") as f:

@@ -426,3 +426,42 @@ void main() {
     let (pipe, (pm, cm), outcome) = import_and_optimize("block", [("s.vert", vs), ("s.geom", gs)]);
     exported_and_valid(&pipe, &outcome, (&pm, &cm), "gs");
 }
+
+/// `imulExtended` / `umulExtended`: the high word is an opaque op standing for
+/// member 1 of the instruction's struct result (src/import/extended.rs), so the
+/// export writes the instruction on a two-member struct and extracts that member.
+/// Before, it wrote `OpSMulExtended %int`, which spirv-val rejects ("Expected a
+/// struct as Result Type"); found on piglit `vs-imulExtended-only-msb` by
+/// `scripts/radv_export.py --sample`.
+#[test]
+fn extended_multiplies_export_with_their_struct_result() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=1) in ivec2 a;
+layout(location=2) in uvec2 b;
+layout(location=0) out flat ivec2 v_hi;
+void main() {
+    gl_Position = pos;
+    ivec2 lo; ivec2 hi; uvec2 ulo; uvec2 uhi;
+    imulExtended(a, a + 3, hi, lo);
+    umulExtended(b, b * 7u, uhi, ulo);
+    v_hi = hi + ivec2(uhi) + lo;
+}
+";
+    let fs = "#version 450
+layout(location=0) flat in ivec2 v_hi;
+layout(location=0) out vec4 color;
+void main() { color = vec4(v_hi, 0.0, 1.0); }
+";
+    let (pipe, (pm, cm), outcome) =
+        import_and_optimize("mulext", [("x.vert", vs), ("x.frag", fs)]);
+    for (what, x, _) in exported_and_valid(&pipe, &outcome, (&pm, &cm), "fs") {
+        let dis = format!("{:?}", rspirv::dr::load_words(&x).expect("parses"));
+        for op in ["SMulExtended", "UMulExtended"] {
+            assert!(dis.contains(op), "{what}: the VS keeps {op}");
+        }
+    }
+}

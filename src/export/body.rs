@@ -47,6 +47,14 @@ pub(crate) struct Body<'a, 'p> {
 }
 
 /// The declared scalar of an opaque type's components.
+/// The struct member an opaque op with this opcode stands for, when the
+/// instruction's SPIR-V result is a two-member struct: the high word of
+/// `OpUMulExtended` / `OpSMulExtended` (src/import/extended.rs builds the low word
+/// from `imul`).
+fn struct_result_member(opc: Op) -> Option<u32> {
+    matches!(opc, Op::UMulExtended | Op::SMulExtended).then_some(1)
+}
+
 fn opaque_scalar(t: ScalarTy) -> Scalar {
     let bits = if t.is_wide() { 64 } else { t.bits().bits() };
     let num = match t {
@@ -1129,6 +1137,9 @@ impl<'a, 'p> Body<'a, 'p> {
             OpaqueCode::Core(code) => {
                 let opc = Op::from_u32(*code)
                     .ok_or_else(|| fail(format!("unknown SPIR-V opcode {code}")))?;
+                if let Some(member) = struct_result_member(opc) {
+                    return Ok(self.struct_member_inst(opc, rty, member, operands));
+                }
                 let result = op.result.map(|_| (rty, id));
                 Instruction::new(opc, result.map(|r| r.0), result.map(|r| r.1), operands)
             }
@@ -1145,6 +1156,24 @@ impl<'a, 'p> Body<'a, 'p> {
         };
         self.insts.push(inst);
         Ok(id)
+    }
+
+    /// An instruction whose SPIR-V result is a struct of two `member_ty` values, of
+    /// which the opaque op stands for member `member`: the instruction on the
+    /// struct type, then that member extracted.
+    fn struct_member_inst(
+        &mut self,
+        opc: Op,
+        member_ty: u32,
+        member: u32,
+        operands: Vec<Operand>,
+    ) -> u32 {
+        let members = vec![Operand::IdRef(member_ty), Operand::IdRef(member_ty)];
+        // A fresh struct: one of the module's own may carry block decorations.
+        let pair = self.g.fresh_ty(Op::TypeStruct, members);
+        let whole = self.op(opc, pair, operands);
+        let path = vec![Operand::IdRef(whole), Operand::LiteralBit32(member)];
+        self.op(Op::CompositeExtract, member_ty, path)
     }
 
     /// A value of an opaque operand type built from carried scalars.
