@@ -465,3 +465,47 @@ void main() { color = vec4(v_hi, 0.0, 1.0); }
         }
     }
 }
+
+/// An optimization that leaves the varying interface as it was (here the FS reads
+/// the one varying as written; only the VS's own arithmetic is cleaned up) gets the
+/// original modules back from `export::to_spirv`, word for word: regenerating the
+/// bodies would only cost instructions. One that changes the interface (the
+/// constant varying of the second pair is propagated) is regenerated.
+#[test]
+fn an_unchanged_interface_exports_the_original_modules() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=0) out vec4 v_col;
+void main() { gl_Position = pos; v_col = pos * 2.0 + 0.0; }
+";
+    let fs = "#version 450
+layout(location=0) in vec4 v_col;
+layout(location=0) out vec4 color;
+void main() { color = v_col; }
+";
+    let (_, (pm, cm), outcome) = import_and_optimize("same", [("s.vert", vs), ("s.frag", fs)]);
+    assert!(
+        varysat::export::interface_unchanged(&outcome.report),
+        "{}",
+        outcome.report
+    );
+    let (x, y) = varysat::export::to_spirv(&outcome, &pm, &cm).expect("exports");
+    let words = |b: &[u8]| -> Vec<u32> {
+        b.chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    };
+    assert_eq!(x, words(&pm), "the producer is the original module");
+    assert_eq!(y, words(&cm), "the consumer is the original module");
+
+    let vs = vs.replace("v_col = pos * 2.0 + 0.0;", "v_col = vec4(0.5);");
+    let (_, (pm, cm), outcome) = import_and_optimize("changed", [("c.vert", &vs), ("c.frag", fs)]);
+    assert!(!varysat::export::interface_unchanged(&outcome.report));
+    let (x, y) = varysat::export::to_spirv(&outcome, &pm, &cm).expect("exports");
+    validate(&x, "vs").unwrap_or_else(|e| panic!("{e}"));
+    validate(&y, "fs").unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(y, words(&cm), "the consumer now computes the constant");
+}

@@ -31,12 +31,48 @@ use context::Sides;
 
 /// Writes an optimization outcome as SPIR-V: (producer words, consumer words).
 /// `producer` and `consumer` are the original modules the outcome was imported from.
+///
+/// When the optimization left the interface as it was ([`interface_unchanged`]),
+/// the original modules are written back as they are: the outcome differs from
+/// them only inside the stages, in clean-ups the driver's own compiler makes too,
+/// while regenerating a body from the IR costs instructions (64-bit values travel
+/// as word pairs, matrix products as separate multiplies and adds).
 pub fn to_spirv(
     outcome: &Outcome,
     producer: &[u8],
     consumer: &[u8],
 ) -> Result<(Vec<u32>, Vec<u32>), Error> {
+    if interface_unchanged(&outcome.report) {
+        return Ok((as_given(producer, "<producer>")?, as_given(consumer, "<consumer>")?));
+    }
     pipeline_to_spirv(&outcome.pipeline, producer, consumer)
+}
+
+/// A module's words exactly as given (in the host's byte order), once it loads.
+fn as_given(bytes: &[u8], name: &str) -> Result<Vec<u32>, Error> {
+    Module::load(bytes, name, &std::collections::BTreeMap::new())?;
+    let little = bytes.get(..4) == Some(&SPIRV_MAGIC.to_le_bytes()[..]);
+    let decode = if little { u32::from_le_bytes } else { u32::from_be_bytes };
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| decode([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
+/// The SPIR-V magic number, the first word of every module.
+const SPIRV_MAGIC: u32 = 0x0723_0203;
+
+/// Whether an optimization left the varying interface as it was: no code motion,
+/// and every original varying component kept in its own slot, pinned, or kept for
+/// fixed function only (nothing propagated, merged, removed or relocated).
+pub fn interface_unchanged(report: &crate::Report) -> bool {
+    use crate::optimize::Fate;
+    report.moves.is_empty()
+        && report.varyings.iter().all(|v| match &v.fate {
+            Fate::Kept(slot) => *slot == v.slot,
+            Fate::Pinned(_) | Fate::NoVarying(_) => true,
+            _ => false,
+        })
 }
 
 /// Writes any pipeline imported from `producer` and `consumer` as SPIR-V (without
