@@ -32,7 +32,7 @@ use context::Sides;
 /// Writes an optimization outcome as SPIR-V: (producer words, consumer words).
 /// `producer` and `consumer` are the original modules the outcome was imported from.
 ///
-/// When the optimization left the interface as it was ([`interface_unchanged`]),
+/// When the optimization gained nothing at the interface ([`interface_gains_nothing`]),
 /// the original modules are written back as they are: the outcome differs from
 /// them only inside the stages, in clean-ups the driver's own compiler makes too,
 /// while regenerating a body from the IR costs instructions (64-bit values travel
@@ -42,7 +42,7 @@ pub fn to_spirv(
     producer: &[u8],
     consumer: &[u8],
 ) -> Result<(Vec<u32>, Vec<u32>), Error> {
-    if interface_unchanged(&outcome.report) {
+    if interface_gains_nothing(&outcome.report) {
         return Ok((as_given(producer, "<producer>")?, as_given(consumer, "<consumer>")?));
     }
     pipeline_to_spirv(&outcome.pipeline, producer, consumer)
@@ -62,16 +62,19 @@ fn as_given(bytes: &[u8], name: &str) -> Result<Vec<u32>, Error> {
 /// The SPIR-V magic number, the first word of every module.
 const SPIRV_MAGIC: u32 = 0x0723_0203;
 
-/// Whether an optimization left the varying interface as it was: no code motion,
-/// and every original varying component kept in its own slot, pinned, or kept for
-/// fixed function only (nothing propagated, merged, removed or relocated).
-pub fn interface_unchanged(report: &crate::Report) -> bool {
+/// Whether an optimization gained nothing at the varying interface: no code motion,
+/// every original varying component kept (in its own slot or re-located), pinned,
+/// or kept for fixed function only (nothing propagated, merged or removed), and as
+/// many components and vec4 slots as before.
+pub fn interface_gains_nothing(report: &crate::Report) -> bool {
     use crate::optimize::Fate;
     report.moves.is_empty()
-        && report.varyings.iter().all(|v| match &v.fate {
-            Fate::Kept(slot) => *slot == v.slot,
-            Fate::Pinned(_) | Fate::NoVarying(_) => true,
-            _ => false,
+        && report.after == report.before
+        && report.varyings.iter().all(|v| {
+            matches!(
+                v.fate,
+                Fate::Kept(_) | Fate::Pinned(_) | Fate::NoVarying(_)
+            )
         })
 }
 
