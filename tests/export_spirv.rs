@@ -456,8 +456,7 @@ layout(location=0) flat in ivec2 v_hi;
 layout(location=0) out vec4 color;
 void main() { color = vec4(v_hi, 0.0, 1.0); }
 ";
-    let (pipe, (pm, cm), outcome) =
-        import_and_optimize("mulext", [("x.vert", vs), ("x.frag", fs)]);
+    let (pipe, (pm, cm), outcome) = import_and_optimize("mulext", [("x.vert", vs), ("x.frag", fs)]);
     for (what, x, _) in exported_and_valid(&pipe, &outcome, (&pm, &cm), "fs") {
         let dis = format!("{:?}", rspirv::dr::load_words(&x).expect("parses"));
         for op in ["SMulExtended", "UMulExtended"] {

@@ -43,7 +43,10 @@ pub fn to_spirv(
     consumer: &[u8],
 ) -> Result<(Vec<u32>, Vec<u32>), Error> {
     if interface_gains_nothing(&outcome.report) {
-        return Ok((as_given(producer, "<producer>")?, as_given(consumer, "<consumer>")?));
+        return Ok((
+            as_given(producer, "<producer>")?,
+            as_given(consumer, "<consumer>")?,
+        ));
     }
     pipeline_to_spirv(&outcome.pipeline, producer, consumer)
 }
@@ -52,7 +55,11 @@ pub fn to_spirv(
 fn as_given(bytes: &[u8], name: &str) -> Result<Vec<u32>, Error> {
     Module::load(bytes, name, &std::collections::BTreeMap::new())?;
     let little = bytes.get(..4) == Some(&SPIRV_MAGIC.to_le_bytes()[..]);
-    let decode = if little { u32::from_le_bytes } else { u32::from_be_bytes };
+    let decode = if little {
+        u32::from_le_bytes
+    } else {
+        u32::from_be_bytes
+    };
     Ok(bytes
         .chunks_exact(4)
         .map(|c| decode([c[0], c[1], c[2], c[3]]))
@@ -70,12 +77,10 @@ pub fn interface_gains_nothing(report: &crate::Report) -> bool {
     use crate::optimize::Fate;
     report.moves.is_empty()
         && report.after == report.before
-        && report.varyings.iter().all(|v| {
-            matches!(
-                v.fate,
-                Fate::Kept(_) | Fate::Pinned(_) | Fate::NoVarying(_)
-            )
-        })
+        && report
+            .varyings
+            .iter()
+            .all(|v| matches!(v.fate, Fate::Kept(_) | Fate::Pinned(_) | Fate::NoVarying(_)))
 }
 
 /// Writes any pipeline imported from `producer` and `consumer` as SPIR-V (without
