@@ -172,7 +172,27 @@ pub fn compare(a: &Observation, b: &Observation, cfg: &EquivConfig) -> Option<Mi
     keys.sort();
     keys.dedup();
     let inputs = Inputs::new(a.seed);
+    // An effect buffer the first run made wild may hold anything in the second
+    // (symmetric without refinement).
+    let wild = |o: &Observation| -> Vec<u32> {
+        o.values
+            .keys()
+            .filter_map(|k| match k.item {
+                Item::Ssbo { buffer, addr } if addr == super::opaque::WILD_EFFECTS => Some(buffer),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut wild_buffers = wild(a);
+    if !cfg.refinement {
+        wild_buffers.extend(wild(b));
+    }
     for key in keys {
+        if let Item::Ssbo { buffer, .. } = key.item {
+            if wild_buffers.contains(&buffer) {
+                continue;
+            }
+        }
         let initial = match key.item {
             Item::Ssbo { buffer, addr } => Some(inputs.ssbo(buffer, addr)),
             _ => None,

@@ -432,14 +432,13 @@ impl<'s> Invocation<'s> {
             }
             InstKind::Opaque { op, srcs } => {
                 let vals = self.operands(srcs, world)?;
+                if op.purity == crate::ir::Purity::Effect {
+                    self.record_effect(op, &vals, self.taint > 0, world);
+                }
                 if !vals.iter().all(|s| s.defined) {
                     undef
                 } else {
-                    let v = super::opaque::value(op, &vals, &world.inputs, size);
-                    if op.purity == crate::ir::Purity::Effect && self.taint == 0 {
-                        self.record_effect(op, &vals, world);
-                    }
-                    v
+                    super::opaque::value(op, &vals, &world.inputs, size)
                 }
             }
             // `undef`, and effects given a result by a malformed pair.
@@ -501,9 +500,7 @@ impl<'s> Invocation<'s> {
             }
             InstKind::Opaque { op, srcs } => {
                 let vals = self.operands(srcs, world)?;
-                if !tainted && vals.iter().all(|s| s.defined) {
-                    self.record_effect(op, &vals, world);
-                }
+                self.record_effect(op, &vals, tainted, world);
             }
             InstKind::EmitVertex => io.emit_vertex(!tainted),
             InstKind::EndPrimitive => io.end_primitive(),
@@ -521,8 +518,24 @@ impl<'s> Invocation<'s> {
         Ok(Flow::Next)
     }
 
-    /// Counts one execution of an opaque effect in its record word.
-    fn record_effect(&self, op: &crate::ir::OpaqueOp, vals: &[Scalar], world: &mut World) {
+    /// Counts one execution of an opaque effect in its record word; one with an
+    /// undefined operand or under undefined control flow (`tainted`) marks the
+    /// effect's buffer wild instead, since what it did is unknown.
+    fn record_effect(
+        &self,
+        op: &crate::ir::OpaqueOp,
+        vals: &[Scalar],
+        tainted: bool,
+        world: &mut World,
+    ) {
+        if tainted || !vals.iter().all(|s| s.defined) {
+            let wild = (
+                super::opaque::effect_buffer(op),
+                super::opaque::WILD_EFFECTS,
+            );
+            world.ssbo.insert(wild, Scalar::undef(BitSize::B32));
+            return;
+        }
         let key = super::opaque::effect_address(op, vals);
         let count = world.ssbo.get(&key).map_or(0, |s| s.bits);
         world

@@ -73,16 +73,25 @@ pub(crate) fn value(op: &OpaqueOp, vals: &[Scalar], inputs: &Inputs, size: BitSi
 }
 
 /// Where an effect is recorded: a synthetic buffer and word keyed by the operation and
-/// its operand bits.
+/// its operand bits (never [`WILD_EFFECTS`]).
 pub(crate) fn effect_address(op: &OpaqueOp, vals: &[Scalar]) -> (u32, u32) {
     debug_assert_eq!(op.purity, Purity::Effect);
-    let key = op_key(op);
-    let mut h = key;
+    let mut h = op_key(op);
     for v in vals {
         h = (h ^ v.bits as u64).wrapping_mul(0x0000_0100_0000_01b3);
     }
-    (EFFECT_BUFFER_BASE | (key as u32 & 0xffff), (h >> 16) as u32)
+    (effect_buffer(op), ((h >> 16) as u32).min(WILD_EFFECTS - 1))
 }
+
+/// The synthetic buffer that records the effects of `op`.
+pub(crate) fn effect_buffer(op: &OpaqueOp) -> u32 {
+    EFFECT_BUFFER_BASE | (op_key(op) as u32 & 0xffff)
+}
+
+/// The word of an effect buffer that marks it wild: an execution of the effect with
+/// an undefined operand, or under undefined control flow, did something unknown, so
+/// every record of that buffer may hold anything (see `equiv::compare`).
+pub const WILD_EFFECTS: u32 = u32::MAX;
 
 /// A real result: a float or raw bits.
 enum Real {

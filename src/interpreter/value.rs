@@ -74,18 +74,37 @@ impl Scalar {
 }
 
 /// Whether an ALU result over these operands is defined: a select needs its
-/// condition and the operand it picks; every other op needs all its operands.
+/// condition and the operand it picks; every other op needs all its operands, and
+/// the operands inside the op's domain ([`in_domain`]).
 pub(crate) fn alu_defined(op: AluOp, vals: &[Scalar]) -> bool {
-    match (op, vals) {
-        (AluOp::BCsel, [c, a, b]) => {
-            c.defined
-                && if c.bits & 1 != 0 {
-                    a.defined
-                } else {
-                    b.defined
-                }
+    in_domain(op, vals)
+        && match (op, vals) {
+            (AluOp::BCsel, [c, a, b]) => {
+                c.defined
+                    && if c.bits & 1 != 0 {
+                        a.defined
+                    } else {
+                        b.defined
+                    }
+            }
+            _ => vals.iter().all(|s| s.defined),
         }
-        _ => vals.iter().all(|s| s.defined),
+}
+
+/// Whether the operands lie where GLSL (4.60, section 8.2) and SPIR-V's GLSL.std.450
+/// define the result: `pow(x, y)` is undefined for `x < 0` and for `x = 0, y <= 0`,
+/// `inversesqrt(x)` and `log2(x)` for `x <= 0`, `sqrt(x)` for `x < 0`. A driver may
+/// return anything there (NIR folds `0 * pow(x, y)` to 0 whatever `x` is), so the
+/// interpreter must not hold the optimizer to the NaN an IEEE evaluation gives.
+/// A NaN operand stays in the domain: its result is the defined NaN.
+fn in_domain(op: AluOp, vals: &[Scalar]) -> bool {
+    let x = |i: usize| vals.get(i).map_or(f32::NAN, |s| s.as_f32());
+    let positive = |v: f32| v > 0.0 || v.is_nan();
+    match op {
+        AluOp::FPow => positive(x(0)) || (x(0) == 0.0 && positive(x(1))),
+        AluOp::FRsq | AluOp::FLog2 => positive(x(0)),
+        AluOp::FSqrt => positive(x(0)) || x(0) == 0.0,
+        _ => true,
     }
 }
 
@@ -107,6 +126,34 @@ impl fmt::Display for Scalar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn results_outside_the_glsl_domain_are_undefined() {
+        let f = |v: f32| Scalar::float(v, BitSize::B32);
+        let undefined = [
+            (AluOp::FPow, vec![f(-2.0), f(2.0)]),
+            (AluOp::FPow, vec![f(0.0), f(-1.0)]),
+            (AluOp::FPow, vec![f(0.0), f(0.0)]),
+            (AluOp::FRsq, vec![f(0.0)]),
+            (AluOp::FRsq, vec![f(-4.0)]),
+            (AluOp::FLog2, vec![f(-1.0)]),
+            (AluOp::FSqrt, vec![f(-1.0)]),
+        ];
+        for (op, vals) in undefined {
+            assert!(!alu_defined(op, &vals), "{op:?} {vals:?}");
+        }
+        let defined = [
+            (AluOp::FPow, vec![f(2.0), f(-3.0)]),
+            (AluOp::FPow, vec![f(0.0), f(2.0)]),
+            (AluOp::FRsq, vec![f(4.0)]),
+            (AluOp::FSqrt, vec![f(0.0)]),
+            (AluOp::FSqrt, vec![f(f32::NAN)]),
+            (AluOp::FMul, vec![f(-1.0), f(f32::INFINITY)]),
+        ];
+        for (op, vals) in defined {
+            assert!(alu_defined(op, &vals), "{op:?} {vals:?}");
+        }
+    }
 
     #[test]
     fn undefined_values_are_canonical() {
