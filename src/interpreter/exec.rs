@@ -358,9 +358,15 @@ impl<'s> Invocation<'s> {
         let undef = Scalar::undef(size);
         Ok(match kind {
             InstKind::Const(c) => Scalar::new(*c, size),
-            InstKind::Alu { op, srcs, .. } => {
+            InstKind::Alu { op, srcs, exact } => {
                 let vals = self.operands(srcs, world)?;
-                self.alu(*op, &vals, loc, world)?
+                let v = self.alu(*op, &vals, loc, world)?;
+                // NIR's default float mode (the equivalence runs, `signed_zeros`
+                // false): an inexact float op may assume its operands and result
+                // are neither Inf nor NaN, so one that meets them has no defined
+                // result (Vulkan's float controls without SignedZeroInfNanPreserve).
+                let assumed_finite = !world.signed_zeros && !*exact;
+                v.defined_if(!(assumed_finite && meets_non_finite(*op, &vals, v)))
             }
             InstKind::LoadInput { slot, indirect } => {
                 match self.effective_slot(*slot, indirect, world)? {
@@ -633,5 +639,16 @@ fn half_of(word: Scalar, half: Half) -> Scalar {
         bits: (word.bits >> shift) & 0xffff,
         size: BitSize::B16,
         defined: word.defined,
+    }
+}
+
+/// Whether a float op reads or gives an Inf or NaN.
+fn meets_non_finite(op: AluOp, vals: &[Scalar], result: Scalar) -> bool {
+    use crate::ir::OpClass;
+    let non_finite = |s: &Scalar| s.defined && !s.as_f32().is_finite();
+    match op.class() {
+        OpClass::Float => vals.iter().any(non_finite) || non_finite(&result),
+        OpClass::FloatCmp => vals.iter().any(non_finite),
+        _ => false,
     }
 }

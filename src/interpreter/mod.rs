@@ -52,6 +52,9 @@ pub struct RunConfig {
     /// zero's sign is not preserved, and inexact laws may change it (interpolating a
     /// `-0` stored at every vertex gives `+0`, as on hardware, so promoting it to flat
     /// or propagating it turns `+0` back into `-0`). Equivalence checks run this way.
+    /// It also stands for the rest of that mode: an inexact float op that reads or
+    /// gives an Inf or NaN has an undefined result, since NIR (and Vulkan without
+    /// `SignedZeroInfNanPreserve`) may assume neither occurs.
     pub signed_zeros: bool,
     /// Uniform words bound to given values instead of seeded ones (a specialized
     /// pair's inlined uniforms, so that its original can be run on the same values).
