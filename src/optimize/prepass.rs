@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::report::{Fate, VaryingReport};
+use super::report::VaryingReport;
 use super::simplify::stored_values;
 use crate::ir::{AluOp, InstKind, InterpMode, IoSlot, Pipeline, Shader, Slot, Stage, Stmt, Value};
 
@@ -239,16 +239,7 @@ fn apply_colour_merges(p: &mut Pipeline, merged: &BTreeMap<IoSlot, IoSlot>) -> V
         }
         _ => {}
     });
-    merged
-        .iter()
-        .map(|(drop, keep)| VaryingReport {
-            slot: *drop,
-            fate: Fate::MergedInto {
-                slot: *keep,
-                with: *keep,
-            },
-        })
-        .collect()
+    VaryingReport::merges(merged)
 }
 
 #[cfg(test)]

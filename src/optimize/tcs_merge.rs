@@ -21,7 +21,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::report::{Fate, VaryingReport};
+use super::report::VaryingReport;
 use crate::ir::{
     walk, BitSize, Indirect, InstKind, IoSlot, Pipeline, Shader, Stage, Stmt, SystemValue, Value,
     Visit,
@@ -74,16 +74,7 @@ pub(crate) fn merge_paired_outputs(p: &mut Pipeline) -> Vec<VaryingReport> {
         return vec![];
     }
     apply(p, &merged);
-    merged
-        .iter()
-        .map(|(drop, keep)| VaryingReport {
-            slot: *drop,
-            fate: Fate::MergedInto {
-                slot: *keep,
-                with: *keep,
-            },
-        })
-        .collect()
+    VaryingReport::merges(&merged)
 }
 
 /// Every component of a slot an indirect access with this base and index may reach.
@@ -261,6 +252,7 @@ fn apply(p: &mut Pipeline, merged: &BTreeMap<IoSlot, IoSlot>) {
 mod tests {
     use super::*;
     use crate::interpreter::{check_equivalent, EquivConfig};
+    use crate::optimize::report::Fate;
 
     fn parse(src: &str) -> Pipeline {
         crate::text::parse(src, None).expect("test pair parses")

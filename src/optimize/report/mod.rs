@@ -50,6 +50,25 @@ pub struct VaryingReport {
     pub fate: Fate,
 }
 
+impl VaryingReport {
+    /// The fates of merges found before lowering: each dropped component (a key)
+    /// shares the component it is merged into (its value), which keeps its slot.
+    pub(crate) fn merges(
+        merged: &std::collections::BTreeMap<IoSlot, IoSlot>,
+    ) -> Vec<VaryingReport> {
+        merged
+            .iter()
+            .map(|(drop, keep)| VaryingReport {
+                slot: *drop,
+                fate: Fate::MergedInto {
+                    slot: *keep,
+                    with: *keep,
+                },
+            })
+            .collect()
+    }
+}
+
 /// Varying components and vec4 slots crossing between the stages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
