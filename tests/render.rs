@@ -57,8 +57,10 @@ fn check_pair(gpu: &Gpu, a: &Path, b: &Path) -> Result<Option<Vec<Attachment>>, 
         ..Default::default()
     };
     let outcome = varysat::optimize(&pipe, &varysat::Options::new()).map_err(|e| e.to_string())?;
-    let (op, oc) =
-        varysat::export::to_spirv(&outcome, &pm, &cm).map_err(|e| format!("export: {e}"))?;
+    // Always the regenerated modules: `to_spirv` hands back the originals when the
+    // interface gains nothing, which would leave the export itself undrawn.
+    let (op, oc) = varysat::export::pipeline_to_spirv(&outcome.pipeline, &pm, &cm)
+        .map_err(|e| format!("export: {e}"))?;
     let optimized = Stages {
         vert: op,
         frag: oc,

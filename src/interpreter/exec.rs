@@ -360,13 +360,7 @@ impl<'s> Invocation<'s> {
             InstKind::Const(c) => Scalar::new(*c, size),
             InstKind::Alu { op, srcs, exact } => {
                 let vals = self.operands(srcs, world)?;
-                let v = self.alu(*op, &vals, loc, world)?;
-                // NIR's default float mode (the equivalence runs, `signed_zeros`
-                // false): an inexact float op may assume its operands and result
-                // are neither Inf nor NaN, so one that meets them has no defined
-                // result (Vulkan's float controls without SignedZeroInfNanPreserve).
-                let assumed_finite = !world.signed_zeros && !*exact;
-                v.defined_if(!(assumed_finite && meets_non_finite(*op, &vals, v)))
+                self.alu(*op, *exact, &vals, loc, world)?
             }
             InstKind::LoadInput { slot, indirect } => {
                 match self.effective_slot(*slot, indirect, world)? {
@@ -550,10 +544,14 @@ impl<'s> Invocation<'s> {
     }
 
     /// Evaluates an ALU op with `ir::eval_alu`. The result is undefined when a source
-    /// is, except for a `bcsel` whose defined condition selects a defined source.
+    /// is, except for a `bcsel` whose defined condition selects a defined source, and
+    /// in NIR's default float mode (the equivalence runs, `signed_zeros` false) when
+    /// an inexact float op meets an Inf or NaN: it may assume it meets neither
+    /// (Vulkan's float controls without SignedZeroInfNanPreserve).
     fn alu(
         &self,
         op: AluOp,
+        exact: bool,
         vals: &[Scalar],
         loc: Option<SrcLoc>,
         world: &World,
@@ -568,8 +566,10 @@ impl<'s> Invocation<'s> {
                 *b = unsigned_zero(*b, *size);
             }
         }
-        let defined = alu_defined(op, vals);
-        Ok(Scalar::new(eval_alu(op, &bits, &sizes), out).defined_if(defined))
+        let v = Scalar::new(eval_alu(op, &bits, &sizes), out);
+        let assumed_finite = !world.signed_zeros && !exact;
+        let defined = alu_defined(op, vals) && !(assumed_finite && meets_non_finite(op, vals, v));
+        Ok(v.defined_if(defined))
     }
 }
 
