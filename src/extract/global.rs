@@ -9,7 +9,10 @@
 //! drop path forbids, one at a time, the varying whose removal costs least, remembering
 //! the best selection seen (this crosses the plateaus where one more slot must be given
 //! up before a whole vec4 is saved); add moves then make single candidates free. The
-//! best selection is polished by single-choice local search.
+//! best selection is polished by single-choice local search. Re-extraction is
+//! incremental (`super::reprice`): each path step or accepted add move commits a base
+//! set, and a candidate re-prices only the classes above the one varying it changes,
+//! then is rolled back.
 
 use std::collections::BTreeSet;
 
@@ -18,6 +21,7 @@ use super::dag::{
     dag_cost, greedy_priced, xfer_estimate, DagExtractor, Extractor, Problem, Selection,
 };
 use super::priced::{Dense, Price, Table};
+use super::reprice::Reprice;
 
 /// Greedy/local search over the set of transferred values, re-extracting each set.
 #[derive(Clone, Copy, Debug)]
@@ -48,7 +52,9 @@ const MIN_EVALUATIONS: usize = 16;
 /// The best selection found so far and the evaluation budget.
 struct Search<'a, 'p> {
     p: &'a Problem<'p>,
-    table: Table,
+    table: &'a Table,
+    /// The re-extraction of the committed base set, which candidates re-price from.
+    reprice: Reprice<'a>,
     evaluations: usize,
     max_evaluations: usize,
     best: Option<(Cost, Selection)>,
@@ -101,10 +107,9 @@ impl Search<'_, '_> {
         }
     }
 
-    /// Re-extraction with `free` varyings already paid and `forbidden` ones unusable,
-    /// costed on the table's arrays.
-    fn priced(&mut self, free: &Set, forbidden: &Set) -> Scored {
-        self.evaluations += 1;
+    /// The prices of a re-extraction with `free` varyings already paid and
+    /// `forbidden` ones unusable.
+    fn prices(&self, free: &Set, forbidden: &Set) -> Vec<Price> {
         let mut prices = vec![Price::Priced; self.table.varying_count()];
         for v in free {
             prices[*v as usize] = Price::Free;
@@ -112,7 +117,26 @@ impl Search<'_, '_> {
         for v in forbidden {
             prices[*v as usize] = Price::Forbidden;
         }
-        let dense = self.table.extract(&prices);
+        prices
+    }
+
+    /// Makes (`free`, `forbidden`) the base the next candidates are re-priced from.
+    fn rebase(&mut self, free: &Set, forbidden: &Set) {
+        let prices = self.prices(free, forbidden);
+        self.reprice.rollback();
+        self.reprice.set(&prices);
+        self.reprice.commit();
+    }
+
+    /// Re-extraction with `free` varyings already paid and `forbidden` ones unusable,
+    /// re-priced from the committed base and costed on the table's arrays.
+    fn priced(&mut self, free: &Set, forbidden: &Set) -> Scored {
+        self.evaluations += 1;
+        let prices = self.prices(free, forbidden);
+        self.reprice.rollback();
+        self.reprice.set(&prices);
+        let dense = self.reprice.choice().clone();
+        debug_assert_eq!(dense, self.table.extract(&prices), "incremental = full");
         let (cost, used) = self.table.cost(self.p, &dense);
         let sel = Candidate::Dense(dense);
         self.keep_if_best(cost, &sel);
@@ -129,6 +153,8 @@ impl Search<'_, '_> {
         let mut forbidden = Set::new();
         let mut used = start.used.clone();
         while !self.out_of_budget() {
+            // Every candidate of this step differs from the base in one varying.
+            self.rebase(&used, &forbidden);
             let mut step: Option<(Cost, u32, Set)> = None;
             for v in &used {
                 if self.out_of_budget() {
@@ -156,6 +182,7 @@ impl Search<'_, '_> {
         let none = Set::new();
         let mut cur = start;
         loop {
+            self.rebase(&cur.used, &none);
             let mut improved = false;
             for c in candidates.difference(&cur.used.clone()) {
                 if self.out_of_budget() {
@@ -199,14 +226,16 @@ impl Extractor for GlobalExtractor {
                 return seed;
             }
         }
+        let table = Table::new(p);
+        let all: Set = (0..table.varying_count() as u32).collect();
         let mut s = Search {
             p,
-            table: Table::new(p),
+            table: &table,
+            reprice: Reprice::new(&table, vec![Price::Free; table.varying_count()]),
             evaluations: 0,
             max_evaluations: 0,
             best: None,
         };
-        let all: Set = (0..s.table.varying_count() as u32).collect();
         let mut starts = vec![];
         if let Some(seed) = seeded(p) {
             starts.push(s.consider(seed));

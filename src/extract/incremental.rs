@@ -325,7 +325,7 @@ impl<'a> Incremental<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::egraph::lower::lower;
     use crate::egraph::{saturate::saturate, Budgets, RuleSet, VAnalysis};
@@ -336,7 +336,7 @@ mod tests {
     /// The shipped pairs (examples and file tests) and generated pairs of several stage
     /// pairs and sizes, saturated with the default rules. (A GS producer's per-emit
     /// pricing is not part of these problems: `Problem::new` sets no emit count.)
-    fn graphs() -> Vec<(Pipeline, crate::egraph::VGraph, Vec<Id>)> {
+    pub(crate) fn graphs() -> Vec<(Pipeline, crate::egraph::VGraph, Vec<Id>)> {
         let rules = RuleSet::default_set().rewrites().unwrap();
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut pairs = vec![];

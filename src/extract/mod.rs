@@ -9,6 +9,7 @@ pub mod global;
 mod incremental;
 pub mod mode;
 mod priced;
+mod reprice;
 
 pub use cost::{Cost, CostModel};
 pub use dag::{Ctx, DagCost, DagExtractor, Extractor, Problem, Selection, VaryingKey, VaryingKind};

@@ -1,10 +1,15 @@
 //! Repeated re-extraction for the global search: the valid alternatives of every
-//! (class, stage) are flattened once into arrays (own ALU cost, varying, child keys),
-//! so each re-extraction under new varying prices is a tight bottom-up fixed point
-//! instead of a walk over the e-graph. Same tie-breaking as the DAG extractor's greedy
-//! pass (cost, then term size), hence never cyclic. Selections stay dense (one entry
-//! index per key) and are costed on the same arrays (`Table::cost`), so the search
-//! builds a `Selection` map only for a result that beats the best so far.
+//! (class, stage) are flattened once into arrays (own ALU cost, varying, child keys,
+//! and the reverse indexes `super::reprice` walks), so a re-extraction under new
+//! varying prices is a tight bottom-up fixed point instead of a walk over the e-graph.
+//! Values are tree costs ordered by (cost, term size), hence a chosen entry's
+//! children are strictly cheaper than its key and the choice is never cyclic. Same
+//! passes and tie-breaking as the DAG extractor's greedy pass: among entries of least
+//! value a key keeps the one that reached it first (pass, then entry index). That
+//! moment is a function of the children's (`Table::best_entry`), so `super::reprice`
+//! maintains it incrementally and reaches the full pass's very table. Selections stay
+//! dense (one entry index per key) and are costed on the same arrays (`Table::cost`),
+//! so the search builds a `Selection` map only for a result that beats the best so far.
 
 use std::collections::BTreeMap;
 
@@ -44,6 +49,52 @@ pub(crate) enum Price {
 /// A selection as one entry index per key (`None`: no choice).
 pub(crate) type Dense = Vec<Option<u32>>;
 
+/// A key's tree-cost value: (cost, term size), compared in that order.
+pub(crate) type Value = (Cost, u64);
+
+/// Per key, what the full pass ends with: the least value, the pass (from 1) in which
+/// it was reached and the entry that reached it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Best {
+    /// The key's least value.
+    pub(crate) value: Value,
+    /// The pass of the full fixed point that first reached it.
+    pub(crate) pass: u32,
+    /// The entry that reached it then.
+    pub(crate) entry: u32,
+}
+
+/// Lists of `u32` per index, flattened (compressed rows).
+pub(crate) struct Rows {
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Rows {
+    /// Rows `0..n` holding the items of `pairs` (row, item), in the pairs' order.
+    fn new(n: usize, pairs: &[(u32, u32)]) -> Rows {
+        let mut start = vec![0u32; n + 1];
+        for (r, _) in pairs {
+            start[*r as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut items = vec![0; pairs.len()];
+        for (r, x) in pairs {
+            items[fill[*r as usize] as usize] = *x;
+            fill[*r as usize] += 1;
+        }
+        Rows { start, items }
+    }
+
+    /// The items of row `r`.
+    pub(crate) fn row(&self, r: u32) -> &[u32] {
+        &self.items[self.start[r as usize] as usize..self.start[r as usize + 1] as usize]
+    }
+}
+
 /// The flattened decision space of a problem.
 pub(crate) struct Table {
     keys: Vec<(Id, Ctx)>,
@@ -54,6 +105,14 @@ pub(crate) struct Table {
     roots: Vec<u32>,
     /// Whether whole-DAG costs need the GS per-emit accounting of `dag_cost`.
     gs: bool,
+    /// Each key's entries are `key_start[k]..key_start[k + 1]` (entries are in key
+    /// order).
+    key_start: Vec<u32>,
+    /// Per key: the entries with it among their children (each entry once), in
+    /// entry order.
+    users: Rows,
+    /// Per varying: the entries that read it, in entry order.
+    readers: Rows,
 }
 
 impl Table {
@@ -101,7 +160,7 @@ impl Table {
             .enumerate()
             .map(|(i, v)| (*v, i as u32))
             .collect();
-        let entries = raw
+        let entries: Vec<Entry> = raw
             .into_iter()
             .map(|(key, node, ctx, varying, kids)| Entry {
                 key,
@@ -113,7 +172,28 @@ impl Table {
             })
             .collect();
         let roots = p.roots.iter().filter_map(|r| key_of(*r, Ctx::C)).collect();
+        let mut key_start = vec![0u32; keys.len() + 1];
+        for e in &entries {
+            key_start[e.key as usize + 1] += 1;
+        }
+        for k in 0..keys.len() {
+            key_start[k + 1] += key_start[k];
+        }
+        let mut uses = vec![];
+        let mut reads = vec![];
+        for (i, e) in entries.iter().enumerate() {
+            let mut kids = e.kids.clone();
+            kids.sort_unstable();
+            kids.dedup();
+            uses.extend(kids.into_iter().map(|k| (k, i as u32)));
+            if let Some((v, _)) = e.varying {
+                reads.push((v, i as u32));
+            }
+        }
         Table {
+            users: Rows::new(keys.len(), &uses),
+            readers: Rows::new(varyings.len(), &reads),
+            key_start,
             keys,
             entries,
             varyings,
@@ -132,45 +212,112 @@ impl Table {
         self.varyings.binary_search(v).ok().map(|i| i as u32)
     }
 
-    /// Tree-cost extraction where each varying is priced as `prices` says.
+    /// Number of (class, stage) keys (their indices are `0..count`).
+    pub(crate) fn key_count(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// The key an entry belongs to.
+    pub(crate) fn key_of_entry(&self, e: u32) -> u32 {
+        self.entries[e as usize].key
+    }
+
+    /// The entries with key `k` among their children.
+    pub(crate) fn users(&self, k: u32) -> &[u32] {
+        self.users.row(k)
+    }
+
+    /// The entries that read varying `v`.
+    pub(crate) fn readers(&self, v: u32) -> &[u32] {
+        self.readers.row(v)
+    }
+
+    /// The value of entry `e` under `prices` given its children's `values`; `None`
+    /// when it is forbidden or a child has no value.
+    fn entry_value(&self, e: &Entry, prices: &[Price], best: &[Option<Best>]) -> Option<Value> {
+        let extra = match e.varying {
+            Some((v, price)) => match prices[v as usize] {
+                Price::Forbidden => return None,
+                Price::Free => Cost(0),
+                Price::Priced => price,
+            },
+            None => Cost(0),
+        };
+        let mut total = (e.own + extra, 1u64);
+        for k in &e.kids {
+            let (c, n) = best[*k as usize]?.value;
+            total = (total.0 + c, total.1.saturating_add(n));
+        }
+        Some(total)
+    }
+
+    /// Key `k`'s state at the end of the full pass given its children's (`best`):
+    /// its least entry value, and of the entries that have it the one the full pass
+    /// meets first. Entry `i` reaches its value in the first pass where it sees every
+    /// child's final value: a child settled in pass `q` by an entry before `i` is seen
+    /// in pass `q` already, one settled by a later entry only in pass `q + 1`.
+    pub(crate) fn best_entry(&self, k: u32, prices: &[Price], best: &[Option<Best>]) -> Option<Best> {
+        let range = self.key_start[k as usize]..self.key_start[k as usize + 1];
+        let mut found: Option<Best> = None;
+        for i in range {
+            let e = &self.entries[i as usize];
+            let Some(value) = self.entry_value(e, prices, best) else {
+                continue;
+            };
+            let mut pass = 1;
+            for c in &e.kids {
+                // Every child has a value here (`entry_value` checked).
+                let b = best[*c as usize].expect("a valued child");
+                pass = pass.max(b.pass + u32::from(b.entry > i));
+            }
+            if found.is_none_or(|f| (value, pass) < (f.value, f.pass)) {
+                found = Some(Best {
+                    value,
+                    pass,
+                    entry: i,
+                });
+            }
+        }
+        found
+    }
+
+    /// Tree-cost extraction where each varying is priced as `prices` says: the full
+    /// fixed point, the reference `super::reprice` is checked against.
     pub(crate) fn extract(&self, prices: &[Price]) -> Dense {
-        let mut best: Vec<Option<((Cost, u64), u32)>> = vec![None; self.keys.len()];
+        self.extract_best(prices)
+            .into_iter()
+            .map(|b| b.map(|b| b.entry))
+            .collect()
+    }
+
+    /// [`Table::extract`] with each key's value and the pass that reached it.
+    /// Passes visit the entries in order and see the values set earlier in the same
+    /// pass; a key changes only to a strictly smaller value.
+    pub(crate) fn extract_best(&self, prices: &[Price]) -> Vec<Option<Best>> {
+        let mut best: Vec<Option<Best>> = vec![None; self.keys.len()];
+        let mut pass = 1;
         loop {
             let mut changed = false;
             for (i, e) in self.entries.iter().enumerate() {
-                let extra = match e.varying {
-                    Some((v, price)) => match prices[v as usize] {
-                        Price::Forbidden => continue,
-                        Price::Free => Cost(0),
-                        Price::Priced => price,
-                    },
-                    None => Cost(0),
-                };
-                let mut total = (e.own + extra, 1u64);
-                let mut ok = true;
-                for k in &e.kids {
-                    match best[*k as usize] {
-                        Some(((c, n), _)) => total = (total.0 + c, total.1.saturating_add(n)),
-                        None => {
-                            ok = false;
-                            break;
-                        }
-                    }
-                }
-                if !ok {
+                let Some(value) = self.entry_value(e, prices, &best) else {
                     continue;
-                }
+                };
                 let slot = &mut best[e.key as usize];
-                if slot.is_none_or(|(old, _)| total < old) {
-                    *slot = Some((total, i as u32));
+                if slot.is_none_or(|old| value < old.value) {
+                    *slot = Some(Best {
+                        value,
+                        pass,
+                        entry: i as u32,
+                    });
                     changed = true;
                 }
             }
             if !changed {
                 break;
             }
+            pass += 1;
         }
-        best.into_iter().map(|b| b.map(|(_, i)| i)).collect()
+        best
     }
 
     /// The chosen node per key of a dense selection.
