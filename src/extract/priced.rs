@@ -256,7 +256,12 @@ impl Table {
     /// meets first. Entry `i` reaches its value in the first pass where it sees every
     /// child's final value: a child settled in pass `q` by an entry before `i` is seen
     /// in pass `q` already, one settled by a later entry only in pass `q + 1`.
-    pub(crate) fn best_entry(&self, k: u32, prices: &[Price], best: &[Option<Best>]) -> Option<Best> {
+    pub(crate) fn best_entry(
+        &self,
+        k: u32,
+        prices: &[Price],
+        best: &[Option<Best>],
+    ) -> Option<Best> {
         let range = self.key_start[k as usize]..self.key_start[k as usize + 1];
         let mut found: Option<Best> = None;
         for i in range {

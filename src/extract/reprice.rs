@@ -259,6 +259,9 @@ mod tests {
         }
         // Floors against a graph set whose moves change (almost) nothing.
         assert!(moves > 1000, "{moves} moves");
-        assert!(changed > moves / 4, "{changed} of {moves} moves change the table");
+        assert!(
+            changed > moves / 4,
+            "{changed} of {moves} moves change the table"
+        );
     }
 }
