@@ -23,7 +23,13 @@ lines in the assembly) are fitted by least squares against the family's paramete
 slopes are the marginal costs. Output: one table per GPU family on stdout, and the
 per-probe rows as TSV with --tsv.
 
+With --width the probes are instead chains of one ALU op (fadd, fmul, ffma, fcmp,
+fdiv, fsqrt, f32<->f64 conversion, iadd, imul, icmp, ishl) at 16, 32 and 64 bits in
+the FS and in the VS; the fitted slope is the op's marginal instruction count, and the
+64-bit / 32-bit ratio is what the profiles' `wide-op` factor prices.
+
 usage: scripts/radv_calibrate.py [--family navi21] [--family navi31] [--tsv FILE]
+                                 [--width [--op OP]...]
 """
 import argparse
 import os
@@ -106,6 +112,86 @@ def wmul_probe(side):
     return vert, frag
 
 
+# Width probes (--width): one ALU op in a chain of N (0..WIDTH_N), in the FS or the
+# VS, at 16, 32 and 64 bits. The chain starts from a per-invocation value (the
+# interpolated varying times gl_FragCoord.x in the FS, an attribute in the VS) so
+# nothing folds or moves; operands are push constants (uniform, as in a propagated
+# uniform expression's neighbours). Per op the slope over N is its marginal cost; the
+# 64-bit slope against the 32-bit one is what the profiles' width factors price.
+WIDTH_N = 6
+WIDTH_TYPES = {  # bits: (float type, int type)
+    16: ("float16_t", "int16_t"),
+    32: ("float", "int"),
+    64: ("double", "int64_t"),
+}
+# op: (int?, chain step with x the running value, u[] the uniform operands,
+# c a float accumulator, s[] 32-bit shift amounts, f[] float factors)
+WIDTH_OPS = {
+    "fadd": (False, "x = x + pc.u[{i}];"),
+    "fmul": (False, "x = x * pc.u[{i}];"),
+    "ffma": (False, "x = fma(x, pc.u[{i}], pc.u[{j}]);"),
+    "fcmp": (False, "c += (x <= pc.u[{i}]) ? 1.0 : 0.0;"),
+    "fdiv": (False, "x = x / pc.u[{i}];"),
+    "fsqrt": (False, "x = sqrt(x) + pc.u[{i}];"),
+    # f32 <-> f64 round trip with an fmul and an add of the width in between (without
+    # the add, NIR folds the round trip away): two conversions more than at 32 bits.
+    "fcvt": (False, "x = {T}(float(x) * pc.f[{i}]) + pc.u[{i}];"),
+    "iadd": (True, "x = x + pc.u[{i}];"),
+    "imul": (True, "x = x * pc.u[{i}];"),
+    "icmp": (True, "c += (x < pc.u[{i}]) ? 1.0 : 0.0;"),
+    "ishl": (True, "x = x << pc.s[{i}];"),
+}
+WIDTH_STAGES = ("fs", "fsu", "vs")
+WIDTH_EXT = ("#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
+             "#extension GL_EXT_shader_16bit_storage : require\n")
+
+
+def width_chain(op, bits, n):
+    """The GLSL statements of an N-step chain of `op` at `bits` over x."""
+    is_int, step = WIDTH_OPS[op]
+    t = WIDTH_TYPES[bits][is_int]
+    return t, "".join("  " + step.format(i=i, j=(i + 1) % 8, T=t) + "\n" for i in range(n))
+
+
+def width_probe(op, bits, n, stage):
+    """A VS/FS pair with the N-step chain of `op` in `stage` ('fs', 'fsu' or 'vs')."""
+    t, chain = width_chain(op, bits, n)
+    push = f"layout(push_constant) uniform P {{ {t} u[8]; float f[8]; uint s[8]; }} pc;\n"
+    # Integers start from the value's bits, floats from the value itself; the result
+    # goes back to float through the same path, so only the chain depends on N.
+    to_t = (lambda v: f"{t}(floatBitsToInt({v}))") if WIDTH_OPS[op][0] else (lambda v: f"{t}({v})")
+    out = "float(x) + c"
+    head = HEAD + WIDTH_EXT + push
+    if stage in ("fs", "fsu"):
+        # `fsu`: the chain starts from a push constant, so all of it is uniform (what
+        # a propagated uniform expression is); `fs`: from a per-fragment value.
+        start = "pc.u[7]" if stage == "fsu" else to_t("v0 * gl_FragCoord.x")
+        vert = HEAD + VS_IN + "layout(location=0) out float v0;\nvoid main() { gl_Position = a; v0 = a.x; }\n"
+        frag = head + "layout(location=0) in float v0;\n" + FS_OUT
+        frag += f"void main() {{\n  {t} x = {start};\n  float c = 0.0;\n{chain}"
+        frag += f"  o = vec4({out});\n}}\n"
+    else:
+        vert = head + VS_IN + "layout(location=0) out float v0;\n"
+        vert += f"void main() {{\n  gl_Position = a;\n  {t} x = {to_t('a.x')};\n  float c = 0.0;\n{chain}"
+        vert += f"  v0 = {out};\n}}\n"
+        frag = HEAD + "layout(location=0) in float v0;\n" + FS_OUT + "void main() { o = vec4(v0); }\n"
+    return vert, frag
+
+
+def width_probes(ops=None):
+    """(family, parameter, vert, frag) for every width probe (of `ops`, default all):
+    family `OP.BITS.STAGE`."""
+    out = []
+    for op in ops or WIDTH_OPS:
+        for bits in WIDTH_TYPES:
+            if op in ("fsqrt", "fdiv", "fcvt") and bits == 16:
+                continue  # not needed for the profiles: no 16-bit opaque division
+            for stage in WIDTH_STAGES:
+                for n in range(0, WIDTH_N + 1):
+                    out.append((f"{op}.{bits}.{stage}", n) + width_probe(op, bits, n, stage))
+    return out
+
+
 def probes():
     """(family, parameter, vert, frag) for every probe."""
     out = []
@@ -169,8 +255,28 @@ def run_family(root, family, items):
         fs_asm, vs_asm = pick_assembly(work)
         row["fs"] = count_asm(fs_asm)
         row["vs"] = count_asm(vs_asm)
+        stats = exec_stats(os.path.join(work, "radv_link.out"))
+        row["fs_stat"] = stats.get(exec_index(fs_asm), {})
+        row["vs_stat"] = stats.get(exec_index(vs_asm), {})
         rows.append(row)
     return rows
+
+
+def exec_stats(path):
+    """{executable index: {statistic: int}} from radv_link's STAT lines."""
+    stats = {}
+    if os.path.exists(path):
+        for line in open(path):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 4 and parts[0] == "STAT" and parts[3].lstrip("-").isdigit():
+                stats.setdefault(parts[1], {})[parts[2]] = int(parts[3])
+    return stats
+
+
+def exec_index(asm):
+    """The executable index of an `execN_Assembly.txt` path ('' for none)."""
+    m = re.search(r"exec(\d+)_Assembly\.txt$", asm)
+    return m.group(1) if m else ""
 
 
 def pick_assembly(work):
@@ -263,20 +369,61 @@ def report(family, rows):
     print()
 
 
+def width_fit(rows):
+    """{(op, bits, stage): (instrs per op, inverse throughput per op)} by least squares."""
+    groups = {}
+    for r in rows:
+        if r["status"] == "ok":
+            groups.setdefault(r["family"], []).append(r)
+    res = {}
+    for fam, rs in sorted(groups.items()):
+        op, bits, stage = fam.split(".")
+        instr = "last_instrs" if stage == "vs" else "fs_instrs"
+        stat = "vs_stat" if stage == "vs" else "fs_stat"
+        per = slope([(r["param"], int(r[instr])) for r in rs])[0] if len(rs) > 1 else float("nan")
+        thr = [(r["param"], r[stat].get("Inverse Throughput", 0)) for r in rs]
+        res[(op, int(bits), stage)] = (per, slope(thr)[0] if len(thr) > 1 else float("nan"))
+    return res
+
+
+def width_report(family, rows):
+    """Per op: marginal ISA instructions (and ACO's inverse-throughput estimate) at
+    16/32/64 bits in the FS and VS, and the 64-bit (16-bit) cost over the 32-bit one."""
+    fit = width_fit(rows)
+    print(f"## {family}: ALU width\n")
+    print("| op | stage | instrs 16 / 32 / 64 bit | 64 / 32 | 16 / 32 | inv. throughput 16 / 32 / 64 |")
+    print("|---|---|---|---|---|---|")
+    fmt = lambda v: "-" if v is None or v != v else f"{v:.2f}"
+    for op in sorted({k[0] for k in fit}, key=list(WIDTH_OPS).index):
+        for stage in WIDTH_STAGES:
+            get = lambda b, k: fit.get((op, b, stage), (None, None))[k]
+            ratio = lambda b: (get(b, 0) / get(32, 0)) if get(b, 0) is not None and get(32, 0) else None
+            print(f"| {op} | {stage} | {' / '.join(fmt(get(b, 0)) for b in (16, 32, 64))} "
+                  f"| {fmt(ratio(64))} | {fmt(ratio(16))} | {' / '.join(fmt(get(b, 1)) for b in (16, 32, 64))} |")
+    failed = sorted(r["pair"] for r in rows if r["status"] != "ok")
+    if failed:
+        print(f"\nnot compiled: {', '.join(failed)}")
+    print()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--family", action="append", help="RADV_FORCE_FAMILY (default navi21, navi31)")
     ap.add_argument("--tsv", help="write every probe row here")
+    ap.add_argument("--width", action="store_true",
+                    help="the ALU width probes (16/32/64-bit ops) instead of the varying ones")
+    ap.add_argument("--op", action="append", choices=list(WIDTH_OPS),
+                    help="with --width: only this op's probes (repeatable)")
     a = ap.parse_args()
     env = subprocess.run(["bash", os.path.join(HERE, "radv_env.sh")], capture_output=True, text=True)
     if env.returncode != 0:
         sys.exit("radv_calibrate.py: " + env.stderr.strip())
     root = env.stdout.strip()
-    items = probes()
+    items = width_probes(a.op) if a.width else probes()
     tsv = open(a.tsv, "w") if a.tsv else None
     for family in a.family or ["navi21", "navi31"]:
         rows = run_family(root, family, items)
-        report(family, rows)
+        (width_report if a.width else report)(family, rows)
         if tsv:
             for r in rows:
                 tsv.write("\t".join([family, r["family"], str(r["param"]), r["fs_instrs"], r["last_instrs"],

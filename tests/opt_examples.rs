@@ -45,3 +45,27 @@ fn every_example_optimizes_soundly_and_idempotently() {
         }
     }
 }
+
+/// The profile's `wide-op` (the cost of an opaque op on 64-bit values) decides whether
+/// a uniform expression of 64-bit work fits the FS propagation limit: priced at the
+/// built-in profiles' calibrated 8, the `dvec2` comparison of UBO doubles stays a
+/// varying; priced like a 32-bit opaque op (4, the cost before the calibration), it
+/// propagates along with the 32-bit comparison.
+#[test]
+fn wide_op_cost_decides_the_propagation_of_64_bit_uniform_work() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/opt/propagate_wide_uniform_compare.pair"
+    );
+    let p = varysat::text::parse_file(std::path::Path::new(path)).expect("test pair parses");
+    let after = |model: CostModel| {
+        let out = optimize(&p, &Options::new().cost(model)).expect("optimizes");
+        check_equivalent(&p, &out.pipeline, &EquivConfig::default()).expect("equivalent");
+        out.report.after.components
+    };
+    for profile in ["amd-gfx10", "amd-gfx11"] {
+        assert_eq!(after(CostModel::named(profile).unwrap()), 1, "{profile}");
+    }
+    let narrow = CostModel::parse("narrow.cost", "(profile narrow (wide-op 4))").unwrap();
+    assert_eq!(after(narrow), 0);
+}

@@ -7,7 +7,7 @@ use egg::{Analysis, DidMerge, EGraph, Id};
 
 use super::lang::{Side, VNode, XferMode};
 use crate::ir::Reader;
-use crate::ir::{eval_alu, AluOp, BitSize};
+use crate::ir::{eval_alu, AluOp, BitSize, OpaqueOp};
 
 /// The e-graph type varysat saturates.
 pub type VGraph = EGraph<VNode, VAnalysis>;
@@ -30,6 +30,20 @@ pub struct VAnalysis {
     pub node_cap: Option<usize>,
     /// Whether `node_cap` refused a match (saturation then stopped at the budget).
     pub capped: bool,
+    /// The Mesa-cost of an opaque op on 64-bit values (`None`: [`OPAQUE_COST`], as
+    /// any opaque op): the cost profile's `wide-op`, so that a uniform expression of
+    /// 64-bit work reaches the propagation limit sooner.
+    pub wide_opaque_cost: Option<u32>,
+}
+
+impl VAnalysis {
+    /// The Mesa-cost of one opaque op node.
+    pub fn opaque_cost(&self, op: &OpaqueOp) -> u32 {
+        match self.wide_opaque_cost {
+            Some(c) if op.is_wide() => c,
+            _ => OPAQUE_COST,
+        }
+    }
 }
 
 /// What the analysis knows about one e-class.
@@ -118,11 +132,14 @@ fn make_alu(egraph: &VGraph, op: AluOp, children: &[Id]) -> VData {
 
 /// A pure opaque op: computable, convergent and free where all its operands are; no
 /// constant folding (its meaning is not modelled).
-fn make_opaque(egraph: &VGraph, bits: Option<BitSize>, children: &[Id]) -> VData {
+fn make_opaque(egraph: &VGraph, op: &OpaqueOp, children: &[Id]) -> VData {
     let kids: Vec<&VData> = children.iter().map(|c| &egraph[*c].data).collect();
-    let free_cost = kids.iter().try_fold(OPAQUE_COST, |acc, k| {
-        k.free_cost.map(|c| acc.saturating_add(c))
-    });
+    let bits = op.result_bits();
+    let free_cost = kids
+        .iter()
+        .try_fold(egraph.analysis.opaque_cost(op), |acc, k| {
+            k.free_cost.map(|c| acc.saturating_add(c))
+        });
     VData {
         konst: None,
         bits,
@@ -135,7 +152,8 @@ fn make_opaque(egraph: &VGraph, bits: Option<BitSize>, children: &[Id]) -> VData
     }
 }
 
-/// The instruction cost of an opaque operation (like a transcendental ALU op).
+/// The instruction cost of an opaque operation (like a transcendental ALU op); one on
+/// 64-bit values costs the profile's `wide-op` instead (`VAnalysis::opaque_cost`).
 pub const OPAQUE_COST: u32 = 4;
 
 fn make_xfer(egraph: &VGraph, mode: Id, value: Id) -> VData {
@@ -229,7 +247,7 @@ impl Analysis<VNode> for VAnalysis {
             VNode::Mode(..) => leaf(None, false, true, None),
             VNode::Xfer([m, v]) => make_xfer(egraph, *m, *v),
             VNode::Alu { op, children, .. } => make_alu(egraph, *op, children),
-            VNode::Op { op, children } => make_opaque(egraph, op.result_bits(), children),
+            VNode::Op { op, children } => make_opaque(egraph, op, children),
         }
     }
 

@@ -7,7 +7,7 @@ use std::ops::{Add, AddAssign, Mul};
 
 use crate::egraph::sexp::{parse_all, Sexp};
 use crate::error::{Diagnostic, Error};
-use crate::ir::{AluOp, Primitive, SrcLoc, Stage, StageInfo};
+use crate::ir::{AluOp, OpaqueOp, Primitive, SrcLoc, Stage, StageInfo};
 
 /// A cost; arithmetic saturates so that "infinite" stays infinite.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -82,6 +82,11 @@ pub struct CostModel {
     pub limit_gs_lines: Option<u32>,
     /// Propagation limit into a TCS.
     pub limit_tcs: Option<u32>,
+    /// One opaque op on 64-bit values (a 64-bit operand or result), in the unit of
+    /// ALU costs, where a 32-bit one costs `OPAQUE_COST` (4). Calibrated by
+    /// `scripts/radv_calibrate.py --width`; it also counts toward the propagation
+    /// limits, so a uniform expression of 64-bit work propagates less far.
+    pub wide_op: u64,
 }
 
 /// The names of the built-in profiles.
@@ -118,6 +123,7 @@ impl CostModel {
             limit_gs_triangles: Some(14),
             limit_gs_lines: Some(20),
             limit_tcs: None,
+            wide_op: 8,
         }
     }
 
@@ -175,6 +181,16 @@ impl CostModel {
     /// instruction cost times the weight.
     pub fn alu(&self, op: AluOp, weight: u64) -> Cost {
         Cost(op.default_cost() as u64) * weight
+    }
+
+    /// Cost of one opaque op in a stage of weight 1: `wide_op` for one on 64-bit
+    /// values, else `OPAQUE_COST`.
+    pub fn opaque(&self, op: &OpaqueOp) -> u64 {
+        if op.is_wide() {
+            self.wide_op
+        } else {
+            crate::egraph::OPAQUE_COST as u64
+        }
     }
 
     /// Parses a profile file (see `docs/cost-profiles.md`).
@@ -252,6 +268,7 @@ impl CostModel {
             "extra-barycentric" => self.extra_barycentric = number(file, arg(1)?)?,
             "stage-slot-per-vertex" => self.stage_slot_per_vertex = number(file, arg(1)?)?,
             "patch-component" => self.patch_component = number(file, arg(1)?)?,
+            "wide-op" => self.wide_op = number(file, arg(1)?)?,
             "weight" => {
                 let (stage, value) = (arg(1)?, number(file, arg(2)?)?);
                 let slot = match stage.atom() {
@@ -358,6 +375,31 @@ mod tests {
         assert_eq!((m.fs_slot, m.interp_component, m.weight_fs), (10, 9, 3));
         assert_eq!((m.limit_tcs, m.limit_fs), (Some(7), None));
         assert_eq!(m.patch_component, 3);
+        // `wide-op` is optional: unlisted, it is the base profile's.
+        assert_eq!(m.wide_op, CostModel::amd_gfx11().wide_op);
+        let w = CostModel::parse("w.cost", "(profile w\n  (wide-op 20))").unwrap();
+        assert_eq!(w.wide_op, 20);
+    }
+
+    #[test]
+    fn wide_opaque_ops_cost_wide_op() {
+        let m = CostModel::parse("w.cost", "(profile w (wide-op 11))").unwrap();
+        use crate::ir::{OpaqueCode, OpaqueTy, Purity, ScalarTy};
+        let op = |result: Option<ScalarTy>, arg: ScalarTy| OpaqueOp {
+            name: "probe".into(),
+            purity: Purity::Pure,
+            code: OpaqueCode::Core(188),
+            result: result.map(|t| (OpaqueTy::scalar(t), 0)),
+            args: vec![OpaqueTy::scalar(arg); 2],
+            resource: None,
+        };
+        let cmp64 = op(Some(ScalarTy::Bool), ScalarTy::F64);
+        let to64 = op(Some(ScalarTy::I64), ScalarTy::F32);
+        let atan = op(Some(ScalarTy::F32), ScalarTy::F32);
+        assert_eq!(m.opaque(&cmp64), 11);
+        assert_eq!(m.opaque(&to64), 11);
+        assert_eq!(m.opaque(&atan), crate::egraph::OPAQUE_COST as u64);
+        assert_eq!(CostModel::amd_gfx10().opaque(&cmp64), 8);
     }
 
     #[test]
@@ -374,5 +416,11 @@ mod tests {
             .starts_with("p.cost:1:13: error: a profile file holds one"));
         assert!(e("(profile x (fs-slot 1 2))").starts_with("p.cost:1:12: error: too many values"));
         assert!(e("").starts_with("p.cost:1:1: error: empty"));
+        assert_eq!(
+            e("(profile x\n  (wide-op -2))"),
+            "p.cost:2:12: error: expected a non-negative integer, found `-2`"
+        );
+        assert!(e("(profile x (wide-op))").starts_with("p.cost:1:12: error: `wide-op` is missing"));
+        assert!(e("(profile x (wide-op 8 2))").starts_with("p.cost:1:12: error: too many values"));
     }
 }

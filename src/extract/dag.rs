@@ -196,7 +196,7 @@ pub fn alu_cost(model: &CostModel, consumer: Stage, node: &VNode, ctx: Ctx) -> C
     match node {
         VNode::Alu { op, .. } => model.alu(*op, w),
         VNode::Ubo { .. } => Cost(w),
-        VNode::Op { .. } => Cost(crate::egraph::OPAQUE_COST as u64 * w),
+        VNode::Op { op, .. } => Cost(model.opaque(op)) * w,
         _ => Cost(0),
     }
 }

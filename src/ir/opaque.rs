@@ -234,6 +234,13 @@ impl OpaqueOp {
         self.args.iter().map(|a| a.words()).sum()
     }
 
+    /// Whether the operation works on 64-bit values (a 64-bit operand or result):
+    /// AMD runs it as 64-bit ISA, priced by the profile's `wide-op`.
+    pub fn is_wide(&self) -> bool {
+        self.result.is_some_and(|(t, _)| t.scalar.is_wide())
+            || self.args.iter().any(|a| a.scalar.is_wide())
+    }
+
     /// Bit size of the result component, if there is a result.
     pub fn result_bits(&self) -> Option<BitSize> {
         self.result.map(|(t, _)| t.scalar.bits())

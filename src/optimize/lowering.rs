@@ -49,6 +49,7 @@ pub(crate) fn lower_pair_within(
 pub(crate) fn analysis_for(p: &Pipeline, opts: &Options) -> VAnalysis {
     VAnalysis {
         propagation_limit: opts.cost.propagation_limit(&p.consumer.info),
+        wide_opaque_cost: Some(u32::try_from(opts.cost.wide_op).unwrap_or(u32::MAX)),
         producer_is_gs: p.producer.stage() == Stage::Geometry,
         visibility: if opts.assume_visible {
             Default::default()

@@ -105,7 +105,7 @@ fn walk(m: &MoveInput<'_>, root: Id, ctx: Ctx) -> (BTreeSet<Id>, i64, BTreeSet<V
         }
         let unit = match node {
             VNode::Alu { op, .. } => Some(model.alu(*op, 1).0 as i64),
-            VNode::Op { .. } => Some(crate::egraph::OPAQUE_COST as i64),
+            VNode::Op { op, .. } => Some(model.opaque(op) as i64),
             _ => None,
         };
         if let Some(unit) = unit {
