@@ -1118,9 +1118,11 @@ fn boolean_uniforms_are_words_compared_with_zero() {
     if !tools() {
         return;
     }
+    // `v` unlocated on both sides: GL does not link a located output to an
+    // unlocated input of its name (and 4.00 has no locations on FS inputs).
     let vs = "#version 450
 layout(location=0) in vec4 pos;
-layout(location=0) out vec4 v;
+out vec4 v;
 layout(std140, binding=0) uniform U { bool on; vec4 k; };
 void main() { gl_Position = pos; v = on ? pos * k : k; }
 ";
@@ -1448,4 +1450,168 @@ void main() { o = c + arr[2].color[1] * 0.5; }
         }
     }
     optimizes_equivalently(&p);
+}
+
+/// GL links explicitly located varyings by location and component, whatever their
+/// names (GL 4.6 §7.4.1): the VS's `a`/`b` at locations 0/1 are the FS's `b`/`a`,
+/// the floats `c`/`d` at components 0/1 of location 2 are crossed the same way,
+/// and the unlocated `e` still links by name. By name the colour would be
+/// (0.5, 1.0, 0.125 + 0.5, 1.5) with `d`, `c` swapped; by location it is `b = red`,
+/// `a = green`, `d = 0.25`, `c = 0.5`.
+const VS_SWAPPED: &str = "#version 450
+layout(location = 0) in vec4 pos;
+layout(location = 0) out vec4 a;
+layout(location = 1) out vec4 b;
+layout(location = 2, component = 0) out float c;
+layout(location = 2, component = 1) out float d;
+out vec4 e;
+void main() {
+  gl_Position = pos;
+  a = vec4(1.0, 0.0, 0.0, 1.0);
+  b = vec4(0.0, 1.0, 0.0, 1.0);
+  c = 0.25;
+  d = 0.5;
+  e = vec4(0.0, 0.0, 0.125, 0.0);
+}
+";
+
+#[test]
+fn explicitly_located_varyings_link_by_location_not_name() {
+    if !tools() {
+        return;
+    }
+    let fs = "#version 450
+layout(location = 0) in vec4 b;
+layout(location = 1) in vec4 a;
+layout(location = 2, component = 0) in float d;
+layout(location = 2, component = 1) in float c;
+in vec4 e;
+layout(location = 0) out vec4 color;
+void main() { color = b + a * 0.5 + vec4(0.0, 0.0, d + c * 4.0, 0.0) + e; }
+";
+    let p = import("swapped-locations", VS_SWAPPED, fs);
+    let want = [1.0, 0.5, 0.25 + 0.5 * 4.0 + 0.125, 1.5];
+    let colours = fragment_colours(&p);
+    assert!(!colours.is_empty(), "no fragment output observed");
+    for c in colours {
+        assert_eq!(c, want);
+    }
+    let opt = optimizes_equivalently(&p);
+    for c in fragment_colours(&opt) {
+        assert_eq!(c, want, "optimized");
+    }
+}
+
+/// piglit's `arb_separate_shader_objects/execution/layout-location-named-block-with-array`
+/// (GLSL 4.20): the VS's `block` at location 0 is the FS's `block2`, and the VS's
+/// `block2` at location 4 the FS's `block`; the FS reads `name.a[1]`, which is the
+/// VS's `name2.a[1]`, red (piglit probes for red).
+#[test]
+fn located_blocks_link_by_location_across_block_names() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 420
+
+in vec4 piglit_vertex;
+
+layout(location = 0) out block {
+\tvec4 a[2];
+} name;
+
+layout(location = 4) out block2 {
+\tvec4 a[2];
+} name2;
+
+void main()
+{
+\tname.a[0] = vec4(0.0, 1.0, 0.0, 1.0);
+\tname.a[1] = vec4(0.0, 0.0, 1.0, 1.0);
+\tname2.a[0] = vec4(0.0, 1.0, 1.0, 1.0);
+\tname2.a[1] = vec4(1.0, 0.0, 0.0, 1.0);
+
+\tgl_Position = piglit_vertex;
+}
+";
+    let fs = "#version 420
+
+layout(location = 4) in block {
+\tvec4 a[2];
+} name;
+
+layout(location = 0) in block2 {
+\tvec4 a[2];
+} name2;
+
+out vec4 color;
+
+void main()
+{
+\tcolor = name.a[1];
+}
+";
+    let p = import("crossed-blocks", vs, fs);
+    let colours = fragment_colours(&p);
+    assert!(!colours.is_empty(), "no fragment output observed");
+    for c in colours {
+        assert_eq!(c, [1.0, 0.0, 0.0, 1.0]);
+    }
+    let opt = optimizes_equivalently(&p);
+    for c in fragment_colours(&opt) {
+        assert_eq!(c, [1.0, 0.0, 0.0, 1.0], "optimized");
+    }
+}
+
+/// Two located varyings at one location must have the same type (a GL link
+/// error, reported at the input's declaration); an unlocated input does not
+/// match a located output of its name, nor an input at a component no output
+/// starts at.
+#[test]
+fn located_varyings_of_other_types_or_places_do_not_link() {
+    if !tools() {
+        return;
+    }
+    let fs = "#version 450
+layout(location = 0) in vec4 b;
+layout(location = 1) in vec2 a;
+layout(location = 0) out vec4 color;
+void main() { color = b + a.xyxy; }
+";
+    let err = import_with("located-type", VS_SWAPPED, fs, &ImportOptions::default())
+        .expect_err("vec2 against vec4 at location 1");
+    assert!(
+        err.contains("a.frag:3:30: error: link error: input `a` at location 1 is vec2")
+            && err.contains("output `b`")
+            && err.contains("vec4"),
+        "{err}"
+    );
+    let unlocated = "#version 450
+in vec4 a;
+layout(location = 0) out vec4 color;
+void main() { color = a; }
+";
+    let err = import_with(
+        "located-name",
+        VS_SWAPPED,
+        unlocated,
+        &ImportOptions::default(),
+    )
+    .expect_err("`a` is located in the VS only");
+    assert!(
+        err.contains("`a` (matched by name)") && err.contains("link error"),
+        "{err}"
+    );
+    let component = "#version 450
+layout(location = 2, component = 2) in float c;
+layout(location = 0) out vec4 color;
+void main() { color = vec4(c); }
+";
+    let err = import_with(
+        "located-comp",
+        VS_SWAPPED,
+        component,
+        &ImportOptions::default(),
+    )
+    .expect_err("nothing at location 2 component 2");
+    assert!(err.contains("location 2 component 2"), "{err}");
 }

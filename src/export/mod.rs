@@ -166,7 +166,8 @@ fn export(
     let spec = std::collections::BTreeMap::new();
     let p = Module::load(producer, "<producer>", &spec)?;
     let c = Module::load(consumer, "<consumer>", &spec)?;
-    let mut linked = link(&p, &c, false, false).or_else(|_| link(&p, &c, true, false))?;
+    let mut linked =
+        link(&p, &c, false, false, None).or_else(|_| link(&p, &c, true, false, None))?;
     if let Some(sk) = standalone {
         // A skeleton's per-patch variables outside the pair sit after its
         // per-vertex ones: PATCHn at `patch_base + n`.

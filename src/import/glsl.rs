@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::explicit::Explicit;
 use super::files::{fail, stage_from_extension};
 use crate::ir::{SrcLoc, Stage};
 use crate::{Diagnostic, Error};
@@ -71,6 +72,14 @@ pub fn compile_glsl(path: &Path, spirv_opt: bool) -> Result<Vec<u8>, Error> {
     compile_glsl_with_notes(path, spirv_opt).map(|(spirv, _)| spirv)
 }
 
+/// A compiled GLSL file: its SPIR-V, the front end's notes about it and which
+/// interface variables its source located explicitly.
+pub(crate) struct CompiledGlsl {
+    pub spirv: Vec<u8>,
+    pub notes: Vec<String>,
+    pub explicit: Explicit,
+}
+
 /// [`compile_glsl`], also returning what the front end assumed that the source did
 /// not say (a geometry shader's missing layouts, see `gs_layout.rs`), each note
 /// prefixed with the file name.
@@ -78,6 +87,12 @@ pub fn compile_glsl_with_notes(
     path: &Path,
     spirv_opt: bool,
 ) -> Result<(Vec<u8>, Vec<String>), Error> {
+    compile_glsl_explicit(path, spirv_opt).map(|c| (c.spirv, c.notes))
+}
+
+/// [`compile_glsl_with_notes`], also reading which varyings the source located
+/// (glslang's AST dump, see `explicit.rs`).
+pub(crate) fn compile_glsl_explicit(path: &Path, spirv_opt: bool) -> Result<CompiledGlsl, Error> {
     let file = path.display().to_string();
     let stage = stage_from_extension(path).ok_or_else(|| {
         fail(
@@ -87,7 +102,7 @@ pub fn compile_glsl_with_notes(
     })?;
     let text = crate::input::read_text(path)?;
     let gs4 = stage == Stage::Geometry && super::gs4::enables(&text);
-    let mut source = rewrite_desktop_glsl(&text, stage).unwrap_or(text);
+    let mut source = rewrite_desktop_glsl(&text, stage).unwrap_or_else(|| text.clone());
     let mut notes = vec![];
     if stage == Stage::Geometry {
         if let Some((with_layout, note)) = super::gs_layout::add_missing(&source, gs4) {
@@ -109,7 +124,8 @@ pub fn compile_glsl_with_notes(
         source,
     })?;
     let out = dir.0.join("shader.spv");
-    compile_retrying(&src, &out, &file)?;
+    let ast = compile_retrying(&src, &out, &file)?;
+    let explicit = Explicit::from_ast(&ast, &text);
     if spirv_opt {
         let opt = dir.0.join("opt.spv");
         // spirv-opt's validator rejects some of what glslang's OpenGL mode writes
@@ -136,7 +152,11 @@ pub fn compile_glsl_with_notes(
                     path: opt.display().to_string(),
                     source,
                 })?;
-                return Ok((spirv, notes));
+                return Ok(CompiledGlsl {
+                    spirv,
+                    notes,
+                    explicit,
+                });
             }
         }
     }
@@ -144,7 +164,11 @@ pub fn compile_glsl_with_notes(
         path: out.display().to_string(),
         source,
     })?;
-    Ok((spirv, notes))
+    Ok(CompiledGlsl {
+        spirv,
+        notes,
+        explicit,
+    })
 }
 
 /// glslang's error for `layout(location)` on an input or output block in a desktop
@@ -155,10 +179,11 @@ const BLOCK_LOCATION: &str =
 /// Compiles with glslang ([`compile_tries`]); when glslang objects to a location on
 /// an in/out block below 4.40, compiles again with `GL_ARB_enhanced_layouts`
 /// enabled ([`enable_enhanced_layouts`]), so any other error still fails. Reports
-/// the first failure.
-fn compile_retrying(src: &Path, out: &Path, file: &str) -> Result<(), Error> {
-    let Some(report) = compile_tries(src, out)? else {
-        return Ok(());
+/// the first failure. Returns glslang's AST dump.
+fn compile_retrying(src: &Path, out: &Path, file: &str) -> Result<String, Error> {
+    let report = match compile_tries(src, out)? {
+        Ok(ast) => return Ok(ast),
+        Err(report) => report,
     };
     if report.contains(BLOCK_LOCATION) {
         let text = std::fs::read_to_string(src).map_err(|source| Error::Io {
@@ -170,8 +195,8 @@ fn compile_retrying(src: &Path, out: &Path, file: &str) -> Result<(), Error> {
                 path: src.display().to_string(),
                 source,
             })?;
-            if compile_tries(src, out)?.is_none() {
-                return Ok(());
+            if let Ok(ast) = compile_tries(src, out)? {
+                return Ok(ast);
             }
         }
     }
@@ -217,19 +242,19 @@ fn enable_enhanced_layouts(src: &str) -> Option<String> {
 
 /// Compiles with glslang for Vulkan; when that fails, retries as OpenGL SPIR-V for
 /// default-block uniforms, then with newer Vulkan targets (1.2, 1.3) and relaxed
-/// rules (`-R`: `gl_VertexID`, default uniforms). `None` on success, else the log
-/// of the first failure (the OpenGL one for default-block uniforms).
-fn compile_tries(src: &Path, out: &Path) -> Result<Option<String>, Error> {
+/// rules (`-R`: `gl_VertexID`, default uniforms). The AST dump on success, else
+/// the log of the first failure (the OpenGL one for default-block uniforms).
+fn compile_tries(src: &Path, out: &Path) -> Result<Result<String, String>, Error> {
     let first = match run_glslang(src, out, &["-V"])? {
-        None => return Ok(None),
-        Some(log) => log,
+        Ok(ast) => return Ok(Ok(ast)),
+        Err(log) => log,
     };
     // Default-block uniforms need OpenGL SPIR-V: what fails there is the real cause.
     let mut report = first.clone();
     if first.contains("non-opaque uniforms outside a block") {
         match run_glslang(src, out, &["-G"])? {
-            None => return Ok(None),
-            Some(log) => report = log,
+            Ok(ast) => return Ok(Ok(ast)),
+            Err(log) => report = log,
         }
     }
     let tries: [&[&str]; 4] = [
@@ -239,18 +264,18 @@ fn compile_tries(src: &Path, out: &Path) -> Result<Option<String>, Error> {
         &["-V", "-R", "--target-env", "vulkan1.3"],
     ];
     for args in tries {
-        if run_glslang(src, out, args)?.is_none() {
-            return Ok(None);
+        if let Ok(ast) = run_glslang(src, out, args)? {
+            return Ok(Ok(ast));
         }
     }
-    Ok(Some(report))
+    Ok(Err(report))
 }
 
-/// Runs glslang; `None` on success, else its log.
-fn run_glslang(src: &Path, out: &Path, target: &[&str]) -> Result<Option<String>, Error> {
+/// Runs glslang; its AST dump (`-i`, for `explicit.rs`) on success, else its log.
+fn run_glslang(src: &Path, out: &Path, target: &[&str]) -> Result<Result<String, String>, Error> {
     let o = Command::new(GLSLANG)
         .args(target)
-        .args(["--aml", "--amb", "-o"])
+        .args(["--aml", "--amb", "-i", "-o"])
         .arg(out)
         .arg(src)
         .output()
@@ -261,11 +286,16 @@ fn run_glslang(src: &Path, out: &Path, target: &[&str]) -> Result<Option<String>
             )
         })?;
     if o.status.success() {
-        return Ok(None);
+        return Ok(Ok(String::from_utf8_lossy(&o.stdout).into_owned()));
     }
-    let mut log = String::from_utf8_lossy(&o.stdout).into_owned();
+    // The diagnostics, without the AST dump that follows them.
+    let mut log: String = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.starts_with("ERROR") || l.starts_with("WARNING"))
+        .flat_map(|l| [l, "\n"])
+        .collect();
     log.push_str(&String::from_utf8_lossy(&o.stderr));
-    Ok(Some(log))
+    Ok(Err(log))
 }
 
 /// The first `ERROR: file:line: message` of a glslang log as a located diagnostic.

@@ -1,16 +1,19 @@
 //! Linking two modules before translation: which location (VARn/PATCHn slot) each
-//! varying gets, matched by name when locations were assigned automatically, and a
-//! shared numbering of uniforms, UBOs, SSBOs and samplers across both stages.
+//! varying gets — matched by location (SPIR-V), by name (locations assigned
+//! automatically), or as GL links GLSL: explicitly located varyings by location and
+//! component, the others by name — and a shared numbering of uniforms, UBOs, SSBOs
+//! and samplers across both stages.
 
 use std::collections::BTreeMap;
 
 use fxhash::FxHashMap;
 use rspirv::spirv::StorageClass;
 
+use super::explicit::Explicit;
 use super::layout::{block_array, buf_size, holds_array, locations, per_vertex, shape_of};
 use super::module::{Module, Ty};
 use crate::ir::{Stage, UboDecl};
-use crate::Error;
+use crate::{Diagnostic, Error};
 
 /// Where one stage's variables live in the pair's shared numbering.
 #[derive(Clone, Debug, Default)]
@@ -53,10 +56,18 @@ enum Key {
     Element(Box<Key>, u32),
 }
 
-/// Links the two modules; `by_name` matches varyings by name instead of location.
+/// Links the two modules; `by_name` matches varyings by name instead of location,
+/// except those `located` (the GLSL sources of producer and consumer) says the
+/// source located explicitly, which match by location and component as in GL.
 /// A consumer input no producer output matches is an error when `strict` (GLSL, where
 /// it is a link error), else a warning in [`Linked::warnings`].
-pub(crate) fn link(p: &Module, c: &Module, by_name: bool, strict: bool) -> Result<Linked, Error> {
+pub(crate) fn link(
+    p: &Module,
+    c: &Module,
+    by_name: bool,
+    strict: bool,
+    located: Option<[&Explicit; 2]>,
+) -> Result<Linked, Error> {
     let mut lp = StageLayout::default();
     let mut lc = StageLayout::default();
     for (m, l) in [(p, &mut lp), (c, &mut lc)] {
@@ -66,7 +77,10 @@ pub(crate) fn link(p: &Module, c: &Module, by_name: bool, strict: bool) -> Resul
             }
         }
     }
-    let unmatched = link_varyings(p, c, by_name, &mut lp, &mut lc)?;
+    let unmatched = match located {
+        Some(sources) if by_name => link_gl(p, c, sources, &mut lp, &mut lc)?,
+        _ => link_varyings(p, c, by_name, &mut lp, &mut lc)?,
+    };
     let mut warnings = vec![];
     for (var, what) in unmatched {
         let msg = format!(
@@ -107,20 +121,53 @@ pub(crate) fn link(p: &Module, c: &Module, by_name: bool, strict: bool) -> Resul
     })
 }
 
+/// The first location of an interface variable. A block whose first member has a
+/// `Location` starts at its members' lowest one, whatever the variable says: with
+/// `--aml` glslang also gives such a block variable a location of its own, which
+/// the members' override.
 fn first_location(m: &Module, var: u32) -> u32 {
     let d = m.deco(var);
-    if let Some(l) = d.location {
-        return l;
-    }
-    let Some(g) = m.vars.get(&var) else { return 0 };
+    let Some(g) = m.vars.get(&var) else {
+        return d.location.unwrap_or(0);
+    };
     let ty = strip_vertex(m, var).unwrap_or(g.ty);
-    match m.types.get(&ty) {
-        Some(Ty::Struct { members }) => (0..members.len() as u32)
-            .filter_map(|i| m.member_deco(ty, i).location)
-            .min()
-            .unwrap_or(0),
-        _ => 0,
+    let Some(Ty::Struct { members }) = m.types.get(&ty) else {
+        return d.location.unwrap_or(0);
+    };
+    let member_min = (0..members.len() as u32)
+        .filter_map(|i| m.member_deco(ty, i).location)
+        .min();
+    match (m.member_deco(ty, 0).location, d.location) {
+        (None, Some(l)) => l,
+        _ => member_min.unwrap_or(0),
     }
+}
+
+fn has_member_locations(m: &Module, ty: u32) -> bool {
+    match m.types.get(&ty) {
+        Some(Ty::Struct { members }) => {
+            (0..members.len() as u32).any(|i| m.member_deco(ty, i).location.is_some())
+        }
+        _ => false,
+    }
+}
+
+/// The locations a block with member `Location`s spans from `first`: members
+/// without one follow the previous member.
+fn block_span(m: &Module, ty: u32, first: u32) -> Result<u32, Error> {
+    let Some(Ty::Struct { members }) = m.types.get(&ty) else {
+        return locations(m, ty, 0);
+    };
+    let (mut next, mut span) = (0u32, 0u32);
+    for (i, mt) in members.iter().enumerate() {
+        let at = match m.member_deco(ty, i as u32).location {
+            Some(l) => l.saturating_sub(first),
+            None => next,
+        };
+        next = at.saturating_add(locations(m, *mt, 0)?);
+        span = span.max(next);
+    }
+    Ok(span)
 }
 
 /// The variable's type without its per-vertex array dimension.
@@ -149,13 +196,21 @@ fn is_patch_block(m: &Module, ty: u32) -> bool {
     }
 }
 
-/// A user varying of one side: (variable, name key, is patch, slots).
+/// A user varying of one side.
 struct Varying {
     var: u32,
+    /// Its name, or `block NAME` for a block (GL matches blocks by block name).
     key: String,
     patch: bool,
+    /// Locations it spans.
     slots: u32,
     loc: Option<u32>,
+    /// First component (`Component`) of a variable that is not a block.
+    comp: u32,
+    /// Its type without the per-vertex array dimension.
+    ty: u32,
+    /// The GLSL source located it explicitly.
+    explicit: bool,
 }
 
 fn is_builtin_var(m: &Module, var: u32, ty: u32) -> bool {
@@ -171,6 +226,16 @@ fn is_builtin_var(m: &Module, var: u32, ty: u32) -> bool {
 }
 
 fn varyings(m: &Module, class: StorageClass) -> Result<Vec<Varying>, Error> {
+    varyings_of(m, class, None)
+}
+
+/// The user varyings of `class`, each marked explicit when `located` says the
+/// GLSL source located it.
+fn varyings_of(
+    m: &Module,
+    class: StorageClass,
+    located: Option<&Explicit>,
+) -> Result<Vec<Varying>, Error> {
     let mut out = vec![];
     for (id, g) in &m.vars {
         if g.class != class {
@@ -188,16 +253,26 @@ fn varyings(m: &Module, class: StorageClass) -> Result<Vec<Varying>, Error> {
             m.name(*id).to_owned()
         };
         let d = m.deco(*id);
-        let loc = d.location.or_else(|| m.deco(ty).location).or_else(|| {
-            let f = first_location(m, *id);
-            (is_block && (0..8).any(|i| m.member_deco(ty, i).location.is_some())).then_some(f)
-        });
+        let member_locs = is_block && has_member_locations(m, ty);
+        let loc = if member_locs {
+            Some(first_location(m, *id))
+        } else {
+            d.location.or_else(|| m.deco(ty).location)
+        };
+        let slots = if member_locs {
+            block_span(m, ty, first_location(m, *id))?
+        } else {
+            locations(m, ty, 0)?
+        };
         out.push(Varying {
             var: *id,
             key,
             patch: d.patch || is_patch_block(m, g.ty),
-            slots: locations(m, ty, 0)?,
+            slots,
             loc,
+            comp: d.component.unwrap_or(0),
+            ty,
+            explicit: located.is_some_and(|e| e.located(m, *id)),
         });
     }
     Ok(out)
@@ -280,6 +355,220 @@ fn link_varyings(
         }
     }
     Ok(unmatched)
+}
+
+/// Assigns slots as GL links GLSL stages (GL 4.6 §7.4.1, GLSL 4.60 §4.4.1): an
+/// explicitly located input matches the explicitly located output at its location
+/// and component, which must have the same type (else a link error); an input the
+/// source did not locate matches the unlocated output of its name (a located output
+/// of that name does not). Located outputs keep their locations as slots; the
+/// others take the first free slots, in the order [`link_varyings`] numbers them
+/// (so a pair without explicit locations links as before). Returns the unmatched
+/// consumer inputs.
+fn link_gl(
+    p: &Module,
+    c: &Module,
+    [ep, ec]: [&Explicit; 2],
+    lp: &mut StageLayout,
+    lc: &mut StageLayout,
+) -> Result<Vec<(u32, String)>, Error> {
+    let outs = match p.stage {
+        Stage::Fragment => vec![],
+        _ => varyings_of(p, StorageClass::Output, Some(ep))?,
+    };
+    let ins = match c.stage {
+        Stage::Vertex => vec![],
+        _ => varyings_of(c, StorageClass::Input, Some(ec))?,
+    };
+    link_outer(p, StorageClass::Input, lp)?;
+    link_outer(c, StorageClass::Output, lc)?;
+    let mut unmatched = vec![];
+    for patch in [false, true] {
+        let mut used = 0u64;
+        let mut by_key: BTreeMap<&str, u32> = BTreeMap::new();
+        let place = |m: &Module, v: &Varying, base: u32, used: &mut u64| {
+            let end = check_range(m, v, base)?;
+            *used |= slot_mask(base, end);
+            Ok::<u32, Error>(base)
+        };
+        let (located, mut named): (Vec<&Varying>, Vec<&Varying>) = outs
+            .iter()
+            .filter(|v| v.patch == patch)
+            .partition(|v| v.explicit);
+        for v in &located {
+            let base = place(p, v, v.loc.unwrap_or(0), &mut used)?;
+            lp.io_base.insert(v.var, base);
+        }
+        named.sort_by_key(|v| (v.loc.unwrap_or(u32::MAX), v.var));
+        for v in named {
+            let base = place(p, v, first_free(used, v.slots), &mut used)?;
+            lp.io_base.insert(v.var, base);
+            by_key.insert(&v.key, base);
+        }
+        let mut sorted: Vec<&Varying> = ins.iter().filter(|v| v.patch == patch).collect();
+        sorted.sort_by_key(|v| (v.loc.unwrap_or(u32::MAX), v.var));
+        for v in sorted {
+            let matched = if v.explicit {
+                let output = located.iter().find(|o| o.loc == v.loc && o.comp == v.comp);
+                if let Some(o) = output {
+                    check_same_type(p, o, c, v, ec)?;
+                }
+                output.map(|o| lp.io_base[&o.var])
+            } else {
+                by_key.get(v.key.as_str()).copied()
+            };
+            let base = match matched {
+                Some(b) => b,
+                None => {
+                    unmatched.push((v.var, unmatched_how(v)));
+                    place(c, v, first_free(used, v.slots), &mut used)?
+                }
+            };
+            check_range(c, v, base)?;
+            lc.io_base.insert(v.var, base);
+        }
+    }
+    Ok(unmatched)
+}
+
+/// How an unmatched input was looked for, for the link error.
+fn unmatched_how(v: &Varying) -> String {
+    match (v.explicit, v.comp) {
+        (false, _) => "matched by name".to_owned(),
+        (true, 0) => format!("location {}", v.loc.unwrap_or(0)),
+        (true, comp) => format!("location {} component {comp}", v.loc.unwrap_or(0)),
+    }
+}
+
+/// Slots `from..to` as bits (slots past 63 are beyond the 32 generic ones, which
+/// `check_range` has refused).
+fn slot_mask(from: u32, to: u32) -> u64 {
+    (from..to.min(64)).fold(0, |m, s| m | 1 << s)
+}
+
+/// The first slot from which `n` slots are free; past the used ones when none are
+/// (`check_range` then reports the overflow).
+fn first_free(used: u64, n: u32) -> u32 {
+    (0..32u32)
+        .find(|&b| slot_mask(b, b.saturating_add(n)) & used == 0)
+        .unwrap_or(64 - used.leading_zeros())
+}
+
+/// GL links two located varyings only when their types match (GL 4.6 §7.4.1):
+/// else a link error at the input's declaration.
+fn check_same_type(
+    p: &Module,
+    o: &Varying,
+    c: &Module,
+    i: &Varying,
+    ec: &Explicit,
+) -> Result<(), Error> {
+    if same_type(p, o.ty, c, i.ty, 0) {
+        return Ok(());
+    }
+    let input = display_name(c, i);
+    let msg = format!(
+        "link error: input `{input}` at {} is {} but output `{}` of the {} shader there is {}",
+        unmatched_how(i),
+        type_name(c, i.ty, 0),
+        display_name(p, o),
+        p.stage,
+        type_name(p, o.ty, 0),
+    );
+    let pos = ec.position(declared_name(c, i));
+    Err(Error::Import(Diagnostic::new(Some(&c.file), pos, msg)))
+}
+
+/// A varying's name for messages: the variable's, or `block NAME` for an
+/// anonymous block.
+fn display_name(m: &Module, v: &Varying) -> String {
+    match m.name(v.var) {
+        "" => v.key.clone(),
+        name => name.to_owned(),
+    }
+}
+
+/// The word the source declares the varying with (its instance name, or the block
+/// name of an anonymous block).
+fn declared_name<'a>(m: &'a Module, v: &Varying) -> &'a str {
+    match m.name(v.var) {
+        "" => m.name(v.ty),
+        name => name,
+    }
+}
+
+/// Whether two types are the same GLSL type: the same shape, struct and block
+/// members with the same names (where both modules name them), types and
+/// locations.
+fn same_type(p: &Module, pt: u32, c: &Module, ct: u32, depth: u32) -> bool {
+    if depth > 32 {
+        return false;
+    }
+    match (p.types.get(&pt), c.types.get(&ct)) {
+        (Some(Ty::Vector { elem: a, n: x }), Some(Ty::Vector { elem: b, n: y })) => {
+            x == y && same_type(p, *a, c, *b, depth + 1)
+        }
+        (Some(Ty::Matrix { col: a, n: x }), Some(Ty::Matrix { col: b, n: y })) => {
+            x == y && same_type(p, *a, c, *b, depth + 1)
+        }
+        (Some(Ty::Array { elem: a, len: x }), Some(Ty::Array { elem: b, len: y })) => {
+            x == y && same_type(p, *a, c, *b, depth + 1)
+        }
+        (Some(Ty::Struct { members: a }), Some(Ty::Struct { members: b })) => {
+            a.len() == b.len()
+                && (0..a.len() as u32).all(|i| {
+                    let (na, nb) = (p.member_names.get(&(pt, i)), c.member_names.get(&(ct, i)));
+                    let named = match (na, nb) {
+                        (Some(x), Some(y)) if !x.is_empty() && !y.is_empty() => x == y,
+                        _ => true,
+                    };
+                    let (da, db) = (p.member_deco(pt, i), c.member_deco(ct, i));
+                    named
+                        && da.location == db.location
+                        && da.component == db.component
+                        && same_type(p, a[i as usize], c, b[i as usize], depth + 1)
+                })
+        }
+        (Some(x), Some(y)) => x == y && !matches!(x, Ty::Pointer { .. }),
+        _ => false,
+    }
+}
+
+/// A type as GLSL spells it, for messages.
+fn type_name(m: &Module, ty: u32, depth: u32) -> String {
+    if depth > 32 {
+        return "…".to_owned();
+    }
+    let prefix = |elem: u32| match m.types.get(&elem) {
+        Some(Ty::Int { signed: true, .. }) => "i",
+        Some(Ty::Int { signed: false, .. }) => "u",
+        Some(Ty::Bool) => "b",
+        Some(Ty::Float { width: 64 }) => "d",
+        _ => "",
+    };
+    match m.types.get(&ty) {
+        Some(Ty::Bool) => "bool".to_owned(),
+        Some(Ty::Int { width, signed }) => {
+            let base = if *signed { "int" } else { "uint" };
+            match width {
+                32 => base.to_owned(),
+                w => format!("{base}{w}_t"),
+            }
+        }
+        Some(Ty::Float { width: 64 }) => "double".to_owned(),
+        Some(Ty::Float { width: 16 }) => "float16_t".to_owned(),
+        Some(Ty::Float { .. }) => "float".to_owned(),
+        Some(Ty::Vector { elem, n }) => format!("{}vec{n}", prefix(*elem)),
+        Some(Ty::Matrix { col, n }) => match m.types.get(col) {
+            Some(Ty::Vector { elem, n: rows }) if rows == n => format!("{}mat{n}", prefix(*elem)),
+            Some(Ty::Vector { elem, n: rows }) => format!("{}mat{n}x{rows}", prefix(*elem)),
+            _ => "matrix".to_owned(),
+        },
+        Some(Ty::Array { elem, len }) => format!("{}[{len}]", type_name(m, *elem, depth + 1)),
+        Some(Ty::Struct { .. }) if m.deco(ty).block => format!("block {}", m.name(ty)),
+        Some(Ty::Struct { .. }) => format!("struct {}", m.name(ty)),
+        _ => "an opaque type".to_owned(),
+    }
 }
 
 /// The interfaces outside the pair (producer inputs, consumer outputs) keep their

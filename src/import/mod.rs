@@ -13,6 +13,7 @@ mod cfg;
 mod compat;
 mod context;
 mod emit;
+mod explicit;
 mod extended;
 mod files;
 mod framing;
@@ -42,6 +43,7 @@ pub use glsl::{
 };
 pub use stats::{stats, Stats};
 
+use explicit::Explicit;
 use files::fail;
 
 use crate::ir::{Primitive, ProvokingVertex, Stage, StageInfo};
@@ -84,7 +86,7 @@ pub fn import_spirv(
     consumer: &[u8],
     opts: &ImportOptions,
 ) -> Result<Pipeline, Error> {
-    import_spirv_named(producer, "<producer>", consumer, "<consumer>", opts, false).map(|i| i.0)
+    import_spirv_named(producer, "<producer>", consumer, "<consumer>", opts, None).map(|i| i.0)
 }
 
 /// An imported pair and the warnings about it (SPIR-V consumer inputs that no
@@ -97,8 +99,9 @@ fn import_spirv_named(
     consumer: &[u8],
     cname: &str,
     opts: &ImportOptions,
-    from_glsl: bool,
+    glsl: Option<[&Explicit; 2]>,
 ) -> Result<Imported, Error> {
+    let from_glsl = glsl.is_some();
     let p = module::Module::load(producer, pname, &opts.spec)?;
     let c = module::Module::load(consumer, cname, &opts.spec)?;
     if !p.stage.can_feed(c.stage) {
@@ -108,7 +111,9 @@ fn import_spirv_named(
         ));
     }
     let by_name = opts.match_by_name.unwrap_or(from_glsl);
-    let linked = link::link(&p, &c, by_name, from_glsl)?;
+    // GL links explicitly located varyings by location, the others by name.
+    let located = glsl.filter(|_| by_name);
+    let linked = link::link(&p, &c, by_name, from_glsl, located)?;
     let mut warnings = linked.warnings.clone();
     for m in [&p, &c] {
         if m.uses_non_semantic() {
@@ -159,13 +164,14 @@ pub fn import_glsl(
     consumer: &Path,
     opts: &ImportOptions,
 ) -> Result<Pipeline, Error> {
-    let pb = compile_glsl(producer, opts.spirv_opt)?;
-    let cb = compile_glsl(consumer, opts.spirv_opt)?;
+    let pc = glsl::compile_glsl_explicit(producer, opts.spirv_opt)?;
+    let cc = glsl::compile_glsl_explicit(consumer, opts.spirv_opt)?;
     let (pn, cn) = (
         producer.display().to_string(),
         consumer.display().to_string(),
     );
-    import_spirv_named(&pb, &pn, &cb, &cn, opts, true).map(|i| i.0)
+    let glsl = Some([&pc.explicit, &cc.explicit]);
+    import_spirv_named(&pc.spirv, &pn, &cc.spirv, &cn, opts, glsl).map(|i| i.0)
 }
 
 /// Imports two files, each SPIR-V (`.spv`, or starting with the SPIR-V magic number)
@@ -199,21 +205,21 @@ pub fn import_files_with_modules(
     opts: &ImportOptions,
 ) -> Result<(Imported, Modules), Error> {
     let mut notes = vec![];
-    let mut load = |p: &Path| -> Result<(Vec<u8>, bool), Error> {
+    let mut load = |p: &Path| -> Result<(Vec<u8>, Option<Explicit>), Error> {
         let bytes = crate::input::read_bytes(p)?;
         let spv = bytes.len() >= 4
             && (bytes[..4] == [0x03, 0x02, 0x23, 0x07] || bytes[..4] == [0x07, 0x23, 0x02, 0x03]);
         if spv {
-            return Ok((bytes, false));
+            return Ok((bytes, None));
         }
         if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("spv")) {
             let file = p.display().to_string();
             let msg = "not a SPIR-V module (it does not start with the SPIR-V magic number)";
             return Err(Error::Import(Diagnostic::new(Some(&file), None, msg)));
         }
-        let (spirv, n) = compile_glsl_with_notes(p, opts.spirv_opt)?;
-        notes.extend(n);
-        Ok((spirv, true))
+        let c = glsl::compile_glsl_explicit(p, opts.spirv_opt)?;
+        notes.extend(c.notes);
+        Ok((c.spirv, Some(c.explicit)))
     };
     let (pb, pg) = load(producer)?;
     let (cb, cg) = load(consumer)?;
@@ -221,7 +227,11 @@ pub fn import_files_with_modules(
         producer.display().to_string(),
         consumer.display().to_string(),
     );
-    let (pipe, mut warnings) = import_spirv_named(&pb, &pn, &cb, &cn, opts, pg && cg)?;
+    let glsl = match (&pg, &cg) {
+        (Some(p), Some(c)) => Some([p, c]),
+        _ => None,
+    };
+    let (pipe, mut warnings) = import_spirv_named(&pb, &pn, &cb, &cn, opts, glsl)?;
     notes.append(&mut warnings);
     Ok(((pipe, notes), (pb, cb)))
 }
