@@ -180,3 +180,31 @@ fn stats_counts_declared_live_and_optimized_varyings() {
         stderr(&lonely)
     );
 }
+
+/// GL links located varyings by location: two of other types at one location are
+/// a link error at the input's declaration, exit 1.
+#[test]
+fn import_reports_a_location_type_mismatch_as_a_located_link_error() {
+    if !varysat::import::tool_available(varysat::import::GLSLANG) {
+        eprintln!("skipping: glslang not installed (run scripts/setup.sh)");
+        return;
+    }
+    let vs = temp_file(
+        "mismatch.vert",
+        "#version 450\nlayout(location = 0) out vec4 a;\nvoid main() { a = vec4(1.0); gl_Position = a; }\n",
+    );
+    let fs = temp_file(
+        "mismatch.frag",
+        "#version 450\nlayout(location = 0) out vec4 color;\nlayout(location = 0) in vec2 b;\nvoid main() { color = b.xyxy; }\n",
+    );
+    let out = varysat(&["import", vs.to_str().unwrap(), fs.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(&format!(
+            "{}:3:30: error: link error: input `b` at location 0 is vec2 but output `a`",
+            fs.display()
+        )),
+        "{err}"
+    );
+}

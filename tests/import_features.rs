@@ -1562,6 +1562,50 @@ void main()
     }
 }
 
+/// Members of a block that carry locations match located variables member by
+/// member (piglit's `arb_enhanced_layouts/execution/block-member-locations/
+/// sso-block-member-layout-location`, separable programs): `c` at location 2
+/// (blue) reaches the FS's `c`, `d` after it at 3 (white) its `d`.
+#[test]
+fn block_members_with_locations_link_to_located_variables() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location = 0) in vec4 pos;
+layout(location = 0) out block {
+\tlayout(location = 2) vec4 c;
+\tvec4 d;
+\tlayout(location = 0) vec4 a;
+\tvec4 b;
+} name;
+void main()
+{
+\tname.a = vec4(1.0, 0.0, 0.0, 1.0);
+\tname.b = vec4(0.0, 1.0, 0.0, 1.0);
+\tname.c = vec4(0.0, 0.0, 1.0, 1.0);
+\tname.d = vec4(1.0, 1.0, 1.0, 1.0);
+\tgl_Position = pos;
+}
+";
+    let fs = "#version 450
+layout(location = 0) in vec4 a;
+layout(location = 1) in vec4 b;
+layout(location = 2) in vec4 c;
+layout(location = 3) in vec4 d;
+layout(location = 0) out vec4 color;
+void main() { color = c + d * 0.5 + b * 0.25 + a * 0.125; }
+";
+    let p = import("block-members", vs, fs);
+    let want = [0.5 + 0.125, 0.5 + 0.25, 1.5, 1.875];
+    let colours = fragment_colours(&p);
+    assert!(!colours.is_empty(), "no fragment output observed");
+    for c in colours {
+        assert_eq!(c, want);
+    }
+    optimizes_equivalently(&p);
+}
+
 /// Two located varyings at one location must have the same type (a GL link
 /// error, reported at the input's declaration); an unlocated input does not
 /// match a located output of its name, nor an input at a component no output
@@ -1614,4 +1658,27 @@ void main() { color = vec4(c); }
     )
     .expect_err("nothing at location 2 component 2");
     assert!(err.contains("location 2 component 2"), "{err}");
+    // Block members at other components (piglit's `arb_enhanced_layouts/linker/
+    // component-layout/vs-to-fs-mismatch-ifc`, a link error there too).
+    let vs = "#version 450
+out TheBlock {
+  layout(location = 0) vec3 a[2];
+  layout(location = 0, component = 3) float b;
+} blk;
+void main() { blk.a[0] = vec3(1.0); blk.a[1] = vec3(0.5); blk.b = 0.5; gl_Position = vec4(0.0); }
+";
+    let fs = "#version 450
+in TheBlock {
+  layout(location = 0, component = 1) vec3 a[2];
+  layout(location = 0, component = 0) float b;
+} blk;
+layout(location = 0) out vec4 color;
+void main() { color = vec4(blk.b, blk.a[0]); }
+";
+    let err = import_with("located-members", vs, fs, &ImportOptions::default())
+        .expect_err("members at other components");
+    assert!(
+        err.contains("`blk` (location 0 component 1)") && err.contains("link error"),
+        "{err}"
+    );
 }

@@ -12,7 +12,7 @@ use rspirv::spirv::StorageClass;
 use super::explicit::Explicit;
 use super::layout::{block_array, buf_size, holds_array, locations, per_vertex, shape_of};
 use super::module::{Module, Ty};
-use crate::ir::{Stage, UboDecl};
+use crate::ir::{SrcLoc, Stage, UboDecl};
 use crate::{Diagnostic, Error};
 
 /// Where one stage's variables live in the pair's shared numbering.
@@ -361,10 +361,12 @@ fn link_varyings(
 /// explicitly located input matches the explicitly located output at its location
 /// and component, which must have the same type (else a link error); an input the
 /// source did not locate matches the unlocated output of its name (a located output
-/// of that name does not). Located outputs keep their locations as slots; the
-/// others take the first free slots, in the order [`link_varyings`] numbers them
-/// (so a pair without explicit locations links as before). Returns the unmatched
-/// consumer inputs.
+/// of that name does not). Located varyings keep their locations as slots, so
+/// matched ones meet; the others take the first free slots, in the order
+/// [`link_varyings`] numbers them (so a pair without explicit locations links as
+/// before). A block whose members carry locations is matched member by member
+/// ([`located_parts`]), which also links its members to located variables as
+/// separable programs do. Returns the unmatched consumer inputs.
 fn link_gl(
     p: &Module,
     c: &Module,
@@ -395,9 +397,11 @@ fn link_gl(
             .iter()
             .filter(|v| v.patch == patch)
             .partition(|v| v.explicit);
+        let mut parts = vec![];
         for v in &located {
             let base = place(p, v, v.loc.unwrap_or(0), &mut used)?;
             lp.io_base.insert(v.var, base);
+            parts.extend(located_parts(p, v)?);
         }
         named.sort_by_key(|v| (v.loc.unwrap_or(u32::MAX), v.var));
         for v in named {
@@ -409,19 +413,27 @@ fn link_gl(
         sorted.sort_by_key(|v| (v.loc.unwrap_or(u32::MAX), v.var));
         for v in sorted {
             let matched = if v.explicit {
-                let output = located.iter().find(|o| o.loc == v.loc && o.comp == v.comp);
-                if let Some(o) = output {
-                    check_same_type(p, o, c, v, ec)?;
-                }
-                output.map(|o| lp.io_base[&o.var])
+                match_located(p, &parts, c, v, ec)?
             } else {
-                by_key.get(v.key.as_str()).copied()
+                by_key
+                    .get(v.key.as_str())
+                    .copied()
+                    .ok_or_else(|| "matched by name".to_owned())
             };
             let base = match matched {
-                Some(b) => b,
-                None => {
-                    unmatched.push((v.var, unmatched_how(v)));
-                    place(c, v, first_free(used, v.slots), &mut used)?
+                Ok(b) => b,
+                Err(how) => {
+                    unmatched.push((v.var, how));
+                    // Reads nothing the producer writes (a link error for GLSL,
+                    // reported by the caller): a located one at its location, whose
+                    // range its stage checked, so the error is the link error.
+                    let free = first_free(used, v.slots);
+                    place(
+                        c,
+                        v,
+                        if v.explicit { v.loc.unwrap_or(0) } else { free },
+                        &mut used,
+                    )?
                 }
             };
             check_range(c, v, base)?;
@@ -431,13 +443,94 @@ fn link_gl(
     Ok(unmatched)
 }
 
-/// How an unmatched input was looked for, for the link error.
-fn unmatched_how(v: &Varying) -> String {
-    match (v.explicit, v.comp) {
-        (false, _) => "matched by name".to_owned(),
-        (true, 0) => format!("location {}", v.loc.unwrap_or(0)),
-        (true, comp) => format!("location {} component {comp}", v.loc.unwrap_or(0)),
+/// A located variable, or a member of a block whose members carry locations.
+struct Part {
+    loc: u32,
+    comp: u32,
+    ty: u32,
+    /// `var` or `var.member`, for messages.
+    name: String,
+}
+
+/// `location L` or `location L component C`.
+fn place_of(loc: u32, comp: u32) -> String {
+    match comp {
+        0 => format!("location {loc}"),
+        comp => format!("location {loc} component {comp}"),
     }
+}
+
+/// The parts GL matches of a located varying: itself, or each member of a block
+/// whose members carry locations (a member without one follows the previous).
+fn located_parts(m: &Module, v: &Varying) -> Result<Vec<Part>, Error> {
+    let base = v.loc.unwrap_or(0);
+    let name = display_name(m, v);
+    let members = match m.types.get(&v.ty) {
+        Some(Ty::Struct { members }) if has_member_locations(m, v.ty) => members,
+        _ => {
+            return Ok(vec![Part {
+                loc: base,
+                comp: v.comp,
+                ty: v.ty,
+                name,
+            }])
+        }
+    };
+    let mut out = vec![];
+    let mut next = base;
+    for (i, mt) in members.iter().enumerate() {
+        let d = m.member_deco(v.ty, i as u32);
+        let loc = d.location.unwrap_or(next);
+        let member = m.member_names.get(&(v.ty, i as u32));
+        out.push(Part {
+            loc,
+            comp: d.component.unwrap_or(0),
+            ty: *mt,
+            name: format!("{name}.{}", member.map_or("", String::as_str)),
+        });
+        next = loc.saturating_add(locations(m, *mt, 0)?);
+    }
+    Ok(out)
+}
+
+/// Matches a located input part by part against the producer's located `outputs`:
+/// its slot (its own location, where the outputs sit too), or how it was looked
+/// for when some part has no output at its location and component. A part whose
+/// output has another type is a link error at the input's declaration.
+fn match_located(
+    p: &Module,
+    outputs: &[Part],
+    c: &Module,
+    v: &Varying,
+    ec: &Explicit,
+) -> Result<Result<u32, String>, Error> {
+    for part in located_parts(c, v)? {
+        let found = outputs
+            .iter()
+            .find(|o| o.loc == part.loc && o.comp == part.comp);
+        let Some(o) = found else {
+            return Ok(Err(place_of(part.loc, part.comp)));
+        };
+        if !same_type(p, o.ty, c, part.ty, 0) {
+            let pos = ec.position(declared_name(c, v));
+            return Err(type_mismatch(p, o, c, &part, pos));
+        }
+    }
+    Ok(Ok(v.loc.unwrap_or(0)))
+}
+
+/// GL links two located varyings only when their types match (GL 4.6 §7.4.1).
+fn type_mismatch(p: &Module, o: &Part, c: &Module, i: &Part, pos: Option<SrcLoc>) -> Error {
+    let msg = format!(
+        "link error: input `{}` at {} is {} but output `{}` of the {} shader there is {}",
+        i.name,
+        place_of(i.loc, i.comp),
+        type_name(c, i.ty, 0),
+        o.name,
+        p.stage,
+        type_name(p, o.ty, 0),
+    );
+    Error::Import(Diagnostic::new(Some(&c.file), pos, msg))
 }
 
 /// Slots `from..to` as bits (slots past 63 are beyond the 32 generic ones, which
@@ -452,31 +545,6 @@ fn first_free(used: u64, n: u32) -> u32 {
     (0..32u32)
         .find(|&b| slot_mask(b, b.saturating_add(n)) & used == 0)
         .unwrap_or(64 - used.leading_zeros())
-}
-
-/// GL links two located varyings only when their types match (GL 4.6 §7.4.1):
-/// else a link error at the input's declaration.
-fn check_same_type(
-    p: &Module,
-    o: &Varying,
-    c: &Module,
-    i: &Varying,
-    ec: &Explicit,
-) -> Result<(), Error> {
-    if same_type(p, o.ty, c, i.ty, 0) {
-        return Ok(());
-    }
-    let input = display_name(c, i);
-    let msg = format!(
-        "link error: input `{input}` at {} is {} but output `{}` of the {} shader there is {}",
-        unmatched_how(i),
-        type_name(c, i.ty, 0),
-        display_name(p, o),
-        p.stage,
-        type_name(p, o.ty, 0),
-    );
-    let pos = ec.position(declared_name(c, i));
-    Err(Error::Import(Diagnostic::new(Some(&c.file), pos, msg)))
 }
 
 /// A varying's name for messages: the variable's, or `block NAME` for an
