@@ -2,8 +2,10 @@
 //! (compiled with `glslangValidator`, optionally cleaned up by `spirv-opt -O`) for
 //! two linked stages become one [`Pipeline`].
 //!
-//! Varyings are matched by location for SPIR-V input and by name for GLSL input
-//! (glslang numbers automatic locations per stage), then renumbered to shared
+//! Varyings are matched by location for SPIR-V input; GLSL input links as GL
+//! does, explicitly located varyings by location and component and the others by
+//! name (glslang numbers automatic locations per stage; `explicit.rs` reads which
+//! locations the source wrote). Then they are renumbered to shared
 //! `VARn`/`PATCHn` slots. Uniforms, UBOs, push constants, storage buffers and samplers
 //! get one numbering across both stages. Anything varysat cannot translate is an
 //! [`Error::Import`] naming the SPIR-V instruction and its result id.
@@ -53,7 +55,8 @@ use crate::{Diagnostic, Error, Pipeline};
 #[derive(Clone, Debug)]
 pub struct ImportOptions {
     /// Match varyings by name (`Some(true)`) or by location (`Some(false)`); `None`
-    /// picks by name for GLSL and by location for SPIR-V.
+    /// picks by name for GLSL and by location for SPIR-V. GLSL matched by name
+    /// still links explicitly located varyings by location, as GL does.
     pub match_by_name: Option<bool>,
     /// Run `spirv-opt -O` on GLSL compiled by glslang (inlining, SSA).
     pub spirv_opt: bool,
