@@ -741,7 +741,14 @@ impl DagExtractor {
 
 impl Extractor for DagExtractor {
     fn extract(&self, p: &Problem<'_>) -> Selection {
-        let base = greedy(p);
+        self.extract_from(p, greedy(p))
+    }
+}
+
+impl DagExtractor {
+    /// [`Extractor::extract`] given the greedy pass's selection `base` (the global
+    /// search computes it on its flattened table).
+    pub(crate) fn extract_from(&self, p: &Problem<'_>, base: Selection) -> Selection {
         let mut start = base.clone();
         if let Some(seed) = &p.seed {
             let mut seeded = base.clone();

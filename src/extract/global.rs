@@ -81,21 +81,18 @@ impl Search<'_, '_> {
         self.evaluations >= self.max_evaluations || self.p.past_deadline()
     }
 
-    fn keep_if_best(&mut self, cost: Cost, sel: &Candidate) {
+    /// Keeps the selection `full` builds when `cost` beats the best so far (only
+    /// then is a re-extraction turned into a `Selection`).
+    fn keep_if_best(&mut self, cost: Cost, full: impl FnOnce(&Self) -> Selection) {
         if self.best.as_ref().is_none_or(|(b, _)| cost < *b) {
-            let full = match sel {
-                Candidate::Dense(d) => self.table.selection(d),
-                Candidate::Full(s) => s.clone(),
-            };
-            self.best = Some((cost, full));
+            self.best = Some((cost, full(self)));
         }
     }
 
     /// Scores a full selection and keeps it when it beats the best so far.
     fn consider(&mut self, sel: Selection) -> Scored {
         let c = dag_cost(self.p, &sel);
-        let sel = Candidate::Full(sel);
-        self.keep_if_best(c.total, &sel);
+        self.keep_if_best(c.total, |_| sel.clone());
         let used = c
             .varyings
             .iter()
@@ -103,7 +100,7 @@ impl Search<'_, '_> {
         Scored {
             cost: c.total,
             used: used.collect(),
-            sel,
+            sel: Candidate::Full(sel),
         }
     }
 
@@ -129,21 +126,27 @@ impl Search<'_, '_> {
     }
 
     /// Re-extraction with `free` varyings already paid and `forbidden` ones unusable,
-    /// re-priced from the committed base and costed on the table's arrays.
-    fn priced(&mut self, free: &Set, forbidden: &Set) -> Scored {
+    /// re-priced from the committed base and costed on the table's arrays: its cost
+    /// and the varyings it uses. The selection stays in `self.reprice` until the next
+    /// re-extraction (`current` copies it).
+    fn priced(&mut self, free: &Set, forbidden: &Set) -> (Cost, Set) {
         self.evaluations += 1;
         let prices = self.prices(free, forbidden);
         self.reprice.rollback();
         self.reprice.set(&prices);
-        let dense = self.reprice.choice().clone();
-        debug_assert_eq!(dense, self.table.extract(&prices), "incremental = full");
-        let (cost, used) = self.table.cost(self.p, &dense);
-        let sel = Candidate::Dense(dense);
-        self.keep_if_best(cost, &sel);
+        let dense = self.reprice.choice();
+        debug_assert_eq!(dense, &self.table.extract(&prices), "incremental = full");
+        let (cost, used) = self.table.cost(self.p, dense);
+        self.keep_if_best(cost, |s| s.table.selection(s.reprice.choice()));
+        (cost, used.into_iter().collect())
+    }
+
+    /// The last re-extraction as a scored candidate.
+    fn current(&self, cost: Cost, used: Set) -> Scored {
         Scored {
             cost,
-            used: used.into_iter().collect(),
-            sel,
+            used,
+            sel: Candidate::Dense(self.reprice.choice().clone()),
         }
     }
 
@@ -164,9 +167,9 @@ impl Search<'_, '_> {
                 f.insert(*v);
                 let mut free = used.clone();
                 free.remove(v);
-                let s = self.priced(&free, &f);
-                if s.cost < Cost::INFINITE && step.as_ref().is_none_or(|(c, _, _)| s.cost < *c) {
-                    step = Some((s.cost, *v, s.used));
+                let (cost, used) = self.priced(&free, &f);
+                if cost < Cost::INFINITE && step.as_ref().is_none_or(|(c, _, _)| cost < *c) {
+                    step = Some((cost, *v, used));
                 }
             }
             let Some((_, v, next)) = step else {
@@ -190,9 +193,9 @@ impl Search<'_, '_> {
                 }
                 let mut free = cur.used.clone();
                 free.insert(*c);
-                let s = self.priced(&free, &none);
-                if s.cost < cur.cost {
-                    cur = s;
+                let (cost, used) = self.priced(&free, &none);
+                if cost < cur.cost {
+                    cur = self.current(cost, used);
                     improved = true;
                     break;
                 }
@@ -204,13 +207,22 @@ impl Search<'_, '_> {
     }
 }
 
-/// The as-written solution completed by plain greedy choices where it has none.
-fn seeded(p: &Problem<'_>) -> Option<Selection> {
+/// The as-written solution completed by the `greedy` choices where it has none.
+fn seeded(p: &Problem<'_>, greedy: &Selection) -> Option<Selection> {
     let seed = p.seed.as_ref()?;
-    let mut sel = greedy_priced(p, &|n| Some(xfer_estimate(p, n)));
+    let mut sel = greedy.clone();
     sel.choice
         .extend(seed.choice.iter().map(|(k, v)| (*k, v.clone())));
     Some(sel)
+}
+
+/// The DAG extractor's greedy pass (every varying at its stand-alone price) on the
+/// table: the same entries in the same order and the same passes as `greedy_priced`
+/// over the e-graph, hence the same selection, without map look-ups.
+fn greedy(p: &Problem<'_>, table: &Table) -> Selection {
+    let sel = table.selection(&table.extract(&vec![Price::Priced; table.varying_count()]));
+    debug_assert_eq!(sel, greedy_priced(p, &|n| Some(xfer_estimate(p, n))));
+    sel
 }
 
 impl Extractor for GlobalExtractor {
@@ -222,7 +234,7 @@ impl Extractor for GlobalExtractor {
         // Under a spent time budget the as-written selection (always valid, never
         // worse than the input) is the answer; no search starts.
         if p.past_deadline() {
-            if let Some(seed) = seeded(p) {
+            if let Some(seed) = seeded(p, &greedy_priced(p, &|n| Some(xfer_estimate(p, n)))) {
                 return seed;
             }
         }
@@ -236,8 +248,9 @@ impl Extractor for GlobalExtractor {
             max_evaluations: 0,
             best: None,
         };
+        let greedy = greedy(p, &table);
         let mut starts = vec![];
-        if let Some(seed) = seeded(p) {
+        if let Some(seed) = seeded(p, &greedy) {
             starts.push(s.consider(seed));
         }
         if p.past_deadline() {
@@ -245,10 +258,11 @@ impl Extractor for GlobalExtractor {
                 return sel;
             }
         }
-        let single_flip = s.consider(self.polish.extract(p));
+        let single_flip = s.consider(self.polish.extract_from(p, greedy));
         let single_flip_cost = single_flip.cost;
         starts.push(single_flip);
-        starts.push(s.priced(&all, &Set::new()));
+        let (cost, used) = s.priced(&all, &Set::new());
+        starts.push(s.current(cost, used));
         // Each drop path gets an equal share; the add moves get what is left.
         let share = budget / (starts.len() + 1);
         for start in &starts {

@@ -390,6 +390,23 @@ mod tests {
     use crate::egraph::{RuleSet, VAnalysis};
     use crate::extract::CostModel;
 
+    /// With every varying at its stand-alone price the table's pass is the DAG
+    /// extractor's greedy pass over the e-graph: the global search takes its starts
+    /// from the table instead.
+    #[test]
+    fn all_priced_is_the_greedy_pass() {
+        let model = CostModel::default();
+        for (pair, g, roots) in crate::extract::incremental::tests::graphs() {
+            let p = Problem::new(&g, roots, &model, &pair.consumer.info);
+            let t = Table::new(&p);
+            let dense = t.extract(&vec![Price::Priced; t.varying_count()]);
+            let greedy = crate::extract::dag::greedy_priced(&p, &|n| {
+                Some(crate::extract::dag::xfer_estimate(&p, n))
+            });
+            assert_eq!(t.selection(&dense), greedy);
+        }
+    }
+
     /// The dense walk prices every re-extraction exactly as the general whole-DAG
     /// evaluator prices the same selection, under every pricing of the varyings.
     #[test]
