@@ -165,7 +165,7 @@ fn unchanged(mut out: Outcome, p: &Pipeline, why: &str) -> Outcome {
 
 #[cfg(test)]
 mod tests {
-    use super::known_final;
+    use super::*;
     use crate::text::parse;
 
     /// A VS/FS pair whose VS stores `store` (one line) and whose FS reads `VAR0.x`.
