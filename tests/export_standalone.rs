@@ -245,3 +245,50 @@ fn cli_writes_a_pair_file_as_spirv_named_after_the_pair_and_stages() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("-o DIR"));
 }
+
+/// Outputs nothing interpolates are declared with the type of what is stored
+/// to them (TES case 412 of the render long run, docs/testing.md): an
+/// unread, captured float sum is a `float` output (and a `float` input of the
+/// FS, so the interface matches), an integer sum stays `uint`; a float sharing
+/// its location with an integer, and a float the FS reads flat, stay `uint`.
+#[test]
+fn unread_float_outputs_are_declared_float() {
+    if !spirv_val() {
+        return;
+    }
+    let src = "(pair
+      (producer vs
+        (topology points)
+        (%a = load_input ATTR0.x)
+        (%b = load_input ATTR0.y)
+        (%ia = load_uniform 0)
+        (%f = fadd %a %b)
+        (%i = iadd %ia %ia)
+        (store_output POS.x %a)
+        (store_output VAR0.x %f (xfb 0 0))
+        (store_output VAR1.x %i (xfb 0 4))
+        (store_output VAR2.x %f (xfb 0 8))
+        (store_output VAR2.y %i (xfb 0 12))
+        (store_output VAR3.x %f))
+      (consumer fs
+        (%r = load_input VAR3.x)
+        (store_output DATA0.x %r)))";
+    let pipe = varysat::text::parse(src, None).expect("parses");
+    let (vs, fs) = varysat::export::standalone_to_spirv(&pipe).unwrap_or_else(|e| panic!("{e}"));
+    validate(&vs, "vs").unwrap_or_else(|e| panic!("{e}"));
+    validate(&fs, "fs").unwrap_or_else(|e| panic!("{e}"));
+    use rspirv::spirv::StorageClass::{Input, Output};
+    let want = [
+        ("VAR0_x", "float"),
+        ("VAR1_x", "uint"),
+        ("VAR2_x", "uint"),
+        ("VAR2_y", "uint"),
+        ("VAR3_x", "uint"),
+    ];
+    for (words, class, side) in [(&vs, Output, "vs"), (&fs, Input, "fs")] {
+        let got = export_support::declared_scalars(words, class);
+        for (name, kind) in want {
+            assert_eq!(got.get(name).copied(), Some(kind), "{side} {name}: {got:?}");
+        }
+    }
+}

@@ -5,7 +5,7 @@
 //! the stage is), built-ins for the system slots, and the original vertex
 //! attributes and fragment outputs, which are kept as they were.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rspirv::spirv::{BuiltIn, Capability, Decoration, StorageClass};
 
@@ -14,8 +14,8 @@ use super::globals::Globals;
 use crate::import::link::StageLayout;
 use crate::import::module::{Module, Ty};
 use crate::ir::{
-    BitSize, Half, InstKind, Interp, InterpLoc, IoSlot, Pipeline, Shader, Slot, Stage, StageInfo,
-    SystemValue,
+    AluOp, BitSize, Half, InstKind, Interp, InterpLoc, IoSlot, Pipeline, Shader, Slot, Stage,
+    StageInfo, SystemValue, Value,
 };
 use crate::Error;
 
@@ -85,6 +85,9 @@ pub(crate) struct Plan {
     cull_len: u32,
     /// The producer's transform feedback captures.
     pub xfb: super::xfb::Captures,
+    /// Components declared float though nothing interpolates them (see
+    /// [`float_outputs`]); every other non-interpolated one is `uint`.
+    floats: BTreeSet<IoSlot>,
 }
 
 /// Whether a slot is carried by a SPIR-V built-in rather than a located variable.
@@ -185,6 +188,7 @@ impl Plan {
         let mut comps: BTreeMap<IoSlot, CompInfo> = BTreeMap::new();
         let mut arrays = Arrays::new();
         let (mut clip_len, mut cull_len) = (0, 0);
+        let mut read = BTreeSet::new();
         for (shader, consumer) in [(&pipe.producer, false), (&pipe.consumer, true)] {
             for a in accesses(shader) {
                 if a.output == consumer {
@@ -202,6 +206,9 @@ impl Plan {
                 }
                 if !is_user_varying(s) {
                     continue;
+                }
+                if consumer {
+                    read.insert(a.slot);
                 }
                 let e = comps.entry(a.slot).or_insert(CompInfo {
                     bits: a.bits,
@@ -225,7 +232,7 @@ impl Plan {
         merge_arrays(&arrays, &mut comps)?;
         let (locs, split) = locations(&comps, &arrays);
         check_split(&arrays, &comps, &split)?;
-        Ok(Plan {
+        let mut plan = Plan {
             locs,
             split,
             arrays,
@@ -233,7 +240,10 @@ impl Plan {
             clip_len,
             cull_len,
             xfb: super::xfb::Captures::default(),
-        })
+            floats: BTreeSet::new(),
+        };
+        plan.floats = float_outputs(&plan, &pipe.producer, &read);
+        Ok(plan)
     }
 
     /// The dynamically indexed array holding `s`: its first slot index and length.
@@ -265,6 +275,93 @@ impl Plan {
         let loc = self.locs.get(&(s.slot, hi))?;
         Some((*loc, s.comp as u32))
     }
+}
+
+/// The components declared with the float type of the values stored to them
+/// although no consumer interpolates them: the producer stores only floats to
+/// each (constants and undefined values count as either; at least one store is
+/// computed as a float, see [`float_values`]), the consumer never reads it
+/// (transform feedback only, or kept for a stage outside the pair), it is no
+/// element of a dynamically indexed array, and every component sharing its
+/// location qualifies too (GLSL 4.60, 4.4.1: aliases of a location share one
+/// numeric type; one type per location keeps to that). Declaring such an
+/// output `uint` would make a capture of it read as an integer: an application
+/// or a comparison would then take float rounding as a different value.
+fn float_outputs(plan: &Plan, producer: &Shader, read: &BTreeSet<IoSlot>) -> BTreeSet<IoSlot> {
+    let (floats, neutral) = float_values(producer);
+    // Per slot: whether every store so far is a float (or neutral), and whether one is.
+    let mut stores: BTreeMap<IoSlot, (bool, bool)> = BTreeMap::new();
+    producer.for_each_inst(|i| {
+        let Some((slot, value, indirect)) = i.kind.output_store() else {
+            return;
+        };
+        let float = floats.contains(&value) && indirect.is_none();
+        let e = stores.entry(slot).or_insert((true, false));
+        e.0 &= float || neutral.contains(&value);
+        e.1 |= float;
+    });
+    let qualifies = |s: &IoSlot| {
+        let c = plan.comps[s];
+        c.interp.is_none()
+            && !read.contains(s)
+            && !in_array(&plan.arrays, *s)
+            && stores.get(s) == Some(&(true, true))
+    };
+    // Per location: whether every component there qualifies.
+    let mut by_loc: BTreeMap<(bool, u32), bool> = BTreeMap::new();
+    for s in plan.comps.keys() {
+        if let Some((loc, _)) = plan.place(*s) {
+            let e = by_loc.entry((s.slot.is_patch(), loc)).or_insert(true);
+            *e &= qualifies(s);
+        }
+    }
+    plan.comps
+        .keys()
+        .filter(|s| {
+            plan.place(**s)
+                .is_some_and(|(loc, _)| by_loc[&(s.slot.is_patch(), loc)])
+        })
+        .copied()
+        .collect()
+}
+
+/// The values of `s` the exporter computes as floats: results of float ALU ops
+/// (`alu::float_result`), interpolated inputs, opaque operations with a float
+/// result, and moves and selects of such values (constants neutral). Phis are
+/// left out: they need a fixed point and no case has needed one. Also returns
+/// the constants and undefined values.
+fn float_values(s: &Shader) -> (BTreeSet<Value>, BTreeSet<Value>) {
+    let mut out = BTreeSet::new();
+    let mut consts = BTreeSet::new();
+    // Program order: a value's definition comes before its uses.
+    s.for_each_inst(|i| {
+        let Some(r) = i.result else { return };
+        let float = match &i.kind {
+            InstKind::Const(_) | InstKind::Undef => {
+                consts.insert(r);
+                false
+            }
+            InstKind::LoadInterpolatedInput { .. } => true,
+            InstKind::Opaque { op, .. } => op.result.is_some_and(|(t, _)| t.scalar.is_float()),
+            InstKind::Alu { op, srcs, .. } => match op {
+                AluOp::Mov | AluOp::BCsel => {
+                    let data = if *op == AluOp::BCsel {
+                        &srcs[1..]
+                    } else {
+                        &srcs[..]
+                    };
+                    data.iter().all(|v| out.contains(v) || consts.contains(v))
+                        && data.iter().any(|v| out.contains(v))
+                }
+                _ => super::alu::float_result(*op),
+            },
+            _ => false,
+        };
+        if float {
+            out.insert(r);
+        }
+    });
+    (out, consts)
 }
 
 /// Dynamically indexed ranges of the pair's varyings: per (patch, component),
@@ -691,7 +788,7 @@ impl<'a> StageIo<'a> {
             .place(slot)
             .ok_or_else(|| fail(format!("{slot} has no location")))?;
         let scalar = Scalar {
-            num: if info.interp.is_some() {
+            num: if info.interp.is_some() || self.plan.floats.contains(&slot) {
                 Num::Float
             } else {
                 Num::Uint

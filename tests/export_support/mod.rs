@@ -91,3 +91,59 @@ pub fn dynamic_access_chains(words: &[u32]) -> usize {
         )
         .count()
 }
+
+/// The scalar type every named variable of `class` is declared with, by name
+/// (through arrays and pointers): `float`, `uint` or `int`.
+pub fn declared_scalars(
+    words: &[u32],
+    class: rspirv::spirv::StorageClass,
+) -> BTreeMap<String, &'static str> {
+    let m = rspirv::dr::load_words(words).expect("the module parses");
+    let defs: BTreeMap<u32, &rspirv::dr::Instruction> = m
+        .types_global_values
+        .iter()
+        .filter_map(|i| i.result_id.map(|r| (r, i)))
+        .collect();
+    let id = |o: Option<&Operand>| match o {
+        Some(Operand::IdRef(v)) => *v,
+        _ => 0,
+    };
+    let names: BTreeMap<u32, String> = m
+        .debug_names
+        .iter()
+        .filter(|i| i.class.opcode == Op::Name)
+        .filter_map(|i| match i.operands.get(1) {
+            Some(Operand::LiteralString(s)) => Some((id(i.operands.first()), s.clone())),
+            _ => None,
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    for v in m
+        .types_global_values
+        .iter()
+        .filter(|i| i.class.opcode == Op::Variable)
+    {
+        if v.operands.first() != Some(&Operand::StorageClass(class)) {
+            continue;
+        }
+        let Some(name) = v.result_id.and_then(|r| names.get(&r)) else {
+            continue;
+        };
+        let mut t = defs[&v.result_type.unwrap_or(0)];
+        loop {
+            match t.class.opcode {
+                Op::TypePointer => t = defs[&id(t.operands.get(1))],
+                Op::TypeArray | Op::TypeVector => t = defs[&id(t.operands.first())],
+                _ => break,
+            }
+        }
+        let kind = match (t.class.opcode, t.operands.get(1)) {
+            (Op::TypeFloat, _) => "float",
+            (Op::TypeInt, Some(Operand::LiteralBit32(1))) => "int",
+            (Op::TypeInt, _) => "uint",
+            _ => continue,
+        };
+        out.insert(name.clone(), kind);
+    }
+    out
+}
