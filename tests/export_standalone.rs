@@ -286,9 +286,69 @@ fn unread_float_outputs_are_declared_float() {
         ("VAR3_x", "uint"),
     ];
     for (words, class, side) in [(&vs, Output, "vs"), (&fs, Input, "fs")] {
-        let got = export_support::declared_scalars(words, class);
+        let got = declared_scalars(words, class);
         for (name, kind) in want {
             assert_eq!(got.get(name).copied(), Some(kind), "{side} {name}: {got:?}");
         }
     }
+}
+
+/// The scalar type every named variable of `class` is declared with, by name
+/// (through arrays and pointers): `float`, `uint` or `int`.
+pub fn declared_scalars(
+    words: &[u32],
+    class: rspirv::spirv::StorageClass,
+) -> std::collections::BTreeMap<String, &'static str> {
+    let m = rspirv::dr::load_words(words).expect("the module parses");
+    let defs: std::collections::BTreeMap<u32, &rspirv::dr::Instruction> = m
+        .types_global_values
+        .iter()
+        .filter_map(|i| i.result_id.map(|r| (r, i)))
+        .collect();
+    let id = |o: Option<&rspirv::dr::Operand>| match o {
+        Some(rspirv::dr::Operand::IdRef(v)) => *v,
+        _ => 0,
+    };
+    let names: std::collections::BTreeMap<u32, String> = m
+        .debug_names
+        .iter()
+        .filter(|i| i.class.opcode == rspirv::spirv::Op::Name)
+        .filter_map(|i| match i.operands.get(1) {
+            Some(rspirv::dr::Operand::LiteralString(s)) => {
+                Some((id(i.operands.first()), s.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut out = std::collections::BTreeMap::new();
+    for v in m
+        .types_global_values
+        .iter()
+        .filter(|i| i.class.opcode == rspirv::spirv::Op::Variable)
+    {
+        if v.operands.first() != Some(&rspirv::dr::Operand::StorageClass(class)) {
+            continue;
+        }
+        let Some(name) = v.result_id.and_then(|r| names.get(&r)) else {
+            continue;
+        };
+        let mut t = defs[&v.result_type.unwrap_or(0)];
+        loop {
+            match t.class.opcode {
+                rspirv::spirv::Op::TypePointer => t = defs[&id(t.operands.get(1))],
+                rspirv::spirv::Op::TypeArray | rspirv::spirv::Op::TypeVector => {
+                    t = defs[&id(t.operands.first())]
+                }
+                _ => break,
+            }
+        }
+        let kind = match (t.class.opcode, t.operands.get(1)) {
+            (rspirv::spirv::Op::TypeFloat, _) => "float",
+            (rspirv::spirv::Op::TypeInt, Some(rspirv::dr::Operand::LiteralBit32(1))) => "int",
+            (rspirv::spirv::Op::TypeInt, _) => "uint",
+            _ => continue,
+        };
+        out.insert(name.clone(), kind);
+    }
+    out
 }
