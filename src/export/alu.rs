@@ -53,15 +53,6 @@ fn float_form(op: AluOp) -> Option<Form> {
     })
 }
 
-/// Whether `op`'s result is a float the exporter computes as one (float
-/// arithmetic, `fsat`/`frcp`/`fmulz`/`sge`, and conversions to a float),
-/// bitcast to its carrier afterwards; compares and integer ops are not.
-pub(crate) fn float_result(op: AluOp) -> bool {
-    use AluOp::*;
-    matches!(op.class(), crate::ir::OpClass::Float)
-        || matches!(op, F2F16 | F2F32 | I2F32 | U2F32 | I2F16 | B2F32 | B2F16)
-}
-
 /// Integer ops on the carried unsigned values: the SPIR-V form.
 fn int_form(op: AluOp) -> Option<Form> {
     use AluOp::*;

@@ -326,7 +326,7 @@ fn float_outputs(plan: &Plan, producer: &Shader, read: &BTreeSet<IoSlot>) -> BTr
 }
 
 /// The values of `s` the exporter computes as floats: results of float ALU ops
-/// (`alu::float_result`), interpolated inputs, opaque operations with a float
+/// (`AluOp::yields_float`), interpolated inputs, opaque operations with a float
 /// result, and moves and selects of such values (constants neutral). Phis are
 /// left out: they need a fixed point and no case has needed one. Also returns
 /// the constants and undefined values.
@@ -353,7 +353,7 @@ fn float_values(s: &Shader) -> (BTreeSet<Value>, BTreeSet<Value>) {
                     data.iter().all(|v| out.contains(v) || consts.contains(v))
                         && data.iter().any(|v| out.contains(v))
                 }
-                _ => super::alu::float_result(*op),
+                _ => op.yields_float(),
             },
             _ => false,
         };

@@ -210,6 +210,15 @@ impl AluOp {
             )
     }
 
+    /// Whether the result is a float (float arithmetic, and conversions to a
+    /// float); compares and integer ops are not. The exporter computes such a
+    /// result in a float type and declares outputs storing only these as floats.
+    pub fn yields_float(self) -> bool {
+        use AluOp::*;
+        matches!(self.class(), OpClass::Float)
+            || matches!(self, F2F16 | F2F32 | I2F32 | U2F32 | I2F16 | B2F32 | B2F16)
+    }
+
     /// Whether `op(a, b) == op(b, a)` bit for bit.
     pub fn is_commutative(self) -> bool {
         use AluOp::*;
