@@ -269,12 +269,13 @@ impl Table {
             let Some(value) = self.entry_value(e, prices, best) else {
                 continue;
             };
-            let mut pass = 1;
-            for c in &e.kids {
-                // Every child has a value here (`entry_value` checked).
-                let b = best[*c as usize].expect("a valued child");
-                pass = pass.max(b.pass + u32::from(b.entry > i));
-            }
+            // Every child has a value here (`entry_value` checked).
+            let pass = e
+                .kids
+                .iter()
+                .filter_map(|c| best[*c as usize])
+                .map(|b| b.pass + u32::from(b.entry > i))
+                .fold(1, u32::max);
             if found.is_none_or(|f| (value, pass) < (f.value, f.pass)) {
                 found = Some(Best {
                     value,
