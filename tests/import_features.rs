@@ -1305,20 +1305,11 @@ fn fragment_colours_with(p: &Pipeline, cfg: &varysat::interpreter::RunConfig) ->
     by_fragment.into_values().collect()
 }
 
-/// `layout(location)` on in/out blocks at `#version 420` (piglit's
-/// `arb_separate_shader_objects/execution/layout-location-named-block-with-array`):
-/// desktop GL accepts it from 4.10, glslang only from 4.40 or with
-/// `GL_ARB_enhanced_layouts`, which the front end then enables. The FS sees the
-/// colours the VS wrote; a 3.30 shader without `GL_ARB_separate_shader_objects`,
-/// where GL has no output locations at all, is still refused.
-#[test]
-fn locations_on_io_blocks_below_4_40_compile() {
-    if !tools() {
-        return;
-    }
-    let vs = "#version 420
+/// The vertex shader of piglit's `layout-location-named-block-with-array` (GLSL
+/// 4.20): `block` at location 0 and `block2` at location 4, four colours.
+const BLOCKS_420_VS: &str = "#version 420
 
-in vec4 pos;
+in vec4 piglit_vertex;
 
 layout(location = 0) out block {
 \tvec4 a[2];
@@ -1334,9 +1325,22 @@ void main()
 \tname.a[1] = vec4(0.0, 0.0, 1.0, 1.0);
 \tname2.a[0] = vec4(0.0, 1.0, 1.0, 1.0);
 \tname2.a[1] = vec4(1.0, 0.0, 0.0, 1.0);
-\tgl_Position = pos;
+\tgl_Position = piglit_vertex;
 }
 ";
+
+/// `layout(location)` on in/out blocks at `#version 420` (piglit's
+/// `arb_separate_shader_objects/execution/layout-location-named-block-with-array`):
+/// desktop GL accepts it from 4.10, glslang only from 4.40 or with
+/// `GL_ARB_enhanced_layouts`, which the front end then enables. The FS sees the
+/// colours the VS wrote; a 3.30 shader without `GL_ARB_separate_shader_objects`,
+/// where GL has no output locations at all, is still refused.
+#[test]
+fn locations_on_io_blocks_below_4_40_compile() {
+    if !tools() {
+        return;
+    }
+    let vs = BLOCKS_420_VS;
     let fs = "#version 420
 
 layout(location = 0) in block {
@@ -1511,28 +1515,7 @@ fn located_blocks_link_by_location_across_block_names() {
     if !tools() {
         return;
     }
-    let vs = "#version 420
-
-in vec4 piglit_vertex;
-
-layout(location = 0) out block {
-\tvec4 a[2];
-} name;
-
-layout(location = 4) out block2 {
-\tvec4 a[2];
-} name2;
-
-void main()
-{
-\tname.a[0] = vec4(0.0, 1.0, 0.0, 1.0);
-\tname.a[1] = vec4(0.0, 0.0, 1.0, 1.0);
-\tname2.a[0] = vec4(0.0, 1.0, 1.0, 1.0);
-\tname2.a[1] = vec4(1.0, 0.0, 0.0, 1.0);
-
-\tgl_Position = piglit_vertex;
-}
-";
+    let vs = BLOCKS_420_VS;
     let fs = "#version 420
 
 layout(location = 4) in block {
