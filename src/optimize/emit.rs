@@ -35,7 +35,7 @@ pub struct EmitInput<'a> {
 struct Builder<'a> {
     input: &'a EmitInput<'a>,
     shader: &'a mut Shader,
-    names: &'a mut BTreeSet<String>,
+    names: &'a mut FreshNames,
     memo: BTreeMap<(Id, Ctx), Value>,
     out: Block,
     /// Producer values that may be used here (GS: defined before this emit).
@@ -55,17 +55,44 @@ fn internal(msg: String) -> Error {
     Error::Limit(format!("optimizer emission: {msg}"))
 }
 
-impl Builder<'_> {
-    fn fresh(&mut self, bits: BitSize) -> Value {
-        let mut n = self.shader.values.len();
+/// The value names of one shader being emitted, and where the search for the next
+/// fresh `vyN` name resumes.
+struct FreshNames {
+    taken: BTreeSet<String>,
+    /// Every `vyN` below this was taken when last looked at. Names are only added, so
+    /// the search never needs to look below it again; restarting it from the value
+    /// count made re-optimizing an output (whose `vyN` names run past its value count)
+    /// quadratic in the number of new values.
+    next: usize,
+}
+
+impl FreshNames {
+    fn of(shader: &Shader) -> Self {
+        FreshNames {
+            taken: shader.values.iter().map(|v| v.name.clone()).collect(),
+            next: 0,
+        }
+    }
+
+    /// The first `vyN` name not taken with `N >= from`, which is then taken.
+    fn take(&mut self, from: usize) -> String {
+        let mut n = from.max(self.next);
         let name = loop {
             let candidate = format!("vy{n}");
-            if !self.names.contains(&candidate) {
+            if !self.taken.contains(&candidate) {
                 break candidate;
             }
             n += 1;
         };
-        self.names.insert(name.clone());
+        self.next = n + 1;
+        self.taken.insert(name.clone());
+        name
+    }
+}
+
+impl Builder<'_> {
+    fn fresh(&mut self, bits: BitSize) -> Value {
+        let name = self.names.take(self.shader.values.len());
         self.shader.add_value(name, bits)
     }
 
@@ -348,10 +375,6 @@ fn only(srcs: &[Value]) -> Result<Value, Error> {
     }
 }
 
-fn names(shader: &Shader) -> BTreeSet<String> {
-    shader.values.iter().map(|v| v.name.clone()).collect()
-}
-
 fn strip_region(block: &mut Block, region: &BTreeSet<Value>) {
     for_each_block_mut(block, |b| {
         b.retain(
@@ -363,7 +386,7 @@ fn strip_region(block: &mut Block, region: &BTreeSet<Value>) {
 /// Rewrites the consumer: region values re-emitted at the start, the rest untouched.
 pub fn emit_consumer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Error> {
     let mut shader = p.consumer.clone();
-    let mut names = names(&shader);
+    let mut names = FreshNames::of(&shader);
     let mut b = Builder {
         input,
         shader: &mut shader,
@@ -478,7 +501,7 @@ pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
     let link = (p.producer.stage(), p.consumer.stage());
     filter_stores(&mut shader.body, input.lowered, link);
     let stage = shader.stage();
-    let mut names = names(&shader);
+    let mut names = FreshNames::of(&shader);
     let leaves = top_level_leaves(&shader);
     let body = std::mem::take(&mut shader.body);
     let mut out = vec![];
@@ -515,7 +538,7 @@ pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
 struct GsEmission<'a, 'b> {
     input: &'a EmitInput<'a>,
     shader: &'b mut Shader,
-    names: &'b mut BTreeSet<String>,
+    names: &'b mut FreshNames,
     invariant: &'b fxhash::FxHashSet<Id>,
     emit_index: usize,
 }
@@ -590,7 +613,7 @@ impl GsEmission<'_, '_> {
 fn builder<'a>(
     input: &'a EmitInput<'a>,
     shader: &'a mut Shader,
-    names: &'a mut BTreeSet<String>,
+    names: &'a mut FreshNames,
     available: Option<&'a BTreeSet<u32>>,
     emit_index: Option<usize>,
 ) -> Builder<'a> {
@@ -742,5 +765,49 @@ pub fn is_store(kind: &InstKind) -> Option<(IoSlot, bool)> {
         } => Some((*slot, *no_varying)),
         InstKind::StorePerVertexOutput { slot, .. } => Some((*slot, false)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn taken(names: &[&str]) -> FreshNames {
+        FreshNames {
+            taken: names.iter().map(|n| n.to_string()).collect(),
+            next: 0,
+        }
+    }
+
+    #[test]
+    fn fresh_names_skip_taken_ones_and_never_repeat() {
+        let mut names = taken(&["vy3", "vy4", "vy6"]);
+        assert_eq!(names.take(3), "vy5");
+        // The value count lags behind the names handed out: the search resumes past
+        // them instead of handing out a taken name again.
+        assert_eq!(names.take(3), "vy7");
+        assert_eq!(names.take(2), "vy8");
+        // A value count ahead of the search moves it forward.
+        assert_eq!(names.take(20), "vy20");
+        assert!(["vy5", "vy7", "vy8", "vy20"]
+            .iter()
+            .all(|n| names.taken.contains(*n)));
+    }
+
+    #[test]
+    fn fresh_names_match_the_first_free_name_from_the_value_count() {
+        // The same names as the search from the value count alone, which restarted
+        // every time: with names only added and value counts never falling (values are
+        // only added too), resuming changes no choice.
+        let mut resumed = taken(&["vy0", "vy2", "vy3", "vy9"]);
+        let mut restarted = resumed.taken.clone();
+        for count in [0, 1, 1, 4, 5, 5, 12] {
+            let first_free = (count..)
+                .map(|n| format!("vy{n}"))
+                .find(|c| !restarted.contains(c))
+                .expect("a free name exists");
+            restarted.insert(first_free.clone());
+            assert_eq!(resumed.take(count), first_free, "value count {count}");
+        }
     }
 }

@@ -3,8 +3,6 @@
 //! defined values, in definition order, so the printed text parses back to the same
 //! pipeline.
 
-use std::collections::BTreeMap;
-
 use crate::ir::{for_each_stmt_mut, walk, Block, InstKind, Shader, Stmt, Value, ValueInfo, Visit};
 
 /// The values `block` defines, in definition order (an `if`'s merge phis after its
@@ -31,15 +29,20 @@ pub(crate) fn map_kind(kind: &mut InstKind, f: &dyn Fn(&mut Value)) {
 /// dangles.
 pub fn renumber(shader: &mut Shader) {
     let order = definitions(&shader.body);
-    let mut map: BTreeMap<Value, Value> = BTreeMap::new();
-    let mut values: Vec<ValueInfo> = vec![];
-    let mut keep = |v: Value, map: &mut BTreeMap<Value, Value>| {
-        if map.contains_key(&v) {
-            return;
-        }
-        if let Some(info) = shader.values.get(v.index()) {
-            map.insert(v, Value(values.len() as u32));
-            values.push(info.clone());
+    // Old index -> new value, dense over the old arena (every operand is an index
+    // into it); the infos move to their new slots instead of being cloned.
+    let mut map: Vec<Option<Value>> = vec![None; shader.values.len()];
+    let mut old: Vec<Option<ValueInfo>> = std::mem::take(&mut shader.values)
+        .into_iter()
+        .map(Some)
+        .collect();
+    let mut values: Vec<ValueInfo> = Vec::with_capacity(order.len());
+    let mut keep = |v: Value, map: &mut Vec<Option<Value>>| {
+        // An index's info is taken the first time it is kept, so a second visit (or
+        // an index past the arena) finds nothing.
+        if let Some(info) = old.get_mut(v.index()).and_then(Option::take) {
+            map[v.index()] = Some(Value(values.len() as u32));
+            values.push(info);
         }
     };
     for v in order {
@@ -54,7 +57,7 @@ pub fn renumber(shader: &mut Shader) {
     }
     for_each_stmt_mut(&mut shader.body, |stmt| {
         stmt.map_own_values(&mut |v| {
-            if let Some(n) = map.get(v) {
+            if let Some(Some(n)) = map.get(v.index()) {
                 *v = *n;
             }
         })
