@@ -8,7 +8,20 @@
 #   MAX_PAIRS  cap: every k-th pair is taken so the sample spans the whole corpus
 #              (default: all pairs)
 #   --docs     also replace the generated block of docs/testing.md with the result
-# JOBS (default: nproc) pairs run in parallel, under nice.
+# Environment:
+#   JOBS=N     pairs run in parallel (default: nproc)
+#   NICE=N     niceness of the per-pair processes (default: 10)
+#   RUN_DIR=D  a directory that keeps the run (default: a temporary one): the pair
+#              list, the split piglit sections, a copy of the varysat binary, the
+#              compiled-stage cache (`varysat import --glsl-cache`) and `results`,
+#              one line a pair (`PRODUCER CONSUMER<TAB>outcome`), appended as each
+#              pair finishes. Running again with the same RUN_DIR resumes: pairs
+#              already in `results` are skipped, and the binary copied at the first
+#              start is used again (FRESH_BINARY=1 copies the current build).
+#   SHARD=I/N  run only the pairs whose index in the list is I modulo N (several
+#              shards may share one RUN_DIR, e.g. on several machines or cores).
+# The summary counts every pair of the selection that has a result so far, and says
+# how many are done.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MAX=100000000; DOCS=0
@@ -19,53 +32,89 @@ for a in "$@"; do
     esac
 done
 JOBS=${JOBS:-$(nproc)}
+NICE=${NICE:-10}
+SHARD=${SHARD:-0/1}
+shard_i=${SHARD%/*}; shard_n=${SHARD#*/}
 
 bash scripts/setup.sh
 source scripts/corpus_packages.sh
 
-cargo build -q --release --bin varysat || exit 1
-BIN=$PWD/target/release/varysat
+if [ -n "${RUN_DIR:-}" ]; then
+    work=$RUN_DIR; mkdir -p "$work"
+else
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+fi
+work=$(cd "$work" && pwd)
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ ! -x "$work/varysat" ] || [ "${FRESH_BINARY:-0}" = 1 ]; then
+    cargo build -q --release --bin varysat || exit 1
+    cp target/release/varysat "$work/varysat.new" && mv "$work/varysat.new" "$work/varysat"
+    git rev-parse --short HEAD > "$work/commit" 2>/dev/null || echo unknown > "$work/commit"
+    git diff --quiet HEAD 2>/dev/null || echo "$(cat "$work/commit") + uncommitted changes" > "$work/commit"
+fi
+BIN=$work/varysat
 
 # Pairs: files with the same stem and stage extensions in one directory, producer
 # before consumer (vert->frag, vert->geom->frag, vert->tesc->tese->frag...).
 # piglit keeps most shaders in .shader_test files, one "[vertex shader]" /
 # "[fragment shader]" ... section each: those sections are split into files under the
-# temporary directory (never into the repository).
-find /usr/share/glmark2 /usr/lib/piglit /usr/lib/*/piglit /usr/share/piglit -type f \
-    \( -name '*.vert' -o -name '*.tesc' -o -name '*.tese' -o -name '*.geom' -o -name '*.frag' \
-       -o -name '*.shader_test' \) \
-    2>/dev/null | sort > "$work/files"
-python3 scripts/corpus_pairs.py "$work/files" "$work/split" > "$work/pairs"
+# run directory (never into the repository). A kept run reuses its list, so its
+# results stay keyed by the same names.
+if [ ! -s "$work/pairs" ]; then
+    find /usr/share/glmark2 /usr/lib/piglit /usr/lib/*/piglit /usr/share/piglit -type f \
+        \( -name '*.vert' -o -name '*.tesc' -o -name '*.tese' -o -name '*.geom' -o -name '*.frag' \
+           -o -name '*.shader_test' \) \
+        2>/dev/null | sort > "$work/files"
+    python3 scripts/corpus_pairs.py "$work/files" "$work/split" > "$work/pairs.new" \
+        && mv "$work/pairs.new" "$work/pairs"
+fi
 
 found=$(wc -l < "$work/pairs")
 step=$(( (found + MAX - 1) / MAX )); [ "$step" -lt 1 ] && step=1
 awk -v k="$step" '(NR - 1) % k == 0' "$work/pairs" > "$work/sample"
 total=$(wc -l < "$work/sample")
-echo "pairs found: $found; running $total (every ${step}. one) with $JOBS jobs" >&2
+touch "$work/results"
+# This shard's pairs without a result yet.
+awk -v i="$shard_i" -v n="$shard_n" -F '\t' '
+    FILENAME == ARGV[1] { done[$1] = 1; next }
+    (FNR - 1) % n == i && !($0 in done)' "$work/results" "$work/sample" > "$work/todo.$shard_i"
+todo=$(wc -l < "$work/todo.$shard_i")
+echo "pairs found: $found; selected $total (every ${step}. one); shard $SHARD: $todo to run with $JOBS jobs at nice $NICE (binary $(cat "$work/commit"))" >&2
 
-# One pair: prints `import|opt|equiv|ok <cause>` (the first stage that failed).
+# One pair: appends `PRODUCER CONSUMER<TAB>import|opt|equiv|ok <cause>` (the first
+# stage that failed) to the results, in one write so parallel jobs do not interleave.
 cat > "$work/one.sh" <<'ONE'
 #!/usr/bin/env bash
-BIN=$1; a=$2; b=$3; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+BIN=$1; CACHE=$2; RESULTS=$3; a=$4; b=$5; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cause() { head -1 | sed -E 's/^[^ ]*: error: //; s/^error: //; s/%[0-9]+/%N/g; s/[0-9]+/N/g; s/`[^`]*`/`…`/g'; }
-if ! err=$(timeout 60 "$BIN" import "$a" "$b" -o "$tmp/p.pair" 2>&1); then
-    echo "import $(echo "$err" | cause)"; exit 0; fi
-if ! err=$(timeout 120 "$BIN" opt "$tmp/p.pair" -o "$tmp/o.pair" 2>&1); then
-    echo "opt $(echo "$err" | cause)"; exit 0; fi
-if ! err=$(timeout 120 "$BIN" equiv "$tmp/p.pair" "$tmp/o.pair" --runs 4 2>&1); then
-    echo "equiv $(echo "$err" | cause) [$a $b]"; exit 0; fi
-echo "ok"
+outcome() {
+    if ! err=$(timeout 60 "$BIN" import "$a" "$b" --glsl-cache "$CACHE" -o "$tmp/p.pair" 2>&1); then
+        echo "import $(echo "$err" | cause)"; return; fi
+    if ! err=$(timeout 120 "$BIN" opt "$tmp/p.pair" -o "$tmp/o.pair" 2>&1); then
+        echo "opt $(echo "$err" | cause)"; return; fi
+    if ! err=$(timeout 120 "$BIN" equiv "$tmp/p.pair" "$tmp/o.pair" --runs 4 2>&1); then
+        echo "equiv $(echo "$err" | cause) [$a $b]"; return; fi
+    echo "ok"
+}
+line=$(printf '%s %s\t%s\n' "$a" "$b" "$(outcome | tr '\t' ' ')")
+echo "$line" >> "$RESULTS"
 ONE
 chmod +x "$work/one.sh"
-nice -n 10 xargs -P "$JOBS" -L 1 "$work/one.sh" "$BIN" < "$work/sample" > "$work/results"
+nice -n "$NICE" xargs -r -P "$JOBS" -L 1 "$work/one.sh" "$BIN" "$work/glsl-cache" "$work/results" \
+    < "$work/todo.$shard_i"
 
-python3 - "$work/results" "$found" "$step" "$DOCS" <<'PY'
+python3 - "$work/results" "$work/sample" "$found" "$step" "$DOCS" "$(cat "$work/commit")" <<'PY'
 import collections, datetime, re, sys
-rows = [l.rstrip("\n") for l in open(sys.argv[1]) if l.strip()]
-found, step, docs = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+selected = set(l.rstrip("\n") for l in open(sys.argv[2]) if l.strip())
+found, step, docs, commit = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6]
+# The last result of each selected pair (a pair run again replaces its result).
+by_pair = {}
+for l in open(sys.argv[1]):
+    key, tab, outcome = l.rstrip("\n").partition("\t")
+    if tab and key in selected:
+        by_pair[key] = outcome
+rows = list(by_pair.values())
 n = len(rows)
 failed = collections.Counter(r.split(" ", 1)[0] for r in rows if r != "ok")
 imported = n - failed["import"]
@@ -73,8 +122,9 @@ optimized = imported - failed["opt"]
 equivalent = optimized - failed["equiv"]
 causes = collections.Counter(r for r in rows if r != "ok")
 pct = lambda k: f"{100.0 * k / n:.1f} %" if n else "-"
-out = [f"Run of {datetime.date.today()} (release build, `JOBS` parallel): {found} pairs found, "
-       f"{n} run (every {step}. one).",
+state = "complete" if n == len(selected) else f"**partial: {n} of {len(selected)} done**"
+out = [f"Run of {datetime.date.today()} (release build of {commit}): {found} pairs found, "
+       f"{len(selected)} selected (every {step}. one), {state}.",
        "",
        "| stage | pairs | share of run |", "|---|---|---|",
        f"| imported | {imported} | {pct(imported)} |",

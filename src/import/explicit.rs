@@ -118,6 +118,30 @@ impl Explicit {
     }
 }
 
+/// The lines of glslang's AST dump that [`Explicit::from_ast`] reads (the "Linker
+/// Objects" sections, each closed by an empty line), so a cache keeps those only:
+/// `from_ast` of them is `from_ast` of the whole dump.
+pub(crate) fn linker_objects(ast: &str) -> String {
+    let mut out = String::new();
+    let mut in_objects = false;
+    for line in ast.lines() {
+        if line.trim_end().ends_with("Linker Objects") {
+            in_objects = true;
+        } else if !line.starts_with("0:") {
+            if in_objects {
+                out.push('\n');
+            }
+            in_objects = false;
+            continue;
+        }
+        if in_objects {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The member names of a block variable's type (through array dimensions).
 fn block_member_names(m: &Module, mut ty: u32) -> Vec<String> {
     while let Some(Ty::Array { elem, .. }) = m.types.get(&ty) {
@@ -250,6 +274,16 @@ mod tests {
             .vars
             .iter()
             .all(|v| v.name != "u" && v.name != "gl_VertexID"));
+    }
+
+    #[test]
+    fn linker_objects_keep_what_from_ast_reads() {
+        let dump = format!("s.vert\nShader version: 450\n0:? Sequence\n0:3   'a' (out float)\n{AST}\nLinked vertex stage:\n\n{AST}");
+        let kept = linker_objects(&dump);
+        assert!(!kept.contains("Sequence") && !kept.contains("Linked"));
+        let (full, short) = (Explicit::from_ast(&dump, ""), Explicit::from_ast(&kept, ""));
+        assert_eq!(full.vars, short.vars);
+        assert_eq!(full.vars.len(), 5);
     }
 
     #[test]

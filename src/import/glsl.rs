@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::explicit::Explicit;
 use super::files::{fail, stage_from_extension};
+use super::glsl_cache;
 use crate::ir::{SrcLoc, Stage};
 use crate::{Diagnostic, Error};
 
@@ -87,12 +88,17 @@ pub fn compile_glsl_with_notes(
     path: &Path,
     spirv_opt: bool,
 ) -> Result<(Vec<u8>, Vec<String>), Error> {
-    compile_glsl_explicit(path, spirv_opt).map(|c| (c.spirv, c.notes))
+    compile_glsl_explicit(path, spirv_opt, None).map(|c| (c.spirv, c.notes))
 }
 
 /// [`compile_glsl_with_notes`], also reading which varyings the source located
-/// (glslang's AST dump, see `explicit.rs`).
-pub(crate) fn compile_glsl_explicit(path: &Path, spirv_opt: bool) -> Result<CompiledGlsl, Error> {
+/// (glslang's AST dump, see `explicit.rs`); with `cache`, a stage compiled before
+/// (the same source as glslang receives it) is taken from there (`glsl_cache.rs`).
+pub(crate) fn compile_glsl_explicit(
+    path: &Path,
+    spirv_opt: bool,
+    cache: Option<&Path>,
+) -> Result<CompiledGlsl, Error> {
     let file = path.display().to_string();
     let stage = stage_from_extension(path).ok_or_else(|| {
         fail(
@@ -110,7 +116,6 @@ pub(crate) fn compile_glsl_explicit(path: &Path, spirv_opt: bool) -> Result<Comp
             notes.push(format!("{file}: {note}"));
         }
     }
-    let dir = TempDir::new()?;
     let ext = match stage {
         Stage::Vertex => "vert",
         Stage::TessCtrl => "tesc",
@@ -118,14 +123,50 @@ pub(crate) fn compile_glsl_explicit(path: &Path, spirv_opt: bool) -> Result<Comp
         Stage::Geometry => "geom",
         Stage::Fragment => "frag",
     };
+    let key = glsl_cache::key(ext, spirv_opt, &source);
+    let compiled = match cache.and_then(|dir| glsl_cache::lookup(dir, &key)) {
+        Some(hit) => hit,
+        None => {
+            let compiled = compile_source(&source, ext, spirv_opt, &file)?;
+            if let Some(dir) = cache {
+                glsl_cache::store(dir, &key, &compiled);
+            }
+            compiled
+        }
+    };
+    match compiled {
+        Ok((spirv, ast)) => Ok(CompiledGlsl {
+            spirv,
+            notes,
+            explicit: Explicit::from_ast(&ast, &text),
+        }),
+        // glslang names the temporary copy; the user knows their own file.
+        Err(report) => Err(glslang_error(&file, &report.replace(SOURCE_MARK, &file))),
+    }
+}
+
+/// Stands for the compiled file's name in a glslang report ([`compile_source`]).
+const SOURCE_MARK: &str = "@varysat-source@";
+
+/// Compiles a stage's source (as glslang receives it) in a private temporary
+/// directory: glslang ([`compile_retrying`]), then `spirv-opt -O` when `spirv_opt`.
+/// The SPIR-V and the AST dump's linker objects (`explicit::linker_objects`), or
+/// glslang's report with the file named [`SOURCE_MARK`]. `file` names the user's
+/// file in errors of the tools themselves.
+fn compile_source(
+    source: &str,
+    ext: &str,
+    spirv_opt: bool,
+    file: &str,
+) -> Result<super::glsl_cache::Compiled, Error> {
+    let dir = TempDir::new()?;
     let src = dir.0.join(format!("shader.{ext}"));
-    std::fs::write(&src, &source).map_err(|source| Error::Io {
-        path: src.display().to_string(),
-        source,
-    })?;
+    write(&src, source)?;
     let out = dir.0.join("shader.spv");
-    let ast = compile_retrying(&src, &out, &file)?;
-    let explicit = Explicit::from_ast(&ast, &text);
+    let ast = match compile_retrying(&src, source, &out)? {
+        Ok(ast) => super::explicit::linker_objects(&ast),
+        Err(report) => return Ok(Err(report.replace(&src.display().to_string(), SOURCE_MARK))),
+    };
     if spirv_opt {
         let opt = dir.0.join("opt.spv");
         // spirv-opt's validator rejects some of what glslang's OpenGL mode writes
@@ -141,33 +182,31 @@ pub(crate) fn compile_glsl_explicit(path: &Path, spirv_opt: bool) -> Result<Comp
                 .output()
                 .map_err(|e| {
                     fail(
-                        &file,
+                        file,
                         format!(
                             "cannot run {SPIRV_OPT} (install spirv-tools: scripts/setup.sh): {e}"
                         ),
                     )
                 })?;
             if o.status.success() {
-                let spirv = std::fs::read(&opt).map_err(|source| Error::Io {
-                    path: opt.display().to_string(),
-                    source,
-                })?;
-                return Ok(CompiledGlsl {
-                    spirv,
-                    notes,
-                    explicit,
-                });
+                return Ok(Ok((read(&opt)?, ast)));
             }
         }
     }
-    let spirv = std::fs::read(&out).map_err(|source| Error::Io {
-        path: out.display().to_string(),
+    Ok(Ok((read(&out)?, ast)))
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|source| Error::Io {
+        path: path.display().to_string(),
         source,
-    })?;
-    Ok(CompiledGlsl {
-        spirv,
-        notes,
-        explicit,
+    })
+}
+
+fn write(path: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|source| Error::Io {
+        path: path.display().to_string(),
+        source,
     })
 }
 
@@ -176,33 +215,24 @@ pub(crate) fn compile_glsl_explicit(path: &Path, spirv_opt: bool) -> Result<Comp
 const BLOCK_LOCATION: &str =
     "'location qualifier on in/out block' : not supported for this version or the enabled extensions";
 
-/// Compiles with glslang ([`compile_tries`]); when glslang objects to a location on
-/// an in/out block below 4.40, compiles again with `GL_ARB_enhanced_layouts`
-/// enabled ([`enable_enhanced_layouts`]), so any other error still fails. Reports
-/// the first failure. Returns glslang's AST dump.
-fn compile_retrying(src: &Path, out: &Path, file: &str) -> Result<String, Error> {
-    let report = match compile_tries(src, out)? {
-        Ok(ast) => return Ok(ast),
+/// Compiles `src` (whose text is `text`) with glslang ([`compile_tries`]); when
+/// glslang objects to a location on an in/out block below 4.40, compiles again
+/// with `GL_ARB_enhanced_layouts` enabled ([`enable_enhanced_layouts`]), so any
+/// other error still fails. glslang's AST dump, or the report of the first failure.
+fn compile_retrying(src: &Path, text: &str, out: &Path) -> Result<Result<String, String>, Error> {
+    let report = match compile_tries(src, text, out)? {
+        Ok(ast) => return Ok(Ok(ast)),
         Err(report) => report,
     };
     if report.contains(BLOCK_LOCATION) {
-        let text = std::fs::read_to_string(src).map_err(|source| Error::Io {
-            path: src.display().to_string(),
-            source,
-        })?;
-        if let Some(enabled) = enable_enhanced_layouts(&text) {
-            std::fs::write(src, enabled).map_err(|source| Error::Io {
-                path: src.display().to_string(),
-                source,
-            })?;
-            if let Ok(ast) = compile_tries(src, out)? {
-                return Ok(ast);
+        if let Some(enabled) = enable_enhanced_layouts(text) {
+            write(src, &enabled)?;
+            if let Ok(ast) = compile_tries(src, &enabled, out)? {
+                return Ok(Ok(ast));
             }
         }
     }
-    // glslang names the temporary copy; the user knows their own file.
-    let report = report.replace(&src.display().to_string(), file);
-    Err(glslang_error(file, &report))
+    Ok(Err(report))
 }
 
 /// A desktop shader below 4.40 with `#extension GL_ARB_enhanced_layouts : enable`
@@ -244,7 +274,24 @@ fn enable_enhanced_layouts(src: &str) -> Option<String> {
 /// default-block uniforms, then with newer Vulkan targets (1.2, 1.3) and relaxed
 /// rules (`-R`: `gl_VertexID`, default uniforms). The AST dump on success, else
 /// the log of the first failure (the OpenGL one for default-block uniforms).
-fn compile_tries(src: &Path, out: &Path) -> Result<Result<String, String>, Error> {
+///
+/// A source that declares default-block uniforms ([`declares_loose_uniform`]) is
+/// compiled as OpenGL SPIR-V first: the Vulkan attempt is bound to fail on it.
+/// That result is kept only when glslang's AST confirms such a uniform
+/// ([`ast_has_loose_uniform`]), which is exactly when the Vulkan attempt would have
+/// failed and the OpenGL one been made next, so the outcome is the same as in
+/// the order above, one glslang run sooner.
+fn compile_tries(src: &Path, text: &str, out: &Path) -> Result<Result<String, String>, Error> {
+    let mut opengl = None;
+    if declares_loose_uniform(text) {
+        let tried = run_glslang(src, out, &["-G"])?;
+        if let Ok(ast) = &tried {
+            if ast_has_loose_uniform(ast) {
+                return Ok(tried);
+            }
+        }
+        opengl = Some(tried);
+    }
     let first = match run_glslang(src, out, &["-V"])? {
         Ok(ast) => return Ok(Ok(ast)),
         Err(log) => log,
@@ -252,8 +299,19 @@ fn compile_tries(src: &Path, out: &Path) -> Result<Result<String, String>, Error
     // Default-block uniforms need OpenGL SPIR-V: what fails there is the real cause.
     let mut report = first.clone();
     if first.contains("non-opaque uniforms outside a block") {
-        match run_glslang(src, out, &["-G"])? {
-            Ok(ast) => return Ok(Ok(ast)),
+        let tried = match opengl {
+            Some(tried) => tried,
+            None => run_glslang(src, out, &["-G"])?,
+        };
+        match tried {
+            Ok(ast) => {
+                // An earlier `-G` run wrote `out`, the failed `-V` run may have
+                // removed it: write it again.
+                if !out.exists() {
+                    return run_glslang(src, out, &["-G"]);
+                }
+                return Ok(Ok(ast));
+            }
             Err(log) => report = log,
         }
     }
@@ -269,6 +327,110 @@ fn compile_tries(src: &Path, out: &Path) -> Result<Result<String, String>, Error
         }
     }
     Ok(Err(report))
+}
+
+/// Whether the source (comments aside) declares a uniform outside a block whose
+/// type is not opaque (`uniform mat4 m;`, not `uniform sampler2D s;` nor
+/// `uniform Block { ... }`): a guess, only ordering glslang's attempts.
+fn declares_loose_uniform(text: &str) -> bool {
+    let code = strip_comments(text);
+    let tokens = tokens(&code);
+    let mut depth = 0u32;
+    for (i, t) in tokens.iter().enumerate() {
+        match *t {
+            "{" => depth += 1,
+            "}" => depth = depth.saturating_sub(1),
+            "uniform" if depth == 0 => {
+                let mut rest = tokens[i + 1..]
+                    .iter()
+                    .filter(|t| !matches!(**t, "highp" | "mediump" | "lowp" | "precise"));
+                let (Some(ty), Some(next)) = (rest.next(), rest.next()) else {
+                    continue;
+                };
+                let word = ty.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+                if word && *next != "{" && !is_opaque(ty) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether a GLSL type name is opaque (samplers, images, atomic counters, ...).
+fn is_opaque(ty: &str) -> bool {
+    let base = |t: &str| {
+        ["sampler", "texture", "image", "subpassInput"]
+            .iter()
+            .any(|p| t.starts_with(p))
+    };
+    base(ty)
+        || ty.strip_prefix(['i', 'u']).is_some_and(base)
+        || ty.starts_with("atomic_uint")
+        || ty.starts_with("accelerationStructure")
+}
+
+/// Whether glslang's AST dump lists a default-block uniform whose type is not
+/// opaque (what the Vulkan attempt refuses as "non-opaque uniforms outside a
+/// block").
+fn ast_has_loose_uniform(ast: &str) -> bool {
+    let objects = super::explicit::linker_objects(ast);
+    objects.lines().any(|line| {
+        let Some(ty) = line.split_once("' (").map(|(_, t)| t) else {
+            return false;
+        };
+        // Blocks and structs (which may hold only opaque members) have braces:
+        // not confirmed, so they keep the Vulkan-first order.
+        let words: Vec<&str> = ty
+            .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
+            .filter(|w| !w.is_empty())
+            .collect();
+        words.contains(&"uniform") && !ty.contains('{') && !words.iter().any(|w| is_opaque(w))
+    })
+}
+
+/// The source without `//` and `/* */` comments (each comment becomes a blank).
+fn strip_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("//") {
+            rest = r.find('\n').map_or("", |n| &r[n..]);
+            out.push(' ');
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.find("*/").map_or("", |n| &r[n + 2..]);
+            out.push(' ');
+        } else {
+            let c = rest.chars().next().unwrap_or(' ');
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+/// Identifiers, numbers and single punctuation characters of a source.
+fn tokens(text: &str) -> Vec<&str> {
+    let mut out = vec![];
+    let mut i = 0;
+    let b = text.as_bytes();
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+        } else {
+            i += text[i..].chars().next().map_or(1, char::len_utf8);
+            if c.is_ascii_whitespace() {
+                continue;
+            }
+        }
+        out.push(&text[start..i]);
+    }
+    out
 }
 
 /// Runs glslang; its AST dump (`-i`, for `explicit.rs`) on success, else its log.
@@ -567,4 +729,58 @@ fn replace_words(line: &str, words: &[(&str, &str)]) -> String {
     }
     out.push_str(&line[last..]);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loose_uniforms_are_told_from_blocks_opaque_types_and_comments() {
+        let loose = [
+            "uniform mat4 m;",
+            "layout(location = 1) uniform highp vec4 a[3];",
+            "struct S { float f; };\nuniform S s;",
+        ];
+        for src in loose {
+            assert!(declares_loose_uniform(src), "{src}");
+        }
+        let not_loose = [
+            "uniform sampler2D t;",
+            "uniform usampler2DArray t;",
+            "layout(binding = 0) uniform image2D i;",
+            "layout(std140) uniform Block { mat4 m; };",
+            "uniform Block\n{\n  mat4 m;\n} b;",
+            "// uniform mat4 m;\n/* uniform vec4 v; */",
+            "void f() { int uniformity = 1; }",
+            "layout(std140) uniform;",
+        ];
+        for src in not_loose {
+            assert!(!declares_loose_uniform(src), "{src}");
+        }
+    }
+
+    #[test]
+    fn the_ast_confirms_loose_uniforms_only_outside_blocks_and_structs() {
+        let ast = |object: &str| format!("0:?   Linker Objects\n0:?     {object}\n");
+        assert!(ast_has_loose_uniform(&ast(
+            "'m' ( uniform highp 4X4 matrix of float)"
+        )));
+        assert!(ast_has_loose_uniform(&ast(
+            "'a' (layout( location=1) uniform highp 3-element array of 4-component vector of float)"
+        )));
+        for other in [
+            "'t' ( uniform highp sampler2D)",
+            "'t' ( uniform 2-element array of highp isampler2D)",
+            "'anon@0' (layout( column_major std140) uniform block{ uniform highp 4X4 matrix of float m})",
+            "'s' ( uniform structure{ global highp sampler2D t})",
+            "'c' ( smooth out highp 4-component vector of float)",
+        ] {
+            assert!(!ast_has_loose_uniform(&ast(other)), "{other}");
+        }
+        // Outside the linker objects (the tree itself) nothing counts.
+        assert!(!ast_has_loose_uniform(
+            "0:3  'm' ( uniform highp 4X4 matrix of float)\n"
+        ));
+    }
 }

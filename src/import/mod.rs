@@ -21,6 +21,7 @@ mod files;
 mod framing;
 mod function;
 mod glsl;
+mod glsl_cache;
 mod gs4;
 mod gs_layout;
 mod iface;
@@ -68,6 +69,9 @@ pub struct ImportOptions {
     pub provoking: ProvokingVertex,
     /// Values of specialization constants by `SpecId` (others keep their defaults).
     pub spec: std::collections::BTreeMap<u32, u32>,
+    /// A directory where compiled GLSL stages are kept by source (`glsl_cache.rs`),
+    /// so a corpus run compiles a shader shared by many pairs once.
+    pub glsl_cache: Option<std::path::PathBuf>,
 }
 
 impl Default for ImportOptions {
@@ -79,6 +83,7 @@ impl Default for ImportOptions {
             topology: Primitive::Triangles,
             provoking: ProvokingVertex::First,
             spec: Default::default(),
+            glsl_cache: None,
         }
     }
 }
@@ -167,8 +172,9 @@ pub fn import_glsl(
     consumer: &Path,
     opts: &ImportOptions,
 ) -> Result<Pipeline, Error> {
-    let pc = glsl::compile_glsl_explicit(producer, opts.spirv_opt)?;
-    let cc = glsl::compile_glsl_explicit(consumer, opts.spirv_opt)?;
+    let cache = opts.glsl_cache.as_deref();
+    let pc = glsl::compile_glsl_explicit(producer, opts.spirv_opt, cache)?;
+    let cc = glsl::compile_glsl_explicit(consumer, opts.spirv_opt, cache)?;
     let (pn, cn) = (
         producer.display().to_string(),
         consumer.display().to_string(),
@@ -220,7 +226,7 @@ pub fn import_files_with_modules(
             let msg = "not a SPIR-V module (it does not start with the SPIR-V magic number)";
             return Err(Error::Import(Diagnostic::new(Some(&file), None, msg)));
         }
-        let c = glsl::compile_glsl_explicit(p, opts.spirv_opt)?;
+        let c = glsl::compile_glsl_explicit(p, opts.spirv_opt, opts.glsl_cache.as_deref())?;
         notes.extend(c.notes);
         Ok((c.spirv, Some(c.explicit)))
     };

@@ -32,6 +32,10 @@ pub struct Args {
     /// integer, or a float with a `.`). Others keep their default values.
     #[arg(long, value_parser = parse_spec)]
     pub spec: Vec<(u32, u32)>,
+    /// Keep compiled GLSL stages in this directory, by source, and take them from
+    /// there when the same source comes again (for corpus runs).
+    #[arg(long, value_name = "DIR")]
+    pub glsl_cache: Option<PathBuf>,
 }
 
 /// `ID=VALUE` of `--spec`.
@@ -71,6 +75,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
         spirv_opt: !args.no_spirv_opt,
         patch_vertices: args.patch_vertices,
         spec: args.spec.iter().copied().collect(),
+        glsl_cache: args.glsl_cache.clone(),
         ..ImportOptions::default()
     };
     let (pipe, warnings) = import_files_with_warnings(&args.producer, &args.consumer, &opts)?;
