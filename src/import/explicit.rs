@@ -32,11 +32,36 @@ struct AstVar {
     members: Vec<String>,
 }
 
-/// What a GLSL source located explicitly, and its text (for error positions).
+/// What a GLSL source located explicitly, its `#version` and its text (for error
+/// positions).
 #[derive(Clone, Debug, Default)]
 pub struct Explicit {
     vars: Vec<AstVar>,
     source: String,
+    /// The source's GLSL version, as written (before the desktop rewrite).
+    pub(crate) version: GlslVersion,
+}
+
+/// A `#version` line: its number and whether it is GLSL ES.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct GlslVersion {
+    pub es: bool,
+    pub number: u32,
+}
+
+impl GlslVersion {
+    /// The version a source declares; 1.10 (desktop) without a `#version` line, as
+    /// GL takes it (1.00 for ES has a `#version 100`).
+    pub(crate) fn of(source: &str) -> GlslVersion {
+        let line = source
+            .lines()
+            .map(str::trim_start)
+            .find(|l| l.starts_with("#version"));
+        let mut words = line.into_iter().flat_map(|l| l.split_whitespace()).skip(1);
+        let number = words.next().and_then(|n| n.parse().ok()).unwrap_or(110);
+        let es = words.next() == Some("es") || number == 100;
+        GlslVersion { es, number }
+    }
 }
 
 impl Explicit {
@@ -66,6 +91,7 @@ impl Explicit {
         Explicit {
             vars,
             source: source.to_owned(),
+            version: GlslVersion::of(source),
         }
     }
 
@@ -91,31 +117,81 @@ impl Explicit {
         found.is_some_and(|v| v.located)
     }
 
-    /// Where the source first names `word` (the declaration of a global), for an
-    /// error message; `None` when it does not (a name the front end made up).
+    /// Where the source declares the global `word` (an interface variable, or the
+    /// block name of an anonymous block), for an error message: its first
+    /// occurrence at global scope (outside braces and parentheses), outside
+    /// comments and preprocessor lines (a comment, a struct or block member, a
+    /// local or a parameter may use the name earlier). `None` when there is none (a name the front end made up).
     pub(crate) fn position(&self, word: &str) -> Option<SrcLoc> {
         if word.is_empty() {
             return None;
         }
-        for (i, line) in self.source.lines().enumerate() {
-            let code = line.split("//").next().unwrap_or("");
-            let mut from = 0;
-            while let Some(at) = code[from..].find(word).map(|a| a + from) {
-                let before = code[..at].chars().next_back();
-                let after = code[at + word.len()..].chars().next();
-                let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-                if !ident(before) && !ident(after) {
-                    let col = code[..at].chars().count() as u32 + 1;
-                    return Some(SrcLoc {
-                        line: i as u32 + 1,
-                        col,
-                    });
+        let code = blank_comments(&self.source);
+        let mut depth = 0u32;
+        for (i, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with('#') {
+                continue;
+            }
+            let mut chars = line.char_indices().peekable();
+            while let Some((at, c)) = chars.next() {
+                match c {
+                    '{' | '(' => depth += 1,
+                    '}' | ')' => depth = depth.saturating_sub(1),
+                    c if c.is_alphabetic() || c == '_' => {
+                        let mut end = at + c.len_utf8();
+                        while let Some((j, d)) = chars.peek().copied() {
+                            if !(d.is_alphanumeric() || d == '_') {
+                                break;
+                            }
+                            end = j + d.len_utf8();
+                            chars.next();
+                        }
+                        if depth == 0 && &line[at..end] == word {
+                            let col = line[..at].chars().count() as u32 + 1;
+                            return Some(SrcLoc {
+                                line: i as u32 + 1,
+                                col,
+                            });
+                        }
+                    }
+                    // A number's letters (`1e5`, `2u`) are not identifiers.
+                    c if c.is_ascii_digit() => {
+                        while chars
+                            .peek()
+                            .is_some_and(|(_, d)| d.is_alphanumeric() || *d == '_' || *d == '.')
+                        {
+                            chars.next();
+                        }
+                    }
+                    _ => {}
                 }
-                from = at + word.len();
             }
         }
         None
     }
+}
+
+/// The source with every comment's characters (but its line breaks) replaced by
+/// blanks, so lines and columns stay those of the source.
+fn blank_comments(src: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    let mut rest = src;
+    while let Some(c) = rest.chars().next() {
+        let comment = if rest.starts_with("//") {
+            rest.find('\n').unwrap_or(rest.len())
+        } else if let Some(body) = rest.strip_prefix("/*") {
+            body.find("*/").map_or(rest.len(), |e| e + 4)
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+            continue;
+        };
+        for ch in rest[..comment].chars() {
+            out.push(if ch == '\n' { '\n' } else { ' ' });
+        }
+        rest = &rest[comment..];
+    }
+    out
 }
 
 /// The lines of glslang's AST dump that [`Explicit::from_ast`] reads (the "Linker
@@ -287,10 +363,20 @@ mod tests {
     }
 
     #[test]
-    fn position_is_the_first_whole_word_outside_comments() {
+    fn position_is_the_declaration_at_global_scope() {
         let src = "#version 450\n// ab is here\nout vec4 abc;\n  out vec4 ab;\n";
         let e = Explicit::from_ast("", src);
         assert_eq!(e.position("ab"), Some(SrcLoc { line: 4, col: 12 }));
         assert_eq!(e.position("zz"), None);
+        // Earlier uses in a block comment, a macro, a struct member, a named
+        // block's member and a function's parameter and local do not count.
+        let src = "#version 450\n#define col (col0)\n/* col\n col */ struct S { vec4 col; };\n\
+                   uniform U { vec4 col; } u;\nvec4 f(vec4 col) { vec4 col2 = col; return col2; }\n\
+                   /* x */ in vec4 col;\n";
+        let e = Explicit::from_ast("", src);
+        assert_eq!(e.position("col"), Some(SrcLoc { line: 7, col: 17 }));
+        // A comment with multi-byte characters before it keeps the column in characters.
+        let e = Explicit::from_ast("", "/* é */ out float q;\n");
+        assert_eq!(e.position("q"), Some(SrcLoc { line: 1, col: 19 }));
     }
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use fxhash::FxHashMap;
 use rspirv::spirv::StorageClass;
 
-use super::explicit::Explicit;
+use super::explicit::{Explicit, GlslVersion};
 use super::layout::{block_array, buf_size, holds_array, locations, per_vertex, shape_of};
 use super::module::{Module, Ty};
 use crate::ir::{SrcLoc, Stage, UboDecl};
@@ -384,10 +384,12 @@ fn link_gl(
     };
     link_outer(p, StorageClass::Input, lp)?;
     link_outer(c, StorageClass::Output, lc)?;
+    // GL checks qualifiers by the program's version, the higher of the two.
+    let version = ep.version.max(ec.version);
     let mut unmatched = vec![];
     for patch in [false, true] {
         let mut used = 0u64;
-        let mut by_key: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut by_key: BTreeMap<&str, (u32, &Varying)> = BTreeMap::new();
         let place = |m: &Module, v: &Varying, base: u32, used: &mut u64| {
             let end = check_range(m, v, base)?;
             *used |= slot_mask(base, end);
@@ -407,18 +409,21 @@ fn link_gl(
         for v in named {
             let base = place(p, v, first_free(used, v.slots), &mut used)?;
             lp.io_base.insert(v.var, base);
-            by_key.insert(&v.key, base);
+            by_key.insert(&v.key, (base, v));
         }
         let mut sorted: Vec<&Varying> = ins.iter().filter(|v| v.patch == patch).collect();
         sorted.sort_by_key(|v| (v.loc.unwrap_or(u32::MAX), v.var));
         for v in sorted {
             let matched = if v.explicit {
-                match_located(p, &parts, c, v, ec)?
+                match_located(p, &parts, c, v, ec, version)?
             } else {
-                by_key
-                    .get(v.key.as_str())
-                    .copied()
-                    .ok_or_else(|| "matched by name".to_owned())
+                match by_key.get(v.key.as_str()) {
+                    Some((base, o)) => {
+                        check_named_qualifiers(p, o, c, v, ec, version)?;
+                        Ok(*base)
+                    }
+                    None => Err("matched by name".to_owned()),
+                }
             };
             let base = match matched {
                 Ok(b) => b,
@@ -443,6 +448,26 @@ fn link_gl(
     Ok(unmatched)
 }
 
+/// Checks the qualifiers of an input matched by name against its output's, part
+/// by part ([`named_qualifiers`], [`qualifier_mismatch`]).
+fn check_named_qualifiers(
+    p: &Module,
+    o: &Varying,
+    c: &Module,
+    v: &Varying,
+    ec: &Explicit,
+    version: GlslVersion,
+) -> Result<(), Error> {
+    let outs = named_qualifiers(p, o);
+    for ((out_name, oq), (in_name, iq)) in outs.iter().zip(named_qualifiers(c, v)) {
+        if let Some(why) = qualifier_mismatch(version, *oq, iq) {
+            let pos = ec.position(declared_name(c, v));
+            return Err(qualifier_error(p, out_name, c, &in_name, why, pos));
+        }
+    }
+    Ok(())
+}
+
 /// A located variable, or a member of a block whose members carry locations.
 struct Part {
     loc: u32,
@@ -450,6 +475,132 @@ struct Part {
     ty: u32,
     /// `var` or `var.member`, for messages.
     name: String,
+    quals: Qualifiers,
+}
+
+/// How a varying (or block member) is interpolated: its interpolation qualifier
+/// and its auxiliary ones, as its decorations (and its block variable's) say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Qualifiers {
+    /// `smooth` (no decoration), `flat` or `noperspective`.
+    interpolation: &'static str,
+    centroid: bool,
+    sample: bool,
+}
+
+impl Qualifiers {
+    /// The qualifiers of variable `var`, or of member `member` of its block type `ty`.
+    fn of(m: &Module, var: u32, ty: u32, member: Option<u32>) -> Qualifiers {
+        let d = m.deco(var);
+        let md = member.map(|i| m.member_deco(ty, i));
+        let any = |f: fn(&super::module::Decos) -> bool| f(&d) || md.as_ref().is_some_and(f);
+        Qualifiers {
+            interpolation: if any(|d| d.flat) {
+                "flat"
+            } else if any(|d| d.noperspective) {
+                "noperspective"
+            } else {
+                "smooth"
+            },
+            centroid: any(|d| d.centroid),
+            sample: any(|d| d.sample),
+        }
+    }
+
+    /// The auxiliary qualifier, for messages.
+    fn auxiliary(self) -> &'static str {
+        match (self.sample, self.centroid) {
+            (true, _) => "sample",
+            (_, true) => "centroid",
+            _ => "neither centroid nor sample",
+        }
+    }
+}
+
+/// Why GL refuses to link an output with qualifiers `out` to an input with `inp`
+/// in a program of GLSL `version` (the higher of the two stages'), if it does.
+///
+/// Interpolation qualifiers (`flat`, `noperspective`, none) must match across
+/// stages below GLSL 4.40, whose section 4.5 keeps the rule within a stage only,
+/// and in every GLSL ES version. The auxiliary ones (`centroid`, `sample`) must
+/// match below GLSL 4.30 and GLSL ES 3.10; from those versions on a mismatch is
+/// allowed and the consumer's qualifiers apply, which is what import translates
+/// (the fragment shader's input decorations set the interpolation).
+fn qualifier_mismatch(version: GlslVersion, out: Qualifiers, inp: Qualifiers) -> Option<Mismatch> {
+    let interpolation_binds = version.es || version.number < 440;
+    let auxiliary_binds = if version.es {
+        version.number < 310
+    } else {
+        version.number < 430
+    };
+    if interpolation_binds && out.interpolation != inp.interpolation {
+        let below = if version.es {
+            "GLSL ES"
+        } else {
+            "GLSL below 4.40"
+        };
+        return Some(Mismatch {
+            input: inp.interpolation,
+            output: out.interpolation,
+            rule: format!("{below} requires interpolation qualifiers to match"),
+        });
+    }
+    let auxiliary = |q: Qualifiers| (q.centroid, q.sample);
+    if auxiliary_binds && auxiliary(out) != auxiliary(inp) {
+        let below = if version.es {
+            "GLSL ES below 3.10"
+        } else {
+            "GLSL below 4.30"
+        };
+        return Some(Mismatch {
+            input: inp.auxiliary(),
+            output: out.auxiliary(),
+            rule: format!("{below} requires centroid and sample to match"),
+        });
+    }
+    None
+}
+
+/// Qualifiers GL refuses to link: the input's, the output's and the rule.
+struct Mismatch {
+    input: &'static str,
+    output: &'static str,
+    rule: String,
+}
+
+/// The qualifiers of each part GL matches by name: the variable, or each member
+/// of a block.
+fn named_qualifiers(m: &Module, v: &Varying) -> Vec<(String, Qualifiers)> {
+    let name = display_name(m, v);
+    match m.types.get(&v.ty) {
+        Some(Ty::Struct { members }) if m.deco(v.ty).block => (0..members.len() as u32)
+            .map(|i| {
+                let member = m.member_names.get(&(v.ty, i)).map_or("", String::as_str);
+                (
+                    format!("{name}.{member}"),
+                    Qualifiers::of(m, v.var, v.ty, Some(i)),
+                )
+            })
+            .collect(),
+        _ => vec![(name, Qualifiers::of(m, v.var, v.ty, None))],
+    }
+}
+
+/// The link error for an input whose qualifiers GL refuses against the output it
+/// matches, at the input's declaration.
+fn qualifier_error(
+    p: &Module,
+    out_name: &str,
+    c: &Module,
+    in_name: &str,
+    why: Mismatch,
+    pos: Option<SrcLoc>,
+) -> Error {
+    let msg = format!(
+        "link error: input `{in_name}` is {} but output `{out_name}` of the {} shader is {} ({})",
+        why.input, p.stage, why.output, why.rule
+    );
+    Error::Import(Diagnostic::new(Some(&c.file), pos, msg))
 }
 
 /// `location L` or `location L component C`.
@@ -473,6 +624,7 @@ fn located_parts(m: &Module, v: &Varying) -> Result<Vec<Part>, Error> {
                 comp: v.comp,
                 ty: v.ty,
                 name,
+                quals: Qualifiers::of(m, v.var, v.ty, None),
             }])
         }
     };
@@ -487,6 +639,7 @@ fn located_parts(m: &Module, v: &Varying) -> Result<Vec<Part>, Error> {
             comp: d.component.unwrap_or(0),
             ty: *mt,
             name: format!("{name}.{}", member.map_or("", String::as_str)),
+            quals: Qualifiers::of(m, v.var, v.ty, Some(i as u32)),
         });
         next = loc.saturating_add(locations(m, *mt, 0)?);
     }
@@ -496,13 +649,15 @@ fn located_parts(m: &Module, v: &Varying) -> Result<Vec<Part>, Error> {
 /// Matches a located input part by part against the producer's located `outputs`:
 /// its slot (its own location, where the outputs sit too), or how it was looked
 /// for when some part has no output at its location and component. A part whose
-/// output has another type is a link error at the input's declaration.
+/// output has another type, or qualifiers GL refuses in a program of `version`
+/// ([`qualifier_mismatch`]), is a link error at the input's declaration.
 fn match_located(
     p: &Module,
     outputs: &[Part],
     c: &Module,
     v: &Varying,
     ec: &Explicit,
+    version: GlslVersion,
 ) -> Result<Result<u32, String>, Error> {
     for part in located_parts(c, v)? {
         let found = outputs
@@ -514,6 +669,10 @@ fn match_located(
         if !same_type(p, o.ty, c, part.ty, 0) {
             let pos = ec.position(declared_name(c, v));
             return Err(type_mismatch(p, o, c, &part, pos));
+        }
+        if let Some(why) = qualifier_mismatch(version, o.quals, part.quals) {
+            let pos = ec.position(declared_name(c, v));
+            return Err(qualifier_error(p, &o.name, c, &part.name, why, pos));
         }
     }
     Ok(Ok(v.loc.unwrap_or(0)))
