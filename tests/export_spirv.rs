@@ -508,3 +508,140 @@ void main() { color = v_col; }
     validate(&y, "fs").unwrap_or_else(|e| panic!("{e}"));
     assert_ne!(y, words(&cm), "the consumer now computes the constant");
 }
+
+/// `Location` of each named `Input`/`Output` variable of a module.
+fn varying_locations(words: &[u32]) -> std::collections::BTreeMap<String, u32> {
+    use rspirv::dr::Operand;
+    use rspirv::spirv::{Decoration, Op};
+    let m = rspirv::dr::load_words(words).expect("parses");
+    let name = |id: u32| {
+        m.debug_names
+            .iter()
+            .find_map(|i| match (i.class.opcode, &i.operands[..]) {
+                (Op::Name, [Operand::IdRef(t), Operand::LiteralString(s)]) if *t == id => {
+                    Some(s.clone())
+                }
+                _ => None,
+            })
+    };
+    m.annotations
+        .iter()
+        .filter_map(|i| match &i.operands[..] {
+            [Operand::IdRef(t), Operand::Decoration(Decoration::Location), Operand::LiteralBit32(l)] => {
+                Some((name(*t)?, *l))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// glslang's automatic locations can link a GLSL pair otherwise than GL does
+/// (fixtures `auto_loc_*`): an unlocated output lands on an explicit one's location
+/// (`mixed`: not a valid Vulkan interface), or two stages declaring their unlocated
+/// varyings in different orders cross them (`crossed`). The pairs gain nothing at
+/// the interface, so `export::to_spirv` hands the imported modules back; those must
+/// pass `spirv-val` and put each varying on one location in both stages, apart
+/// from the other (`import_files_with_modules` re-assigns their locations).
+#[test]
+fn glslang_auto_locations_are_reassigned_as_linked() {
+    if !tools() {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    // The defect exists in glslang's own output, compiled as the importer does.
+    let raw =
+        varysat::import::compile_glsl(&dir.join("auto_loc_mixed.vert"), true).expect("compiles");
+    let words: Vec<u32> = raw
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let err = validate(&words, "glslang's VS").unwrap_err();
+    assert!(err.contains("conflicting output location"), "{err}");
+    // Given glslang's own modules, `to_spirv` regenerates the export instead.
+    let [a, b] = ["vert", "frag"].map(|s| dir.join(format!("auto_loc_mixed.{s}")));
+    let ((pipe, _), _) =
+        import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    let [rp, rc] = [&a, &b].map(|f| varysat::import::compile_glsl(f, true).expect("compiles"));
+    let (x, y) = varysat::export::to_spirv(&outcome, &rp, &rc).expect("exports");
+    validate(&x, "regenerated vs").unwrap_or_else(|e| panic!("{e}"));
+    validate(&y, "regenerated fs").unwrap_or_else(|e| panic!("{e}"));
+    for pair in ["mixed", "crossed"] {
+        let [a, b] = ["vert", "frag"].map(|s| dir.join(format!("auto_loc_{pair}.{s}")));
+        let ((pipe, _), (pm, cm)) =
+            import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
+        let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+        assert!(
+            varysat::export::interface_gains_nothing(&outcome.report),
+            "{pair}: {}",
+            outcome.report
+        );
+        let (x, y) = varysat::export::to_spirv(&outcome, &pm, &cm).expect("exports");
+        validate(&x, &format!("{pair} vs")).unwrap_or_else(|e| panic!("{e}"));
+        validate(&y, &format!("{pair} fs")).unwrap_or_else(|e| panic!("{e}"));
+        let (vs, fs) = (varying_locations(&x), varying_locations(&y));
+        for v in ["a", "b"] {
+            assert_eq!(vs.get(v), fs.get(v), "{pair}: `{v}` links by name");
+        }
+        assert_ne!(vs.get("a"), vs.get("b"), "{pair}: {vs:?}");
+    }
+}
+
+/// The re-located modules of a TCS -> TES pair (unlocated per-vertex and per-patch
+/// varyings in crossed orders, one per-vertex varying on an explicit location
+/// glslang numbers its neighbour onto) pass `spirv-val` and link by name: per-patch
+/// varyings are placed after the per-vertex ones, which Vulkan numbers alike.
+#[test]
+fn relocated_tessellation_modules_link_by_name() {
+    if !tools() {
+        return;
+    }
+    let tcs = "#version 450
+layout(vertices = 3) out;
+layout(location = 0) in vec4 vin[];
+out vec4 q[];
+layout(location = 0) out vec4 r[];
+patch out vec4 pb;
+patch out vec4 pa;
+void main() {
+    q[gl_InvocationID] = vin[gl_InvocationID] * vin[gl_InvocationID].x;
+    r[gl_InvocationID] = vin[gl_InvocationID].yxzw * vin[gl_InvocationID].y;
+    pa = vin[0] * vin[1];
+    pb = vin[1] * vin[2];
+    gl_TessLevelOuter[0] = 1.0;
+    gl_TessLevelOuter[1] = 1.0;
+    gl_TessLevelOuter[2] = 1.0;
+    gl_TessLevelInner[0] = 1.0;
+    gl_out[gl_InvocationID].gl_Position = vin[gl_InvocationID];
+}
+";
+    let tes = "#version 450
+layout(triangles) in;
+patch in vec4 pa;
+patch in vec4 pb;
+layout(location = 0) in vec4 r[];
+in vec4 q[];
+layout(location = 0) out vec4 o;
+void main() {
+    o = q[0] * r[1] * q[2].x + pa * pb * gl_TessCoord.x;
+    gl_Position = gl_in[0].gl_Position;
+}
+";
+    let (_, (pm, cm), _) = import_and_optimize("tess-loc", [("t.tesc", tcs), ("t.tese", tes)]);
+    let words = |b: &[u8]| -> Vec<u32> {
+        b.chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    };
+    let (x, y) = (words(&pm), words(&cm));
+    validate(&x, "tcs").unwrap_or_else(|e| panic!("{e}"));
+    validate(&y, "tes").unwrap_or_else(|e| panic!("{e}"));
+    let (p, c) = (varying_locations(&x), varying_locations(&y));
+    for v in ["q", "r", "pa", "pb"] {
+        assert_eq!(p.get(v), c.get(v), "`{v}` links by name: {p:?} {c:?}");
+    }
+    let mut at: Vec<_> = ["q", "r", "pa", "pb"].map(|v| p.get(v)).to_vec();
+    at.sort();
+    at.dedup();
+    assert_eq!(at.len(), 4, "four locations: {p:?}");
+}

@@ -267,3 +267,44 @@ fn sixty_four_bit_varyings_render_identically() {
         "{words:x?}"
     );
 }
+
+/// glslang's automatic locations can link a GLSL pair otherwise than GL does
+/// (fixtures `auto_loc_*`: an unlocated output on an explicit one's location, and
+/// unlocated varyings declared in crossed orders). Both pairs gain nothing at the
+/// interface, so `export::to_spirv` hands the imported modules back; drawn, they
+/// must agree with the round trip, whose interface is re-declared from the
+/// importer's (GL's) link. With glslang's own locations they do not.
+#[test]
+fn glslang_auto_locations_render_as_linked() {
+    let Some(gpu) = gpu() else { return };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for pair in ["mixed", "crossed"] {
+        let [a, b] = ["vert", "frag"].map(|s| dir.join(format!("auto_loc_{pair}.{s}")));
+        let ((pipe, _), (pm, cm)) =
+            import_files_with_modules(&a, &b, &ImportOptions::default()).expect("imports");
+        let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+        assert!(varysat::export::interface_gains_nothing(&outcome.report));
+        let (hp, hc) = varysat::export::to_spirv(&outcome, &pm, &cm).expect("exports");
+        let (rp, rc) = varysat::export::pipeline_to_spirv(&pipe, &pm, &cm).expect("exports");
+        let stages = |vert, frag| Stages {
+            vert,
+            frag,
+            ..Default::default()
+        };
+        let (handed, round) = (stages(hp, hc), stages(rp, rc));
+        let setup = Setup::of(
+            &[&handed, &round],
+            ash::vk::PrimitiveTopology::TRIANGLE_LIST,
+            3,
+        );
+        let want = gpu.render(&round, &setup).unwrap_or_else(|e| panic!("{e}"));
+        let got = gpu
+            .render(&handed, &setup)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(coverage(&want) > 100, "{pair}: {} pixels", coverage(&want));
+        for (x, y) in want.iter().zip(&got) {
+            let (bad, msg) = compare(x, y);
+            assert_eq!(bad, 0, "{pair}: {msg}");
+        }
+    }
+}

@@ -36,19 +36,34 @@ use context::Sides;
 /// the original modules are written back as they are: the outcome differs from
 /// them only inside the stages, in clean-ups the driver's own compiler makes too,
 /// while regenerating a body from the IR costs instructions (64-bit values travel
-/// as word pairs, matrix products as separate multiplies and adds).
+/// as word pairs, matrix products as separate multiplies and adds). Not when their
+/// own interface is no valid Vulkan one (two varyings of a stage on one location
+/// and component, as glslang's automatic locations can leave a GLSL pair): then
+/// the export is regenerated, on the importer's slots. The modules must be those
+/// [`crate::import::import_files_with_modules`] returns, whose locations link as
+/// the importer linked the pair.
 pub fn to_spirv(
     outcome: &Outcome,
     producer: &[u8],
     consumer: &[u8],
 ) -> Result<(Vec<u32>, Vec<u32>), Error> {
-    if interface_gains_nothing(&outcome.report) {
+    if interface_gains_nothing(&outcome.report) && valid_interfaces(producer, consumer)? {
         return Ok((
             as_given(producer, "<producer>")?,
             as_given(consumer, "<consumer>")?,
         ));
     }
     pipeline_to_spirv(&outcome.pipeline, producer, consumer)
+}
+
+/// Whether neither module puts two of its varyings with the other stage on one
+/// location and component.
+fn valid_interfaces(producer: &[u8], consumer: &[u8]) -> Result<bool, Error> {
+    use crate::import::relocate::overlapping_varyings;
+    let spec = std::collections::BTreeMap::new();
+    let p = Module::load(producer, "<producer>", &spec)?;
+    let c = Module::load(consumer, "<consumer>", &spec)?;
+    Ok(!overlapping_varyings(&p, true)? && !overlapping_varyings(&c, false)?)
 }
 
 /// A module's words exactly as given (in the host's byte order), once it loads.

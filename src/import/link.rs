@@ -125,7 +125,7 @@ pub(crate) fn link(
 /// `Location` starts at its members' lowest one, whatever the variable says: with
 /// `--aml` glslang also gives such a block variable a location of its own, which
 /// the members' override.
-fn first_location(m: &Module, var: u32) -> u32 {
+pub(super) fn first_location(m: &Module, var: u32) -> u32 {
     let d = m.deco(var);
     let Some(g) = m.vars.get(&var) else {
         return d.location.unwrap_or(0);
@@ -143,7 +143,7 @@ fn first_location(m: &Module, var: u32) -> u32 {
     }
 }
 
-fn has_member_locations(m: &Module, ty: u32) -> bool {
+pub(super) fn has_member_locations(m: &Module, ty: u32) -> bool {
     match m.types.get(&ty) {
         Some(Ty::Struct { members }) => {
             (0..members.len() as u32).any(|i| m.member_deco(ty, i).location.is_some())
@@ -197,20 +197,20 @@ fn is_patch_block(m: &Module, ty: u32) -> bool {
 }
 
 /// A user varying of one side.
-struct Varying {
-    var: u32,
+pub(super) struct Varying {
+    pub(super) var: u32,
     /// Its name, or `block NAME` for a block (GL matches blocks by block name).
-    key: String,
-    patch: bool,
+    pub(super) key: String,
+    pub(super) patch: bool,
     /// Locations it spans.
-    slots: u32,
-    loc: Option<u32>,
+    pub(super) slots: u32,
+    pub(super) loc: Option<u32>,
     /// First component (`Component`) of a variable that is not a block.
-    comp: u32,
+    pub(super) comp: u32,
     /// Its type without the per-vertex array dimension.
-    ty: u32,
+    pub(super) ty: u32,
     /// The GLSL source located it explicitly.
-    explicit: bool,
+    pub(super) explicit: bool,
 }
 
 fn is_builtin_var(m: &Module, var: u32, ty: u32) -> bool {
@@ -225,7 +225,7 @@ fn is_builtin_var(m: &Module, var: u32, ty: u32) -> bool {
     }
 }
 
-fn varyings(m: &Module, class: StorageClass) -> Result<Vec<Varying>, Error> {
+pub(super) fn varyings(m: &Module, class: StorageClass) -> Result<Vec<Varying>, Error> {
     varyings_of(m, class, None)
 }
 

@@ -31,6 +31,7 @@ pub(crate) mod link;
 pub(crate) mod mem;
 pub(crate) mod module;
 mod opaque;
+pub(crate) mod relocate;
 mod spec;
 pub(crate) mod spirv;
 mod stats;
@@ -109,6 +110,24 @@ fn import_spirv_named(
     opts: &ImportOptions,
     glsl: Option<[&Explicit; 2]>,
 ) -> Result<Imported, Error> {
+    import_spirv_relocating(producer, pname, consumer, cname, opts, glsl).map(|(i, _)| i)
+}
+
+/// The producer and consumer modules with re-assigned locations, when they needed
+/// them (`relocate.rs`).
+type Relocated = Option<[Vec<u8>; 2]>;
+
+/// [`import_spirv_named`], also returning the modules with their varyings
+/// re-located (`relocate.rs`) when a GLSL pair's own locations link otherwise than
+/// the importer linked it (a failure to rewrite them is a warning).
+fn import_spirv_relocating(
+    producer: &[u8],
+    pname: &str,
+    consumer: &[u8],
+    cname: &str,
+    opts: &ImportOptions,
+    glsl: Option<[&Explicit; 2]>,
+) -> Result<(Imported, Relocated), Error> {
     let from_glsl = glsl.is_some();
     let p = module::Module::load(producer, pname, &opts.spec)?;
     let c = module::Module::load(consumer, cname, &opts.spec)?;
@@ -123,6 +142,17 @@ fn import_spirv_named(
     let located = glsl.filter(|_| by_name);
     let linked = link::link(&p, &c, by_name, from_glsl, located)?;
     let mut warnings = linked.warnings.clone();
+    let relocated = match by_name {
+        true => relocate::relocated(&p, &c, &linked, [producer, consumer]).unwrap_or_else(|e| {
+            warnings.push(format!(
+                "{cname}: the SPIR-V modules' locations link otherwise than GL links \
+                 the sources, and could not be re-assigned ({e}): export them with \
+                 `pipeline_to_spirv`"
+            ));
+            None
+        }),
+        false => None,
+    };
     for m in [&p, &c] {
         if m.uses_non_semantic() {
             warnings.push(format!(
@@ -163,7 +193,7 @@ fn import_spirv_named(
     // error here rather than in a later `varysat check`.
     crate::validate::validate(&pipe)
         .map_err(|e| fail(cname, format!("the imported pair does not validate: {e}")))?;
-    Ok((pipe, warnings))
+    Ok(((pipe, warnings), relocated))
 }
 
 /// Compiles two GLSL files with glslang (see [`compile_glsl`]) and imports them.
@@ -203,7 +233,11 @@ pub fn import_files_with_warnings(
 }
 
 /// The two SPIR-V modules a pair was imported from (GLSL compiled as for import),
-/// as [`crate::export`] needs them.
+/// as [`crate::export`] needs them. When glslang's automatic locations link a GLSL
+/// pair otherwise than GL links the sources (crossed names, or an unlocated
+/// varying on an explicit one's location), the modules' varyings are re-located
+/// to the slots the importer linked (`relocate.rs`), so their own interface is
+/// the imported pipeline's.
 pub type Modules = (Vec<u8>, Vec<u8>);
 
 /// [`import_files_with_warnings`], also returning the SPIR-V modules that were
@@ -240,7 +274,12 @@ pub fn import_files_with_modules(
         (Some(p), Some(c)) => Some([p, c]),
         _ => None,
     };
-    let (pipe, mut warnings) = import_spirv_named(&pb, &pn, &cb, &cn, opts, glsl)?;
+    let ((pipe, mut warnings), relocated) =
+        import_spirv_relocating(&pb, &pn, &cb, &cn, opts, glsl)?;
     notes.append(&mut warnings);
+    let (pb, cb) = match relocated {
+        Some([p, c]) => (p, c),
+        None => (pb, cb),
+    };
     Ok(((pipe, notes), (pb, cb)))
 }
