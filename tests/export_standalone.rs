@@ -352,3 +352,70 @@ pub fn declared_scalars(
     }
     out
 }
+
+/// Flat-read floats and floats that reach a store through a phi (issue 15): a
+/// float the FS reads flat and only as a float (`fmul`) is a `float` output and
+/// input, one it reads as an integer (`iadd`) stays `uint`; an unread output
+/// storing an `if` phi of two floats, or a loop phi accumulating floats, is
+/// `float`, one storing a phi of a float and an integer stays `uint`. Both sides
+/// declare alike, and pass spirv-val.
+#[test]
+fn flat_read_and_phi_floats_are_declared_float() {
+    if !spirv_val() {
+        return;
+    }
+    let src = "(pair
+      (uniforms 1)
+      (producer vs
+        (topology points)
+        (%a = load_input ATTR0.x)
+        (%b = load_input ATTR0.y)
+        (%u = load_uniform 0)
+        (%zero = const 32 0)
+        (%one = const 32 1)
+        (%three = const 32 3)
+        (%f = fadd %a %b)
+        (%g = fmul %a %b)
+        (%i = iadd %u %u)
+        (%c = flt %a %b)
+        (if %c (then) (else) (%pf = phi %f %g) (%pm = phi %f %i))
+        (loop
+          (%k = phi %zero)
+          (%acc = phi %g)
+          (%done = ige %k %three)
+          (if %done (then (break)) (else))
+          (%acc2 = fadd %acc %b)
+          (%k2 = iadd %k %one)
+          (continue %k2 %acc2))
+        (store_output POS.x %a)
+        (store_output VAR0.x %f)
+        (store_output VAR1.x %g)
+        (store_output VAR2.x %pf (xfb 0 0))
+        (store_output VAR3.x %pm (xfb 0 4))
+        (store_output VAR4.x %acc (xfb 0 8)))
+      (consumer fs
+        (%r = load_input VAR0.x)
+        (%s = load_input VAR1.x)
+        (%r2 = fmul %r %r)
+        (%s2 = iadd %s %s)
+        (store_output DATA0.x %r2)
+        (store_output DATA0.y %s2)))";
+    let pipe = varysat::text::parse(src, None).expect("parses");
+    let (vs, fs) = varysat::export::standalone_to_spirv(&pipe).unwrap_or_else(|e| panic!("{e}"));
+    validate(&vs, "vs").unwrap_or_else(|e| panic!("{e}"));
+    validate(&fs, "fs").unwrap_or_else(|e| panic!("{e}"));
+    use rspirv::spirv::StorageClass::{Input, Output};
+    let want = [
+        ("VAR0_x", "float"),
+        ("VAR1_x", "uint"),
+        ("VAR2_x", "float"),
+        ("VAR3_x", "uint"),
+        ("VAR4_x", "float"),
+    ];
+    for (words, class, side) in [(&vs, Output, "vs"), (&fs, Input, "fs")] {
+        let got = declared_scalars(words, class);
+        for (name, kind) in want {
+            assert_eq!(got.get(name).copied(), Some(kind), "{side} {name}: {got:?}");
+        }
+    }
+}

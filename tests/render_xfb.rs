@@ -349,3 +349,60 @@ fn tes_consumer_captures_agree_after_optimization() {
     assert!(msg.starts_with("xfb buffer 1:"), "{msg}");
     eprintln!("swapped t_b/t_e: {msg}");
 }
+
+/// Captured floats the FS reads flat, or that reach their store through a phi
+/// (issue 15), are declared `float` by the export, so the harness compares their
+/// captures as floats (`reflect::captures` reads the declared type): `VAR0.x`
+/// (a float the FS reads flat and squares) and `VAR1.x` (a phi of two float
+/// sums, unread) are `Word::F32` in buffer 0, and the pair as written and
+/// optimized draws and captures alike. Declared `uint` (before), both words were
+/// `Word::Exact`: a capture differing by float rounding would have been a
+/// mismatch.
+#[test]
+fn flat_read_and_phi_float_captures_compare_as_floats() {
+    let Some(gpu) = lavapipe_with_xfb() else {
+        return;
+    };
+    let src = "(pair
+      (producer vs
+        (topology points)
+        (%p = load_input ATTR0.x)
+        (%a = load_input ATTR1.x)
+        (%b = load_input ATTR1.y)
+        (%m = fmul %a %b)
+        (%s = fadd %a %b)
+        (%n = fadd %s %p)
+        (%c = flt %a %b)
+        (if %c (then) (else) (%q = phi %m %n))
+        (store_output POS.x %p (xfb 0 0))
+        (store_output VAR0.x %s (xfb 0 4))
+        (store_output VAR1.x %q (xfb 0 8)))
+      (consumer fs
+        (provoking first)
+        (%x = load_input VAR0.x)
+        (%r = fmul %x %x)
+        (store_output DATA0.x %r)))";
+    let pipe = varysat::text::parse(src, None).expect("parses");
+    let out = varysat::optimize(&pipe, &varysat::Options::default()).expect("optimizes");
+    let stages = |p| {
+        let (v, f) = varysat::export::standalone_to_spirv(p).expect("exports");
+        vs_fs(v, f)
+    };
+    let pipelines = [
+        ("as written", stages(&pipe)),
+        ("optimized", stages(&out.pipeline)),
+    ];
+    for (what, s) in &pipelines {
+        let kinds = &render_support::reflect::captures(&s.vert)[&0].words;
+        for w in [1, 2] {
+            assert_eq!(
+                kinds.get(&w),
+                Some(&render_support::reflect::Word::F32),
+                "{what}: {kinds:?}"
+            );
+        }
+    }
+    let (_, words) =
+        check(&gpu, &pipelines, PrimitiveTopology::POINT_LIST).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(words, 48 * 3, "captured words");
+}

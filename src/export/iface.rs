@@ -14,8 +14,8 @@ use super::globals::Globals;
 use crate::import::link::StageLayout;
 use crate::import::module::{Module, Ty};
 use crate::ir::{
-    AluOp, BitSize, Half, InstKind, Interp, InterpLoc, IoSlot, Pipeline, Shader, Slot, Stage,
-    StageInfo, SystemValue, Value,
+    walk, AluOp, BitSize, Half, InstKind, Interp, InterpLoc, IoSlot, LoopPhi, Pipeline, Shader,
+    Slot, Stage, StageInfo, Stmt, SystemValue, Value, Visit,
 };
 use crate::Error;
 
@@ -242,7 +242,7 @@ impl Plan {
             xfb: super::xfb::Captures::default(),
             floats: BTreeSet::new(),
         };
-        plan.floats = float_outputs(&plan, &pipe.producer, &read);
+        plan.floats = float_outputs(&plan, pipe, &read);
         Ok(plan)
     }
 
@@ -281,14 +281,19 @@ impl Plan {
 /// although no consumer interpolates them: the producer stores only floats to
 /// each (constants and undefined values count as either; at least one store is
 /// computed as a float, see [`float_values`]), the consumer never reads it
-/// (transform feedback only, or kept for a stage outside the pair), it is no
-/// element of a dynamically indexed array, and every component sharing its
-/// location qualifies too (GLSL 4.60, 4.4.1: aliases of a location share one
-/// numeric type; one type per location keeps to that). Declaring such an
-/// output `uint` would make a capture of it read as an integer: an application
-/// or a comparison would then take float rounding as a different value.
-fn float_outputs(plan: &Plan, producer: &Shader, read: &BTreeSet<IoSlot>) -> BTreeSet<IoSlot> {
+/// (transform feedback only, or kept for a stage outside the pair) or reads it
+/// flat and only as a float ([`flat_float_reads`]), it is no element of a
+/// dynamically indexed array, and every component sharing its location is
+/// interpolated or qualifies too (GLSL 4.60, 4.4.1: aliases of a location share
+/// one numeric type; one type per location keeps to that). Declaring such an
+/// output `uint` would make a capture of it read as an integer (an application
+/// or a comparison would then take float rounding as a different value), and a
+/// driver see an integer varying. Both stages declare from this one set, so the
+/// interface matches.
+fn float_outputs(plan: &Plan, pipe: &Pipeline, read: &BTreeSet<IoSlot>) -> BTreeSet<IoSlot> {
+    let producer = &pipe.producer;
     let (floats, neutral) = float_values(producer);
+    let flat_reads = flat_float_reads(&pipe.consumer);
     // Per slot: whether every store so far is a float (or neutral), and whether one is.
     let mut stores: BTreeMap<IoSlot, (bool, bool)> = BTreeMap::new();
     producer.for_each_inst(|i| {
@@ -303,20 +308,22 @@ fn float_outputs(plan: &Plan, producer: &Shader, read: &BTreeSet<IoSlot>) -> BTr
     let qualifies = |s: &IoSlot| {
         let c = plan.comps[s];
         c.interp.is_none()
-            && !read.contains(s)
+            && (!read.contains(s) || flat_reads.contains(s))
             && !in_array(&plan.arrays, *s)
             && stores.get(s) == Some(&(true, true))
     };
-    // Per location: whether every component there qualifies.
+    // Per location: whether every component there is float (interpolated, or
+    // qualifies).
     let mut by_loc: BTreeMap<(bool, u32), bool> = BTreeMap::new();
     for s in plan.comps.keys() {
         if let Some((loc, _)) = plan.place(*s) {
             let e = by_loc.entry((s.slot.is_patch(), loc)).or_insert(true);
-            *e &= qualifies(s);
+            *e &= plan.comps[s].interp.is_some() || qualifies(s);
         }
     }
     plan.comps
         .keys()
+        .filter(|s| plan.comps[s].interp.is_none())
         .filter(|s| {
             plan.place(**s)
                 .is_some_and(|(loc, _)| by_loc[&(s.slot.is_patch(), loc)])
@@ -325,43 +332,138 @@ fn float_outputs(plan: &Plan, producer: &Shader, read: &BTreeSet<IoSlot>) -> BTr
         .collect()
 }
 
+/// The input components a fragment shader reads flat and only as floats: every
+/// read of one is a direct `load_input`, and every use of what it loads is an ALU
+/// op that reads its sources as floats (`AluOp::reads_float`). Any other use (an
+/// integer op, a select, a phi, a store, an opaque operation) keeps the component
+/// out: its value is then used as bits the producer need not have computed as a
+/// float. Other consumers read nothing flat: empty.
+fn flat_float_reads(consumer: &Shader) -> BTreeSet<IoSlot> {
+    if consumer.stage() != Stage::Fragment {
+        return BTreeSet::new();
+    }
+    let mut loads: BTreeMap<Value, IoSlot> = BTreeMap::new();
+    let mut other: BTreeSet<IoSlot> = BTreeSet::new();
+    consumer.for_each_inst(|i| match (&i.kind, i.result) {
+        (
+            InstKind::LoadInput {
+                slot,
+                indirect: None,
+            },
+            Some(r),
+        ) => {
+            loads.insert(r, *slot);
+        }
+        _ => other.extend(i.kind.direct_input_slot()),
+    });
+    let mut bad: BTreeSet<IoSlot> = other;
+    let mut use_of = |v: &Value, float: bool| {
+        if let (Some(s), false) = (loads.get(v), float) {
+            bad.insert(*s);
+        }
+    };
+    for visit in walk(&consumer.body) {
+        let Visit::Enter(stmt) = visit else { continue };
+        match stmt {
+            Stmt::Inst(i) => {
+                let float = matches!(&i.kind, InstKind::Alu { op, .. } if op.reads_float());
+                i.kind.operands().iter().for_each(|v| use_of(v, float));
+            }
+            Stmt::If { cond, phis, .. } => {
+                use_of(cond, false);
+                for p in phis {
+                    use_of(&p.then_val, false);
+                    use_of(&p.else_val, false);
+                }
+            }
+            Stmt::Loop { phis, .. } => phis.iter().for_each(|p| use_of(&p.init, false)),
+            Stmt::Continue { args, .. } => args.iter().for_each(|v| use_of(v, false)),
+            Stmt::Break { .. } => {}
+        }
+    }
+    loads.into_values().filter(|s| !bad.contains(s)).collect()
+}
+
+/// Each phi of `s` with the values that reach it: an `if`'s then- and else-values,
+/// a loop header's initial value and every `continue` argument for it.
+fn phi_sources(s: &Shader) -> BTreeMap<Value, Vec<Value>> {
+    let mut srcs: BTreeMap<Value, Vec<Value>> = BTreeMap::new();
+    let mut loops: Vec<&[LoopPhi]> = vec![];
+    for visit in walk(&s.body) {
+        match visit {
+            Visit::Enter(Stmt::If { phis, .. }) => {
+                for p in phis {
+                    srcs.entry(p.dst)
+                        .or_default()
+                        .extend([p.then_val, p.else_val]);
+                }
+            }
+            Visit::Enter(Stmt::Loop { phis, .. }) => {
+                for p in phis {
+                    srcs.entry(p.dst).or_default().push(p.init);
+                }
+                loops.push(phis);
+            }
+            Visit::Leave(Stmt::Loop { .. }) => {
+                loops.pop();
+            }
+            Visit::Enter(Stmt::Continue { args, .. }) => {
+                for (p, a) in loops.last().into_iter().flat_map(|l| l.iter()).zip(args) {
+                    srcs.entry(p.dst).or_default().push(*a);
+                }
+            }
+            _ => {}
+        }
+    }
+    srcs
+}
+
 /// The values of `s` the exporter computes as floats: results of float ALU ops
 /// (`AluOp::yields_float`), interpolated inputs, opaque operations with a float
-/// result, and moves and selects of such values (constants neutral). Phis are
-/// left out: they need a fixed point and no case has needed one. Also returns
-/// the constants and undefined values.
+/// result, and moves, selects and phis of such values (constants neutral; a phi
+/// counts every value that reaches it, [`phi_sources`]). Loops make that a
+/// fixed point: the set only grows, pass by pass, until a pass adds nothing. Also
+/// returns the constants and undefined values.
 fn float_values(s: &Shader) -> (BTreeSet<Value>, BTreeSet<Value>) {
+    let phis = phi_sources(s);
     let mut out = BTreeSet::new();
     let mut consts = BTreeSet::new();
-    // Program order: a value's definition comes before its uses.
-    s.for_each_inst(|i| {
-        let Some(r) = i.result else { return };
-        let float = match &i.kind {
-            InstKind::Const(_) | InstKind::Undef => {
-                consts.insert(r);
-                false
-            }
-            InstKind::LoadInterpolatedInput { .. } => true,
-            InstKind::Opaque { op, .. } => op.result.is_some_and(|(t, _)| t.scalar.is_float()),
-            InstKind::Alu { op, srcs, .. } => match op {
-                AluOp::Mov | AluOp::BCsel => {
-                    let data = if *op == AluOp::BCsel {
-                        &srcs[1..]
-                    } else {
-                        &srcs[..]
-                    };
-                    data.iter().all(|v| out.contains(v) || consts.contains(v))
-                        && data.iter().any(|v| out.contains(v))
+    let floats_of = |vals: &[Value], out: &BTreeSet<Value>, consts: &BTreeSet<Value>| {
+        vals.iter().all(|v| out.contains(v) || consts.contains(v))
+            && vals.iter().any(|v| out.contains(v))
+    };
+    loop {
+        let before = out.len();
+        // Program order: a value's definition comes before its uses.
+        s.for_each_inst(|i| {
+            let Some(r) = i.result else { return };
+            let float = match &i.kind {
+                InstKind::Const(_) | InstKind::Undef => {
+                    consts.insert(r);
+                    false
                 }
-                _ => op.yields_float(),
-            },
-            _ => false,
-        };
-        if float {
-            out.insert(r);
+                InstKind::LoadInterpolatedInput { .. } => true,
+                InstKind::Opaque { op, .. } => op.result.is_some_and(|(t, _)| t.scalar.is_float()),
+                InstKind::Alu { op, srcs, .. } => match op {
+                    AluOp::Mov => floats_of(srcs, &out, &consts),
+                    AluOp::BCsel => floats_of(&srcs[1..], &out, &consts),
+                    _ => op.yields_float(),
+                },
+                _ => false,
+            };
+            if float {
+                out.insert(r);
+            }
+        });
+        for (dst, vals) in &phis {
+            if floats_of(vals, &out, &consts) {
+                out.insert(*dst);
+            }
         }
-    });
-    (out, consts)
+        if out.len() == before {
+            return (out, consts);
+        }
+    }
 }
 
 /// Dynamically indexed ranges of the pair's varyings: per (patch, component),

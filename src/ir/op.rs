@@ -219,6 +219,14 @@ impl AluOp {
             || matches!(self, F2F16 | F2F32 | I2F32 | U2F32 | I2F16 | B2F32 | B2F16)
     }
 
+    /// Whether the op reads its (data) sources as floats: float arithmetic and
+    /// compares, and conversions from a float.
+    pub fn reads_float(self) -> bool {
+        use AluOp::*;
+        matches!(self.class(), OpClass::Float | OpClass::FloatCmp)
+            || matches!(self, F2F16 | F2F32 | F2I32 | F2U32)
+    }
+
     /// Whether `op(a, b) == op(b, a)` bit for bit.
     pub fn is_commutative(self) -> bool {
         use AluOp::*;
