@@ -19,16 +19,23 @@
 //! agree. A rule that was banned, or never searched, searches from its last completed
 //! search, or everywhere.
 //!
-//! A rule one of whose pattern operators (an ALU op, `exact` or not, a mode, a leaf)
-//! has no e-node in the graph has no match at all: it is not searched that iteration,
-//! and counts as searched (with nothing found) for the next. Most of the default set's
-//! ~1,100 rewrites name an op a given pair never uses, or the `exact` form of one.
+//! Two necessary conditions narrow the search further, both exact. A rule one of whose
+//! pattern operators (an ALU op, `exact` or not, a mode, a leaf) has no e-node in the
+//! graph has no match at all: it is not searched that iteration, and counts as
+//! searched (with nothing found) for the next. Most of the default set's ~1,100
+//! rewrites name an op a given pair never uses, or the `exact` form of one. And a root
+//! class is searched only when one of its root-operator e-nodes has an e-node of the
+//! pattern's operand operator below it ([`Guard`]); the narrowed lists keep egg's
+//! order, so the matches and their order are those of the unnarrowed search.
 //!
 //! Saturated runs spend most iterations adding a few nodes at the frontier of what the
 //! laws reached; a full search re-matches ~600 rewrites over every class of their root
 //! operator each time, which is what this avoids.
 
-use egg::{Id, Language, Rewrite, RewriteScheduler, SearchMatches, Symbol};
+use egg::{
+    ENodeOrVar, Id, Language, Rewrite, RewriteScheduler, RunnerLimits, RunnerResult,
+    SearchMatches,
+};
 use fxhash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 
@@ -45,24 +52,13 @@ pub const BACKOFF_MATCH_LIMIT: usize = 1_000;
 /// egg's default initial ban length, in iterations.
 pub const BACKOFF_BAN_LENGTH: usize = 5;
 
-/// What a rule's left-hand side needs the scheduler to know.
-#[derive(Clone, Debug)]
-struct Shape0 {
-    /// The root operator's shape, `None` when the root is a variable.
-    root: Option<Shape>,
-    /// Edges from the root to the deepest pattern node.
-    depth: usize,
-    /// The distinct shapes of the pattern's operator nodes: a match maps each to an
-    /// e-node of that shape, so while one of them is absent from the graph the rule has
-    /// no match and is not searched (most of the default set's rewrites name an op, or
-    /// an `exact` op, that a given pair never uses).
-    needs: Vec<Shape>,
-}
-
-/// Per-rule scheduling state.
-#[derive(Clone, Debug)]
+/// Per-rule scheduling state, by the rule's position in the run's rule list. It holds
+/// no heap data: everything else the scheduler needs is read from the rule's pattern
+/// when it searches (a saturation run creates ~1,100 of these, and most runs are short).
+#[derive(Clone, Debug, Default)]
 struct RuleState {
-    shape: Shape0,
+    /// Edges from the root to the deepest pattern node (`None`: not yet computed).
+    depth: Option<usize>,
     /// The iteration whose search this rule last completed (its matches applied).
     searched: Option<usize>,
     /// Iteration from which the rule may search again after a ban.
@@ -70,11 +66,52 @@ struct RuleState {
     times_banned: u32,
 }
 
+/// A necessary condition on a root class, checked before the pattern is searched there:
+/// one of its root-operator e-nodes has, at operand `pos`, a class with an e-node of
+/// the operand pattern's operator. Most rewrites are the right-to-left motion laws,
+/// rooted at `xfer` (`(xfer ?m (fmin ?a ?b))`): without it each of them searches every
+/// dirty transfer class of the pair, whatever op the transferred value is.
+#[derive(Clone, Copy, Debug)]
+struct Guard<'p> {
+    /// The root pattern node (only its operator is compared).
+    root: &'p VNode,
+    /// The operand checked; `None` for a commutative root, whose operands a pattern
+    /// matches either way round (`comm_match`): then any operand may hold it.
+    pos: Option<usize>,
+    /// The operand pattern node (only its operator is compared).
+    operand: &'p VNode,
+}
+
+impl Guard<'_> {
+    /// Whether a match rooted at `class` is possible.
+    fn admits(&self, g: &VGraph, class: Id) -> bool {
+        let holds = |id: Id| g[id].nodes.iter().any(|n| self.operand.matches(n));
+        g[class]
+            .nodes
+            .iter()
+            .filter(|n| self.root.matches(n))
+            .any(|n| match self.pos {
+                Some(i) => n.children().get(i).is_some_and(|c| holds(*c)),
+                None => n.children().iter().any(|c| holds(*c)),
+            })
+    }
+
+    /// The cache key part: which operand, and its operator.
+    fn key(&self) -> (Option<usize>, Shape) {
+        (self.pos, self.operand.discriminant())
+    }
+}
+
+/// Candidate root classes by (root operator, pattern depth, last search stamp; 0 for
+/// every class of the operator).
+type DirtyKey = (Shape, usize, u32);
+
 /// Incremental rule scheduling, with or without backoff.
 #[derive(Debug)]
 pub struct IncrementalScheduler {
     backoff: bool,
-    rules: FxHashMap<Symbol, RuleState>,
+    /// By position in the rule list egg passes every iteration (always the same list).
+    rules: Vec<RuleState>,
     /// Class fingerprints at the start of the last search, by class id (0: none).
     fingerprints: Vec<u64>,
     /// Per class, for each distance `k`, the last iteration in which a class at most
@@ -87,7 +124,10 @@ pub struct IncrementalScheduler {
     /// search): the graph does not change while egg searches, and hundreds of rules
     /// share a root operator (every motion law is rooted at `xfer`), so each list is
     /// filtered from the operator's classes once per iteration instead of per rule.
-    dirty: FxHashMap<(Shape, usize, u32), Vec<Id>>,
+    dirty: FxHashMap<DirtyKey, Vec<Id>>,
+    /// The same lists narrowed by a guard (its operand position and operator): the
+    /// motion laws for one op (flat and interpolated, each operand placement) share one.
+    guarded: FxHashMap<(DirtyKey, (Option<usize>, Shape)), Vec<Id>>,
     /// Tests only: pretend every left-hand side is this deep (a wrong, too shallow
     /// value must make the search miss matches, which shows the tests can see it).
     #[cfg(test)]
@@ -103,11 +143,12 @@ impl IncrementalScheduler {
     pub fn new(backoff: bool) -> IncrementalScheduler {
         IncrementalScheduler {
             backoff,
-            rules: FxHashMap::default(),
+            rules: Vec::new(),
             fingerprints: Vec::new(),
             touched: Vec::new(),
             prepared: None,
             dirty: FxHashMap::default(),
+            guarded: FxHashMap::default(),
             #[cfg(test)]
             depth_override: None,
             #[cfg(test)]
@@ -122,6 +163,7 @@ impl IncrementalScheduler {
         }
         self.prepared = Some(iteration);
         self.dirty.clear();
+        self.guarded.clear();
         let stamp = stamp(iteration);
         let ids = g.nodes().len();
         let mut next = vec![0; ids];
@@ -157,26 +199,79 @@ impl IncrementalScheduler {
         }
     }
 
-    /// A rule's state, created on its first search.
-    fn state<'s>(
-        rules: &'s mut FxHashMap<Symbol, RuleState>,
-        rw: &Rewrite<VNode, VAnalysis>,
-        #[cfg(test)] depth_override: Option<usize>,
-    ) -> &'s mut RuleState {
-        rules.entry(rw.name).or_insert_with(|| RuleState {
-            shape: {
+    /// Searches rule `index` (what egg's `search_rewrite` does for one rule).
+    fn search_one<'a>(
+        &mut self,
+        index: usize,
+        iteration: usize,
+        egraph: &VGraph,
+        rewrite: &'a Rewrite<VNode, VAnalysis>,
+    ) -> Vec<SearchMatches<'a, VNode>> {
+        self.prepare(iteration, egraph);
+        if self.rules.len() <= index {
+            self.rules.resize(index + 1, RuleState::default());
+        }
+        let state = &mut self.rules[index];
+        if iteration < state.banned_until {
+            return vec![];
+        }
+        let nodes: &[ENodeOrVar<VNode>] = match rewrite.searcher.get_pattern_ast() {
+            Some(ast) => ast.as_ref(),
+            None => &[],
+        };
+        if !names_only_present_ops(egraph, nodes) {
+            // What a search would find: nothing (so no ban either).
+            state.searched = Some(iteration);
+            #[cfg(test)]
+            self.skipped.set(self.skipped.get() + 1);
+            return vec![];
+        }
+        let threshold = match self.backoff {
+            true => BACKOFF_MATCH_LIMIT
+                .checked_shl(state.times_banned)
+                .unwrap_or(usize::MAX),
+            false => usize::MAX - 1,
+        };
+        let limit = threshold.saturating_add(1);
+        let matches = match nodes.last() {
+            Some(ENodeOrVar::ENode(root)) => {
                 #[allow(unused_mut)]
-                let mut shape = shape_of(rw);
+                let mut depth = *state.depth.get_or_insert_with(|| height(nodes));
                 #[cfg(test)]
-                if let Some(d) = depth_override {
-                    shape.depth = d;
+                if let Some(d) = self.depth_override {
+                    depth = d;
                 }
-                shape
-            },
-            searched: None,
-            banned_until: 0,
-            times_banned: 0,
-        })
+                // Never searched (or too deep to track): every class of the operator,
+                // as egg's own search visits them.
+                let key = match state.searched {
+                    Some(last) if depth <= MAX_TRACKED_DEPTH => {
+                        (root.discriminant(), depth, stamp(last))
+                    }
+                    _ => (root.discriminant(), 0, 0),
+                };
+                let classes = candidates(
+                    egraph,
+                    &self.touched,
+                    &mut self.dirty,
+                    &mut self.guarded,
+                    key,
+                    guard_of(nodes),
+                );
+                search_classes(rewrite, egraph, classes.iter().copied(), limit)
+            }
+            _ => rewrite.search_with_limit(egraph, limit),
+        };
+        let found: usize = matches.iter().map(|m| m.substs.len()).sum();
+        if found > threshold {
+            let ban = BACKOFF_BAN_LENGTH
+                .checked_shl(state.times_banned)
+                .unwrap_or(usize::MAX / 2);
+            state.times_banned += 1;
+            state.banned_until = iteration.saturating_add(ban);
+            return vec![];
+        }
+        state.searched = Some(iteration);
+        matches
     }
 }
 
@@ -196,43 +291,56 @@ fn fingerprint(class: &egg::EClass<VNode, super::analysis::VData>) -> u64 {
     h.finish()
 }
 
-fn shape_of(rw: &Rewrite<VNode, VAnalysis>) -> Shape0 {
-    let Some(ast) = rw.searcher.get_pattern_ast() else {
-        return Shape0 {
-            root: None,
-            depth: usize::MAX,
-            needs: vec![],
-        };
-    };
-    let nodes = ast.as_ref();
-    let mut needs: Vec<Shape> = vec![];
-    for n in nodes {
-        if let egg::ENodeOrVar::ENode(n) = n {
-            let shape = n.discriminant();
-            if !needs.contains(&shape) {
-                needs.push(shape);
-            }
-        }
-    }
+/// Whether the graph holds an e-node of the shape of every operator node of the
+/// pattern. A match maps each of them to an e-node of that shape (shapes are equal
+/// exactly when `matches` holds), so otherwise the rule has no match. Most of the
+/// default set's rewrites name an op, or an `exact` op, that a given pair never uses.
+/// egg's operator index is current while rules search: the runner rebuilds before each
+/// search phase.
+fn names_only_present_ops(egraph: &VGraph, nodes: &[ENodeOrVar<VNode>]) -> bool {
+    nodes.iter().all(|n| match n {
+        ENodeOrVar::ENode(n) => egraph
+            .classes_for_op(&n.discriminant())
+            .is_some_and(|c| c.len() > 0),
+        ENodeOrVar::Var(_) => true,
+    })
+}
+
+/// Edges from the root (the last node) to the deepest node of a pattern.
+fn height(nodes: &[ENodeOrVar<VNode>]) -> usize {
     // Children come before parents in a RecExpr: one forward pass gives heights.
-    let mut height = vec![0usize; nodes.len()];
+    let mut h = vec![0usize; nodes.len()];
     for (i, n) in nodes.iter().enumerate() {
-        height[i] = n
+        h[i] = n
             .children()
             .iter()
-            .map(|c| height[usize::from(*c)] + 1)
+            .map(|c| h[usize::from(*c)] + 1)
             .max()
             .unwrap_or(0);
     }
-    let root = match nodes.last() {
-        Some(egg::ENodeOrVar::ENode(n)) => Some(n.discriminant()),
-        _ => None,
+    h.last().copied().unwrap_or(0)
+}
+
+/// The guard of a pattern: its root's first operator operand, preferring one that is
+/// not a transfer mode (a mode class holds nothing else, so it narrows little).
+fn guard_of(nodes: &[ENodeOrVar<VNode>]) -> Option<Guard<'_>> {
+    let ENodeOrVar::ENode(root) = nodes.last()? else {
+        return None;
     };
-    Shape0 {
-        root,
-        depth: height.last().copied().unwrap_or(0),
-        needs,
-    }
+    let operand = |i: usize| match &nodes[usize::from(root.children()[i])] {
+        ENodeOrVar::ENode(n) => Some((i, n)),
+        ENodeOrVar::Var(_) => None,
+    };
+    let arity = root.children().len();
+    let (pos, operand) = (0..arity)
+        .filter_map(operand)
+        .find(|(_, n)| !matches!(n, VNode::Mode(..)))
+        .or_else(|| (0..arity).find_map(operand))?;
+    let pos = match super::comm_match::is_commutative(root) {
+        true => None,
+        false => Some(pos),
+    };
+    Some(Guard { root, pos, operand })
 }
 
 impl RewriteScheduler<VNode, VAnalysis> for IncrementalScheduler {
@@ -241,7 +349,7 @@ impl RewriteScheduler<VNode, VAnalysis> for IncrementalScheduler {
         // now and go on, so a saturated run has tried every rule.
         let Some(first) = self
             .rules
-            .values()
+            .iter()
             .filter(|s| s.banned_until > iteration)
             .map(|s| s.banned_until)
             .min()
@@ -249,7 +357,7 @@ impl RewriteScheduler<VNode, VAnalysis> for IncrementalScheduler {
             return true;
         };
         let delta = first - iteration;
-        for s in self.rules.values_mut() {
+        for s in self.rules.iter_mut() {
             if s.banned_until > iteration {
                 s.banned_until -= delta;
             }
@@ -257,73 +365,52 @@ impl RewriteScheduler<VNode, VAnalysis> for IncrementalScheduler {
         false
     }
 
-    fn search_rewrite<'a>(
+    /// egg's loop over the rules (a search each, the limits checked after each), with
+    /// the rule's position passed on: the state is a vector indexed by it.
+    fn search_rewrites<'a>(
         &mut self,
         iteration: usize,
         egraph: &VGraph,
-        rewrite: &'a Rewrite<VNode, VAnalysis>,
-    ) -> Vec<SearchMatches<'a, VNode>> {
-        self.prepare(iteration, egraph);
-        // One look-up of the rule's state; the touched table is only read.
-        let state = Self::state(
-            &mut self.rules,
-            rewrite,
-            #[cfg(test)]
-            self.depth_override,
-        );
-        if iteration < state.banned_until {
-            return vec![];
+        rewrites: &[&'a Rewrite<VNode, VAnalysis>],
+        limits: &RunnerLimits,
+    ) -> RunnerResult<Vec<Vec<SearchMatches<'a, VNode>>>> {
+        let mut matches = Vec::with_capacity(rewrites.len());
+        for (index, rw) in rewrites.iter().enumerate() {
+            matches.push(self.search_one(index, iteration, egraph, rw));
+            limits.check_limits(iteration, egraph)?;
         }
-        if !state.shape.needs.iter().all(|s| occurs(egraph, s)) {
-            // What a search would find: nothing (so no ban either).
-            state.searched = Some(iteration);
-            #[cfg(test)]
-            self.skipped.set(self.skipped.get() + 1);
-            return vec![];
-        }
-        let threshold = match self.backoff {
-            true => BACKOFF_MATCH_LIMIT
-                .checked_shl(state.times_banned)
-                .unwrap_or(usize::MAX),
-            false => usize::MAX - 1,
-        };
-        let limit = threshold.saturating_add(1);
-        let matches = match (&state.shape.root, state.searched) {
-            (Some(root), Some(last)) if state.shape.depth <= MAX_TRACKED_DEPTH => {
-                let key = (root.clone(), state.shape.depth, stamp(last));
-                let touched = &self.touched;
-                let dirty = self
-                    .dirty
-                    .entry(key)
-                    .or_insert_with_key(|(root, depth, since)| {
-                        dirty_classes(egraph, touched, root, *depth, *since)
-                    });
-                search_classes(rewrite, egraph, dirty.iter().copied(), limit)
-            }
-            _ => rewrite.search_with_limit(egraph, limit),
-        };
-        let found: usize = matches.iter().map(|m| m.substs.len()).sum();
-        if found > threshold {
-            let ban = BACKOFF_BAN_LENGTH
-                .checked_shl(state.times_banned)
-                .unwrap_or(usize::MAX / 2);
-            state.times_banned += 1;
-            state.banned_until = iteration.saturating_add(ban);
-            return vec![];
-        }
-        state.searched = Some(iteration);
-        matches
+        Ok(matches)
     }
 }
 
-/// Whether the graph holds an e-node of this shape (egg's operator index is current
-/// while rules search: the runner rebuilds before each search phase).
-fn occurs(egraph: &VGraph, shape: &Shape) -> bool {
-    egraph.classes_for_op(shape).is_some_and(|c| c.len() > 0)
+/// The root classes a rule searches, in egg's order: the dirty classes of its key,
+/// narrowed by its guard. Both lists are built once per iteration and key.
+fn candidates<'c>(
+    egraph: &VGraph,
+    touched: &[[u32; MAX_TRACKED_DEPTH + 1]],
+    dirty: &'c mut FxHashMap<DirtyKey, Vec<Id>>,
+    guarded: &'c mut FxHashMap<(DirtyKey, (Option<usize>, Shape)), Vec<Id>>,
+    key: DirtyKey,
+    guard: Option<Guard<'_>>,
+) -> &'c [Id] {
+    let all = dirty
+        .entry(key.clone())
+        .or_insert_with_key(|(root, depth, since)| {
+            dirty_classes(egraph, touched, root, *depth, *since)
+        });
+    let Some(guard) = guard else {
+        return all;
+    };
+    guarded.entry((key, guard.key())).or_insert_with(|| {
+        all.iter()
+            .copied()
+            .filter(|c| guard.admits(egraph, *c))
+            .collect()
+    })
 }
 
 /// The classes of `root`'s operator, in egg's order, with something touched at most
-/// `depth` edges below them since the iteration stamped `since`.
+/// `depth` edges below them since the iteration stamped `since` (every class for 0).
 fn dirty_classes(
     egraph: &VGraph,
     touched: &[[u32; MAX_TRACKED_DEPTH + 1]],
@@ -336,9 +423,10 @@ fn dirty_classes(
         .into_iter()
         .flatten()
         .filter(|c| {
-            touched
-                .get(usize::from(*c))
-                .is_some_and(|row| row[depth] > since)
+            since == 0
+                || touched
+                    .get(usize::from(*c))
+                    .is_some_and(|row| row[depth] > since)
         })
         .collect()
 }
@@ -421,19 +509,64 @@ mod tests {
         assert_eq!(skipped.get(), 1);
     }
 
+    fn pattern(lhs: &str) -> Pattern<VNode> {
+        lhs.parse().unwrap()
+    }
+
     #[test]
-    fn pattern_shapes() {
-        let s = shape_of(&rw("deep", "(fadd ?y (fneg ?z))", "(fmul ?y ?z)"));
-        assert_eq!(s.depth, 2);
-        assert!(matches!(s.root, Some(Shape::Alu(..))));
-        let v = shape_of(&rw("var", "?x", "(fneg (fneg ?x))"));
-        assert_eq!((v.root, v.depth), (None, 0));
-        let fneg = VNode::Alu {
-            op: crate::ir::AluOp::FNeg,
-            exact: false,
-            children: vec![Id::from(0)],
-        };
-        assert_eq!(s.needs.len(), 2, "fadd and fneg");
-        assert_eq!(s.needs[0], fneg.discriminant(), "children first");
+    fn guards_name_the_root_operand_the_pattern_needs() {
+        // A transfer's value operand (position 1), not its mode.
+        let p = pattern("(xfer ?m (fadd ?a ?a))");
+        let g = guard_of(p.ast.as_ref()).expect("operand");
+        assert_eq!(g.pos, Some(1));
+        assert!(matches!(g.operand, VNode::Alu { .. }));
+        // A commutative root: either operand.
+        let p = pattern("(fadd (xfer ?m ?a) ?a)");
+        let g = guard_of(p.ast.as_ref()).expect("operand");
+        assert_eq!(g.pos, None);
+        assert!(matches!(g.operand, VNode::Xfer(_)));
+        // No operator operand, or no operator at all: no guard.
+        assert!(guard_of(pattern("(fneg ?a)").ast.as_ref()).is_none());
+        assert!(guard_of(pattern("?a").ast.as_ref()).is_none());
+    }
+
+    #[test]
+    fn a_guard_admits_exactly_the_classes_with_the_operand() {
+        let expr: RecExpr<VNode> =
+            "(fadd (xfer flat (fneg uniform:0)) (xfer flat (fabs uniform:1)))"
+                .parse()
+                .unwrap();
+        let mut g = VGraph::new(VAnalysis::default());
+        let root = g.add_expr(&expr);
+        g.rebuild();
+        let xfers: Vec<Id> = g
+            .classes_for_op(&Shape::Xfer)
+            .expect("transfers")
+            .collect();
+        let p = pattern("(xfer ?m (fneg ?a))");
+        let neg = guard_of(p.ast.as_ref()).expect("operand");
+        let admitted = xfers.iter().filter(|c| neg.admits(&g, **c)).count();
+        assert_eq!(admitted, 1, "only the transfer of the fneg");
+        // The mode operand never holds an fneg: a guard on the wrong operand admits
+        // nothing (tests/incremental_matching.rs would then miss every such match).
+        let wrong = Guard { pos: Some(0), ..neg };
+        assert!(xfers.iter().all(|c| !wrong.admits(&g, *c)));
+        // A commutative root, its operand wherever class-id order put it.
+        let p = pattern("(fadd ?a (xfer ?m ?b))");
+        assert!(guard_of(p.ast.as_ref()).expect("operand").admits(&g, root));
+    }
+
+    #[test]
+    fn pattern_heights_and_present_ops() {
+        let p = pattern("(fadd ?y (fneg ?z))");
+        assert_eq!(height(p.ast.as_ref()), 2);
+        assert_eq!(height(pattern("?x").ast.as_ref()), 0);
+        let expr: RecExpr<VNode> = "(fadd uniform:0 (fabs uniform:1))".parse().unwrap();
+        let mut g = VGraph::new(VAnalysis::default());
+        g.add_expr(&expr);
+        g.rebuild();
+        assert!(!names_only_present_ops(&g, p.ast.as_ref()), "no fneg");
+        let q = pattern("(fadd ?y (fabs ?z))");
+        assert!(names_only_present_ops(&g, q.ast.as_ref()));
     }
 }
