@@ -33,8 +33,7 @@
 //! operator each time, which is what this avoids.
 
 use egg::{
-    ENodeOrVar, Id, Language, Rewrite, RewriteScheduler, RunnerLimits, RunnerResult,
-    SearchMatches,
+    ENodeOrVar, Id, Language, Rewrite, RewriteScheduler, RunnerLimits, RunnerResult, SearchMatches,
 };
 use fxhash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
@@ -539,17 +538,17 @@ mod tests {
         let mut g = VGraph::new(VAnalysis::default());
         let root = g.add_expr(&expr);
         g.rebuild();
-        let xfers: Vec<Id> = g
-            .classes_for_op(&Shape::Xfer)
-            .expect("transfers")
-            .collect();
+        let xfers: Vec<Id> = g.classes_for_op(&Shape::Xfer).expect("transfers").collect();
         let p = pattern("(xfer ?m (fneg ?a))");
         let neg = guard_of(p.ast.as_ref()).expect("operand");
         let admitted = xfers.iter().filter(|c| neg.admits(&g, **c)).count();
         assert_eq!(admitted, 1, "only the transfer of the fneg");
         // The mode operand never holds an fneg: a guard on the wrong operand admits
         // nothing (tests/incremental_matching.rs would then miss every such match).
-        let wrong = Guard { pos: Some(0), ..neg };
+        let wrong = Guard {
+            pos: Some(0),
+            ..neg
+        };
         assert!(xfers.iter().all(|c| !wrong.admits(&g, *c)));
         // A commutative root, its operand wherever class-id order put it.
         let p = pattern("(fadd ?a (xfer ?m ?b))");
