@@ -105,6 +105,9 @@ impl Guard<'_> {
 /// every class of the operator).
 type DirtyKey = (Shape, usize, u32);
 
+/// A dirty list's key with a guard's operand position and operator.
+type GuardedKey = (DirtyKey, (Option<usize>, Shape));
+
 /// Incremental rule scheduling, with or without backoff.
 #[derive(Debug)]
 pub struct IncrementalScheduler {
@@ -126,7 +129,7 @@ pub struct IncrementalScheduler {
     dirty: FxHashMap<DirtyKey, Vec<Id>>,
     /// The same lists narrowed by a guard (its operand position and operator): the
     /// motion laws for one op (flat and interpolated, each operand placement) share one.
-    guarded: FxHashMap<(DirtyKey, (Option<usize>, Shape)), Vec<Id>>,
+    guarded: FxHashMap<GuardedKey, Vec<Id>>,
     /// Tests only: pretend every left-hand side is this deep (a wrong, too shallow
     /// value must make the search miss matches, which shows the tests can see it).
     #[cfg(test)]
@@ -388,7 +391,7 @@ fn candidates<'c>(
     egraph: &VGraph,
     touched: &[[u32; MAX_TRACKED_DEPTH + 1]],
     dirty: &'c mut FxHashMap<DirtyKey, Vec<Id>>,
-    guarded: &'c mut FxHashMap<(DirtyKey, (Option<usize>, Shape)), Vec<Id>>,
+    guarded: &'c mut FxHashMap<GuardedKey, Vec<Id>>,
     key: DirtyKey,
     guard: Option<Guard<'_>>,
 ) -> &'c [Id] {
