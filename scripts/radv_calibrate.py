@@ -24,9 +24,11 @@ slopes are the marginal costs. Output: one table per GPU family on stdout, and t
 per-probe rows as TSV with --tsv.
 
 With --width the probes are instead chains of one ALU op (fadd, fmul, ffma, fcmp,
-fdiv, fsqrt, f32<->f64 conversion, iadd, imul, icmp, ishl) at 16, 32 and 64 bits in
-the FS and in the VS; the fitted slope is the op's marginal instruction count, and the
-64-bit / 32-bit ratio is what the profiles' `wide-op` factor prices.
+fdiv, fsqrt, inversesqrt, mod, floor, f32<->f64 conversion, iadd, imul, integer
+division and remainder, icmp, ishl) at 16, 32 and 64 bits in the FS and in the VS; the
+fitted slope is the op's marginal instruction count, and the 64-bit / 32-bit ratio is
+what the profiles' `wide-op` factor prices (the ops far above it, fp64 division and
+square roots and int64 division, get their own `(wide-op NAME N)` price).
 
 usage: scripts/radv_calibrate.py [--family navi21] [--family navi31] [--tsv FILE]
                                  [--width [--op OP]...]
@@ -133,6 +135,11 @@ WIDTH_OPS = {
     "fcmp": (False, "c += (x <= pc.u[{i}]) ? 1.0 : 0.0;"),
     "fdiv": (False, "x = x / pc.u[{i}];"),
     "fsqrt": (False, "x = sqrt(x) + pc.u[{i}];"),
+    "frsq": (False, "x = inversesqrt(x) + pc.u[{i}];"),
+    "fmod": (False, "x = mod(x, pc.u[{i}]);"),
+    "ffloor": (False, "x = floor(x) + pc.u[{i}];"),
+    "idiv": (True, "x = x / pc.u[{i}];"),
+    "irem": (True, "x = x % pc.u[{i}];"),
     # f32 <-> f64 round trip with an fmul and an add of the width in between (without
     # the add, NIR folds the round trip away): two conversions more than at 32 bits.
     "fcvt": (False, "x = {T}(float(x) * pc.f[{i}]) + pc.u[{i}];"),
@@ -142,6 +149,8 @@ WIDTH_OPS = {
     "ishl": (True, "x = x << pc.s[{i}];"),
 }
 WIDTH_STAGES = ("fs", "fsu", "vs")
+# Ops measured at 32 and 64 bits only (no 16-bit opaque op of theirs to price).
+WIDE_ONLY = ("fsqrt", "frsq", "fmod", "ffloor", "fdiv", "fcvt", "idiv", "irem")
 WIDTH_EXT = ("#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
              "#extension GL_EXT_shader_16bit_storage : require\n")
 
@@ -184,7 +193,7 @@ def width_probes(ops=None):
     out = []
     for op in ops or WIDTH_OPS:
         for bits in WIDTH_TYPES:
-            if op in ("fsqrt", "fdiv", "fcvt") and bits == 16:
+            if op in WIDE_ONLY and bits == 16:
                 continue  # not needed for the profiles: no 16-bit opaque division
             for stage in WIDTH_STAGES:
                 for n in range(0, WIDTH_N + 1):

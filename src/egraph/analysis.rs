@@ -34,13 +34,16 @@ pub struct VAnalysis {
     /// any opaque op): the cost profile's `wide-op`, so that a uniform expression of
     /// 64-bit work reaches the propagation limit sooner.
     pub wide_opaque_cost: Option<u32>,
+    /// Per op name, the Mesa-cost of an opaque op on 64-bit values that costs more
+    /// than `wide_opaque_cost` (the cost profile's `(wide-op NAME N)`).
+    pub wide_op_costs: std::collections::BTreeMap<String, u32>,
 }
 
 impl VAnalysis {
     /// The Mesa-cost of one opaque op node.
     pub fn opaque_cost(&self, op: &OpaqueOp) -> u32 {
         match self.wide_opaque_cost {
-            Some(c) if op.is_wide() => c,
+            Some(c) if op.is_wide() => self.wide_op_costs.get(&op.name).copied().unwrap_or(c),
             _ => OPAQUE_COST,
         }
     }

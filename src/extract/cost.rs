@@ -2,6 +2,7 @@
 //! profiles of design §4 and a loader for profile files (documented in
 //! `docs/cost-profiles.md`).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::{Add, AddAssign, Mul};
 
@@ -87,6 +88,15 @@ pub struct CostModel {
     /// `scripts/radv_calibrate.py --width`; it also counts toward the propagation
     /// limits, so a uniform expression of 64-bit work propagates less far.
     pub wide_op: u64,
+    /// Opaque ops on 64-bit values that cost more than `wide_op`, by op name
+    /// (`fdiv`, `sqrt`, `inversesqrt`, `sdiv`, `smod`): each one's 64-bit ISA
+    /// instructions as measured on the profile's GPU (`radv_calibrate.py --width`).
+    pub wide_ops: BTreeMap<String, u64>,
+}
+
+/// A `wide_ops` table from (op name, price) pairs.
+fn wide_prices(prices: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    prices.iter().map(|(n, p)| ((*n).to_owned(), *p)).collect()
 }
 
 /// The names of the built-in profiles.
@@ -124,6 +134,13 @@ impl CostModel {
             limit_gs_lines: Some(20),
             limit_tcs: None,
             wide_op: 8,
+            wide_ops: wide_prices(&[
+                ("fdiv", 35),
+                ("sqrt", 39),
+                ("inversesqrt", 39),
+                ("sdiv", 755),
+                ("smod", 540),
+            ]),
         }
     }
 
@@ -137,6 +154,13 @@ impl CostModel {
             fs_slot: 5,
             interp_component: 9,
             flat_component: 6,
+            wide_ops: wide_prices(&[
+                ("fdiv", 43),
+                ("sqrt", 51),
+                ("inversesqrt", 51),
+                ("sdiv", 933),
+                ("smod", 689),
+            ]),
             ..CostModel::amd_gfx10()
         }
     }
@@ -183,11 +207,11 @@ impl CostModel {
         Cost(op.default_cost() as u64) * weight
     }
 
-    /// Cost of one opaque op in a stage of weight 1: `wide_op` for one on 64-bit
-    /// values, else `OPAQUE_COST`.
+    /// Cost of one opaque op in a stage of weight 1: for one on 64-bit values its
+    /// `wide_ops` price, or `wide_op`; else `OPAQUE_COST`.
     pub fn opaque(&self, op: &OpaqueOp) -> u64 {
         if op.is_wide() {
-            self.wide_op
+            self.wide_ops.get(&op.name).copied().unwrap_or(self.wide_op)
         } else {
             crate::egraph::OPAQUE_COST as u64
         }
@@ -237,7 +261,9 @@ impl CostModel {
                 .get(i)
                 .ok_or_else(|| perr(file, entry.loc(), format!("`{key}` is missing a value")))
         };
-        if items.len() > 3 || (items.len() == 3 && !matches!(key, "weight" | "limit" | "base")) {
+        if items.len() > 3
+            || (items.len() == 3 && !matches!(key, "weight" | "limit" | "base" | "wide-op"))
+        {
             return Err(perr(
                 file,
                 entry.loc(),
@@ -268,6 +294,17 @@ impl CostModel {
             "extra-barycentric" => self.extra_barycentric = number(file, arg(1)?)?,
             "stage-slot-per-vertex" => self.stage_slot_per_vertex = number(file, arg(1)?)?,
             "patch-component" => self.patch_component = number(file, arg(1)?)?,
+            "wide-op" if items.len() == 3 => {
+                let op = arg(1)?;
+                let name = op
+                    .atom()
+                    .filter(|a| a.starts_with(|c: char| c.is_ascii_alphabetic()))
+                    .ok_or_else(|| {
+                        perr(file, op.loc(), format!("expected an op name, found `{op}`"))
+                    })?;
+                let price = number(file, arg(2)?)?;
+                self.wide_ops.insert(name.to_owned(), price);
+            }
             "wide-op" => self.wide_op = number(file, arg(1)?)?,
             "weight" => {
                 let (stage, value) = (arg(1)?, number(file, arg(2)?)?);
@@ -402,6 +439,42 @@ mod tests {
         assert_eq!(CostModel::amd_gfx10().opaque(&cmp64), 8);
     }
 
+    /// fp64 division, square roots and int64 division cost their measured
+    /// instructions (`wide_ops`), more than `wide-op`; 32-bit ones of the same
+    /// name cost `OPAQUE_COST`; a profile file can set or add one.
+    #[test]
+    fn wide_ops_are_priced_per_op() {
+        use crate::ir::{OpaqueCode, OpaqueTy, Purity, ScalarTy};
+        let op = |name: &str, t: ScalarTy| OpaqueOp {
+            name: name.into(),
+            purity: Purity::Pure,
+            code: OpaqueCode::Core(136),
+            result: Some((OpaqueTy::scalar(t), 0)),
+            args: vec![OpaqueTy::scalar(t); 2],
+            resource: None,
+        };
+        let (g10, g11) = (CostModel::amd_gfx10(), CostModel::amd_gfx11());
+        assert_eq!(g10.opaque(&op("fdiv", ScalarTy::F64)), 35);
+        assert_eq!(g11.opaque(&op("fdiv", ScalarTy::F64)), 43);
+        assert_eq!(g10.opaque(&op("sqrt", ScalarTy::F64)), 39);
+        assert_eq!(g10.opaque(&op("inversesqrt", ScalarTy::F64)), 39);
+        assert_eq!(g10.opaque(&op("sdiv", ScalarTy::I64)), 755);
+        assert_eq!(g10.opaque(&op("fadd", ScalarTy::F64)), g10.wide_op);
+        assert_eq!(
+            g10.opaque(&op("fdiv", ScalarTy::F32)),
+            crate::egraph::OPAQUE_COST as u64
+        );
+        let m =
+            CostModel::parse("w.cost", "(profile w (wide-op fdiv 3) (wide-op udiv 700))").unwrap();
+        assert_eq!(m.opaque(&op("fdiv", ScalarTy::F64)), 3);
+        assert_eq!(m.opaque(&op("udiv", ScalarTy::U64)), 700);
+        assert_eq!(
+            m.opaque(&op("sqrt", ScalarTy::F64)),
+            39,
+            "unlisted: the base's"
+        );
+    }
+
     #[test]
     fn bad_profiles_have_positions() {
         let e = |t: &str| CostModel::parse("p.cost", t).unwrap_err().to_string();
@@ -421,6 +494,12 @@ mod tests {
             "p.cost:2:12: error: expected a non-negative integer, found `-2`"
         );
         assert!(e("(profile x (wide-op))").starts_with("p.cost:1:12: error: `wide-op` is missing"));
-        assert!(e("(profile x (wide-op 8 2))").starts_with("p.cost:1:12: error: too many values"));
+        assert!(e("(profile x (wide-op 8 2))")
+            .starts_with("p.cost:1:21: error: expected an op name, found `8`"));
+        assert!(
+            e("(profile x (wide-op fdiv 8 2))").starts_with("p.cost:1:12: error: too many values")
+        );
+        assert!(e("(profile x (wide-op fdiv many))")
+            .starts_with("p.cost:1:26: error: expected a non-negative integer"));
     }
 }

@@ -50,6 +50,12 @@ pub(crate) fn analysis_for(p: &Pipeline, opts: &Options) -> VAnalysis {
     VAnalysis {
         propagation_limit: opts.cost.propagation_limit(&p.consumer.info),
         wide_opaque_cost: Some(u32::try_from(opts.cost.wide_op).unwrap_or(u32::MAX)),
+        wide_op_costs: opts
+            .cost
+            .wide_ops
+            .iter()
+            .map(|(n, c)| (n.clone(), u32::try_from(*c).unwrap_or(u32::MAX)))
+            .collect(),
         producer_is_gs: p.producer.stage() == Stage::Geometry,
         visibility: if opts.assume_visible {
             Default::default()
