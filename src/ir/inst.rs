@@ -359,6 +359,19 @@ impl InstKind {
         }
     }
 
+    /// The dynamic slot index of an I/O instruction, if it has one.
+    pub fn indirect(&self) -> Option<Indirect> {
+        match self {
+            InstKind::LoadInput { indirect, .. }
+            | InstKind::LoadInterpolatedInput { indirect, .. }
+            | InstKind::LoadPerVertexInput { indirect, .. }
+            | InstKind::LoadOutput { indirect, .. }
+            | InstKind::StoreOutput { indirect, .. }
+            | InstKind::StorePerVertexOutput { indirect, .. } => *indirect,
+            _ => None,
+        }
+    }
+
     /// Every value operand, in a fixed order (sources, then vertex, indirect index).
     pub fn operands(&self) -> Vec<Value> {
         let ind = |i: &Option<Indirect>| i.map(|i| i.index);

@@ -145,24 +145,11 @@ fn known_final(p: &Pipeline) -> bool {
             let colour = slot.slot.class() == SlotClass::Color;
             plain &= xfb.is_none() && slot.half == Half::Full && !colour;
         }
-        plain &= !indexed_varying(&inst.kind);
+        plain &= inst.kind.indirect().is_none();
     });
     p.consumer
-        .for_each_inst(|inst| plain &= !indexed_varying(&inst.kind));
+        .for_each_inst(|inst| plain &= inst.kind.indirect().is_none());
     plain
-}
-
-/// Whether `kind` reads or writes a varying at a dynamic slot index.
-fn indexed_varying(kind: &InstKind) -> bool {
-    match kind {
-        InstKind::LoadInput { indirect, .. }
-        | InstKind::LoadInterpolatedInput { indirect, .. }
-        | InstKind::LoadPerVertexInput { indirect, .. }
-        | InstKind::LoadOutput { indirect, .. }
-        | InstKind::StoreOutput { indirect, .. }
-        | InstKind::StorePerVertexOutput { indirect, .. } => indirect.is_some(),
-        _ => false,
-    }
 }
 
 /// Whether a round left more varying components or slots than its input had.

@@ -5,7 +5,6 @@
 use crate::ir::{BitSize, Half, Inst, InstKind, InterpLoc, IoSlot, LoopPhi, Phi, SrcLoc, Value};
 
 use super::context::Ctx;
-use super::slots::indirect_of;
 
 /// The size a load of `slot` produces: full components hold 32 bits, halves 16.
 pub(super) fn slot_bits(slot: IoSlot) -> BitSize {
@@ -134,7 +133,7 @@ fn check_operands(ctx: &mut Ctx<'_>, inst: &Inst) {
         InstKind::Opaque { op, srcs } => opaque_operands(ctx, op, srcs, loc),
         _ => {}
     }
-    if let Some(ind) = indirect_of(&inst.kind) {
+    if let Some(ind) = inst.kind.indirect() {
         need_32(ctx, ind.index, "indirect index", false, loc);
     }
 }

@@ -18,19 +18,6 @@ enum Access {
     StorePerVertex,
 }
 
-/// The dynamic index of an I/O instruction, if any.
-pub(super) fn indirect_of(kind: &InstKind) -> Option<Indirect> {
-    match kind {
-        InstKind::LoadInput { indirect, .. }
-        | InstKind::LoadInterpolatedInput { indirect, .. }
-        | InstKind::LoadPerVertexInput { indirect, .. }
-        | InstKind::LoadOutput { indirect, .. }
-        | InstKind::StoreOutput { indirect, .. }
-        | InstKind::StorePerVertexOutput { indirect, .. } => *indirect,
-        _ => None,
-    }
-}
-
 fn access_of(kind: &InstKind) -> Option<(Access, IoSlot)> {
     Some(match kind {
         InstKind::LoadInput { slot, .. } => (Access::LoadInput, *slot),
@@ -61,7 +48,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>, inst: &Inst) {
         let noun = if n == 1 { "component" } else { "components" };
         ctx.error(inst.loc, format!("{what} has only {n} {noun}"));
     }
-    if let Some(ind) = indirect_of(&inst.kind) {
+    if let Some(ind) = inst.kind.indirect() {
         if let Some(msg) = indirect_problem(io.slot, ind) {
             ctx.error(inst.loc, msg);
         }
