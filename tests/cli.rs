@@ -181,6 +181,36 @@ fn stats_counts_declared_live_and_optimized_varyings() {
     );
 }
 
+/// An input no output matches by name (piglit's `ext_gpu_shader4/compiler/abs-int`
+/// stems: the VS writes `v`, the FS reads `x`) is a link error at the input's
+/// declaration, exit 1.
+#[test]
+fn import_reports_an_unmatched_input_at_its_declaration() {
+    if !varysat::import::tool_available(varysat::import::GLSLANG) {
+        eprintln!("skipping: glslang not installed (run scripts/setup.sh)");
+        return;
+    }
+    let vs = temp_file(
+        "unmatched.vert",
+        "#version 130\nout vec4 v;\nvoid main() { v = vec4(1.0); gl_Position = v; }\n",
+    );
+    let fs = temp_file(
+        "unmatched.frag",
+        "#version 130\n// x is read below\nuniform float k;   in  vec4 x;\nvoid main() { gl_FragColor = x * k; }\n",
+    );
+    let out = varysat(&["import", vs.to_str().unwrap(), fs.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(&format!(
+            "{}:3:29: error: link error: input `x` (matched by name) is not written by any \
+             output of the vs shader",
+            fs.display()
+        )),
+        "{err}"
+    );
+}
+
 /// GL links located varyings by location: two of other types at one location are
 /// a link error at the input's declaration, exit 1.
 #[test]

@@ -89,7 +89,11 @@ pub(crate) fn link(
             p.stage
         );
         if strict {
-            return Err(c.err_plain(format!("link error: {msg}")));
+            // At the input's declaration in the consumer's source, as GL's
+            // qualifier errors are (`qualifier_error`).
+            let pos = located.and_then(|[_, ec]| ec.position(var_declared_name(c, var)));
+            let msg = format!("link error: {msg}");
+            return Err(Error::Import(Diagnostic::new(Some(&c.file), pos, msg)));
         }
         warnings.push(format!("{}: {msg}; it reads undefined values", c.file));
     }
@@ -721,6 +725,15 @@ fn declared_name<'a>(m: &'a Module, v: &Varying) -> &'a str {
     match m.name(v.var) {
         "" => m.name(v.ty),
         name => name,
+    }
+}
+
+/// [`declared_name`] of the interface variable `var`: its name, or its block's
+/// for an anonymous block.
+fn var_declared_name(m: &Module, var: u32) -> &str {
+    match (m.name(var), m.vars.get(&var)) {
+        ("", Some(g)) => m.name(g.ty),
+        (name, _) => name,
     }
 }
 
