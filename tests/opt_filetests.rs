@@ -8,6 +8,7 @@
 //! ; expect-varying: VAR3.x kept VAR0.y          (new slot optional)
 //! ; expect-varying: VAR4.x removed | pinned | no_varying | moved
 //! ; expect-stop: saturated
+//! ; expect-output-lacks: fmul                  (no output line contains the text)
 //! ```
 //!
 //! Every file also checks that the output validates (no fallback), prints and parses
@@ -99,6 +100,12 @@ fn check_file(path: &Path) -> Vec<String> {
                 Some(v) if fate_matches(&v.fate, want) => {}
                 Some(v) => fail(format!("{slot}: expected {want:?}, got `{}`", v.fate)),
                 None => fail(format!("{slot}: not in the report")),
+            }
+        } else if let Some(rest) = body.strip_prefix("expect-output-lacks:") {
+            expectations += 1;
+            let text = rest.trim();
+            if let Some(line) = printed.lines().find(|l| l.contains(text)) {
+                fail(format!("the output has `{text}`: {}", line.trim()));
             }
         } else if let Some(rest) = body.strip_prefix("expect-stop:") {
             expectations += 1;

@@ -1,5 +1,6 @@
 //! Stage 5, emission: both shaders rebuilt from the selection (`emit`), dead code
-//! removed, values renumbered, the pair validated. Each step first checks the run's
+//! removed, values renumbered, the SSA clean-ups run on the result, the pair
+//! validated. Each step first checks the run's
 //! hard deadline; past it emission stops and the input stands.
 
 use std::time::Instant;
@@ -78,6 +79,7 @@ fn emit_pair(
         }
         remove_dead_code(shader);
         renumber(shader);
+        clean(shader);
     }
     if late() {
         return Ok(None);
@@ -90,3 +92,21 @@ fn emit_pair(
     crate::validate::validate(&out)?;
     Ok(Some(out))
 }
+
+/// Runs the SSA clean-ups on an emitted, renumbered shader. The e-graph leaves what
+/// it does not see folded: a product with a constant zero that propagation put
+/// outside the region, an integer chain in the e-graph's operand order rather than
+/// the canonical one (`reassociate`). Cleaning here makes the result a fixed point of
+/// the clean-ups, so the fixed-point round (which re-runs the whole pipeline when
+/// they change a result) is not needed for it. Renumbering first puts the values in
+/// definition order, so the chains rebuilt here keep their order through the second
+/// renumbering and a later clean-up finds them canonical.
+fn clean(shader: &mut crate::ir::Shader) {
+    let before = shader.clone();
+    super::simplify::clean_shader(shader);
+    if *shader != before {
+        remove_dead_code(shader);
+        renumber(shader);
+    }
+}
+

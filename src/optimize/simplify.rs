@@ -23,13 +23,21 @@ use crate::ir::{
 /// constant outputs; returns the propagated varyings' fates.
 pub(crate) fn simplify(p: &mut Pipeline) -> Vec<VaryingReport> {
     for s in [&mut p.producer, &mut p.consumer] {
-        fold_zero_products(s);
-        super::unroll::unroll(s, known_constants);
-        super::reassociate::reassociate(s);
-        fold_constant_ifs(s);
-        drop_overwritten_stores(s);
+        clean_shader(s);
     }
     propagate_constant_outputs(p)
+}
+
+/// The clean-ups of one shader, those that leave the interface's varyings as they
+/// are: zero products, counted loops, integer chains, constant `if`s, overwritten
+/// stores. Emission runs them on its output too, so that a result is already clean
+/// and re-optimizing it has nothing left to fold (`rounds::worth_another_round`).
+pub(crate) fn clean_shader(s: &mut Shader) {
+    fold_zero_products(s);
+    super::unroll::unroll(s, known_constants);
+    super::reassociate::reassociate(s);
+    fold_constant_ifs(s);
+    drop_overwritten_stores(s);
 }
 
 /// Known constant values: `const` instructions, ALU ops over known constants, folded
