@@ -109,4 +109,3 @@ fn clean(shader: &mut crate::ir::Shader) {
         renumber(shader);
     }
 }
-
