@@ -11,7 +11,7 @@ use super::ParseError;
 
 /// Items of a list still to be read.
 pub(crate) struct Cursor<'a> {
-    items: &'a [Node],
+    items: &'a [Node<'a>],
     pos: usize,
     /// Where the list's `)` is: errors about missing items point there.
     close: SrcLoc,
@@ -22,7 +22,7 @@ pub(crate) type PResult<T> = Result<T, ParseError>;
 
 impl<'a> Cursor<'a> {
     /// A cursor over `node`'s items, or an error when `node` is an atom.
-    pub fn of(node: &'a Node, expected: &str) -> PResult<Cursor<'a>> {
+    pub fn of(node: &'a Node<'a>, expected: &str) -> PResult<Cursor<'a>> {
         match &node.kind {
             NodeKind::List { items, close } => Ok(Cursor {
                 items,
@@ -42,19 +42,19 @@ impl<'a> Cursor<'a> {
     }
 
     /// The next item without consuming it.
-    pub fn peek(&self) -> Option<&'a Node> {
+    pub fn peek(&self) -> Option<&'a Node<'a>> {
         self.items.get(self.pos)
     }
 
     /// The items left, consuming them.
-    pub fn rest(&mut self) -> &'a [Node] {
+    pub fn rest(&mut self) -> &'a [Node<'a>] {
         let rest = self.items.get(self.pos..).unwrap_or_default();
         self.pos = self.items.len();
         rest
     }
 
     /// The next item, or an error at `)` saying what was expected.
-    pub fn next(&mut self, expected: &str) -> PResult<&'a Node> {
+    pub fn next(&mut self, expected: &str) -> PResult<&'a Node<'a>> {
         let node = self.items.get(self.pos).ok_or_else(|| {
             ParseError::new(self.close, format!("expected {expected}, found `)`"))
         })?;
@@ -81,7 +81,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Consumes the next item when it is a list headed by `head`.
-    pub fn eat_list(&mut self, head: &str) -> Option<&'a Node> {
+    pub fn eat_list(&mut self, head: &str) -> Option<&'a Node<'a>> {
         let node = self.peek().filter(|n| n.head() == Some(head))?;
         self.pos += 1;
         Some(node)

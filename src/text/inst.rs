@@ -55,7 +55,7 @@ fn slot_bits(slot: IoSlot) -> BitSize {
     }
 }
 
-impl StmtParser<'_> {
+impl StmtParser<'_, '_> {
     /// The instruction of `(%v = KEYWORD ...)` and the size of its result.
     pub(super) fn value_inst(
         &mut self,

@@ -62,7 +62,7 @@ fn resource(cur: &mut Cursor<'_>) -> PResult<Option<Resource>> {
     Ok(None)
 }
 
-impl StmtParser<'_> {
+impl StmtParser<'_, '_> {
     /// The operation after the `opaque` keyword; `with_result` for the value form.
     pub(super) fn opaque(
         &mut self,

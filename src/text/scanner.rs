@@ -1,7 +1,6 @@
 //! The scanner: splits `.pair` text into parentheses and atoms, each with its
-//! line:column, dropping `;` comments and whitespace. It also checks the shape the
-//! `symbolic_expressions` crate cannot report precisely: balanced parentheses, exactly
-//! one top-level list, no trailing text, bounded nesting.
+//! line:column, dropping `;` comments and whitespace, and checks the shape: balanced
+//! parentheses, exactly one top-level list, no trailing text, bounded nesting.
 
 use crate::ir::SrcLoc;
 
@@ -66,48 +65,59 @@ fn ends_atom(c: char) -> bool {
     is_space(c) || matches!(c, '(' | ')' | ';')
 }
 
-/// Splits `src` into tokens and checks that they form exactly one balanced list.
-pub(crate) fn scan(src: &str) -> Result<Vec<Token<'_>>, ParseError> {
-    let mut chars = Chars {
-        src,
-        offset: 0,
-        loc: SrcLoc { line: 1, col: 1 },
-    };
-    let mut tokens = Vec::new();
-    // Opening positions of the lists not yet closed, innermost last.
-    let mut open: Vec<SrcLoc> = Vec::new();
-    let mut top_level_done = false;
-    while let Some(c) = chars.peek() {
+/// Splits `src` into tokens one at a time, checking that they form exactly one
+/// balanced list; no token vector is held (a 100k-instruction pair has ~600k tokens).
+pub(crate) struct Scanner<'a> {
+    chars: Chars<'a>,
+    /// Opening positions of the lists not yet closed, innermost last.
+    open: Vec<SrcLoc>,
+    top_level_done: bool,
+    any: bool,
+}
+
+impl<'a> Scanner<'a> {
+    /// A scanner at the start of `src`.
+    pub fn new(src: &'a str) -> Scanner<'a> {
+        Scanner {
+            chars: Chars {
+                src,
+                offset: 0,
+                loc: SrcLoc { line: 1, col: 1 },
+            },
+            open: Vec::new(),
+            top_level_done: false,
+            any: false,
+        }
+    }
+
+    /// The next token, `None` at the end of a well-formed text; the shape errors at
+    /// the end (an unclosed list, no list at all) come from this call too.
+    pub fn next_token(&mut self) -> Result<Option<Token<'a>>, ParseError> {
+        self.skip_blanks();
+        let chars = &mut self.chars;
         let loc = chars.loc;
-        if is_space(c) {
-            chars.bump();
-            continue;
-        }
-        if c == ';' {
-            while chars.peek().is_some_and(|c| c != '\n') {
-                chars.bump();
-            }
-            continue;
-        }
-        if top_level_done {
+        let Some(c) = chars.peek() else {
+            return self.at_end().map(|()| None);
+        };
+        if self.top_level_done {
             return Err(ParseError::new(loc, "trailing text after the pair"));
         }
         let start = chars.offset;
         let kind = match c {
             '(' => {
-                if open.len() >= MAX_DEPTH {
+                if self.open.len() >= MAX_DEPTH {
                     let msg = format!("lists are nested more than {MAX_DEPTH} deep");
                     return Err(ParseError::new(loc, msg));
                 }
-                open.push(loc);
+                self.open.push(loc);
                 chars.bump();
                 TokKind::Open
             }
             ')' => {
-                if open.pop().is_none() {
+                if self.open.pop().is_none() {
                     return Err(ParseError::new(loc, "unexpected `)`: no list is open"));
                 }
-                top_level_done = open.is_empty();
+                self.top_level_done = self.open.is_empty();
                 chars.bump();
                 TokKind::Close
             }
@@ -119,26 +129,56 @@ pub(crate) fn scan(src: &str) -> Result<Vec<Token<'_>>, ParseError> {
                 while chars.peek().is_some_and(|c| !ends_atom(c)) {
                     chars.bump();
                 }
-                if open.is_empty() {
-                    let text = src.get(start..chars.offset).unwrap_or_default();
+                if self.open.is_empty() {
+                    let text = chars.src.get(start..chars.offset).unwrap_or_default();
                     let msg = format!("expected `(pair ...)`, found `{text}`");
                     return Err(ParseError::new(loc, msg));
                 }
                 TokKind::Atom
             }
         };
-        let text = src.get(start..chars.offset).unwrap_or_default();
-        tokens.push(Token { kind, text, loc });
+        self.any = true;
+        let text = chars.src.get(start..chars.offset).unwrap_or_default();
+        Ok(Some(Token { kind, text, loc }))
     }
-    if let Some(opened) = open.last() {
-        let msg = format!("expected `)` to close the list opened at {opened}");
-        return Err(ParseError::new(chars.loc, msg));
+
+    /// Skips whitespace and `;` comments.
+    fn skip_blanks(&mut self) {
+        while let Some(c) = self.chars.peek() {
+            if is_space(c) {
+                self.chars.bump();
+            } else if c == ';' {
+                while self.chars.peek().is_some_and(|c| c != '\n') {
+                    self.chars.bump();
+                }
+            } else {
+                break;
+            }
+        }
     }
-    if tokens.is_empty() {
-        return Err(ParseError::new(
-            chars.loc,
-            "empty input: expected `(pair ...)`",
-        ));
+
+    fn at_end(&self) -> Result<(), ParseError> {
+        if let Some(opened) = self.open.last() {
+            let msg = format!("expected `)` to close the list opened at {opened}");
+            return Err(ParseError::new(self.chars.loc, msg));
+        }
+        if !self.any {
+            return Err(ParseError::new(
+                self.chars.loc,
+                "empty input: expected `(pair ...)`",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Every token of `src` (the scanner's tests read them this way).
+#[cfg(test)]
+fn scan(src: &str) -> Result<Vec<Token<'_>>, ParseError> {
+    let mut scanner = Scanner::new(src);
+    let mut tokens = Vec::new();
+    while let Some(t) = scanner.next_token()? {
+        tokens.push(t);
     }
     Ok(tokens)
 }

@@ -3,7 +3,7 @@
 //! `(%name = ...)` is collected first, so a use before its definition (a dominance
 //! error for the validator) still resolves; only a name defined nowhere is an error.
 
-use std::collections::BTreeMap;
+use fxhash::FxHashMap;
 
 use crate::ir::{BitSize, Block, Inst, LoopPhi, Phi, Shader, SrcLoc, Stmt, Value};
 
@@ -11,13 +11,17 @@ use super::cursor::{found, Cursor, PResult};
 use super::tree::{Node, NodeKind};
 use super::ParseError;
 
+/// Every defined name (as written, without `%`) with its value and first definition;
+/// the names borrow the text, and only lookups are made (no order is observed).
+type Names<'t> = FxHashMap<&'t str, (Value, SrcLoc)>;
+
 pub(super) const VALUE: &str = "a value (`%name`)";
 pub(super) const PHI_PLACE: &str =
     "`phi` is only allowed after the branches of an `if` or at the start of a `loop`";
 
 /// Parses a shader body, adding its values to `shader`.
-pub(crate) fn body(shader: &mut Shader, items: &[Node]) -> PResult<Block> {
-    let mut names = BTreeMap::new();
+pub(crate) fn body<'t>(shader: &mut Shader, items: &'t [Node<'t>]) -> PResult<Block> {
+    let mut names = Names::default();
     for item in items {
         collect_defs(item, shader, &mut names);
     }
@@ -31,14 +35,14 @@ pub(crate) fn body(shader: &mut Shader, items: &[Node]) -> PResult<Block> {
 
 /// Pass one: gives every `(%name = ...)` a value, in text order, remembering where
 /// the name was first defined. Bit sizes are filled in by pass two.
-fn collect_defs(node: &Node, shader: &mut Shader, names: &mut BTreeMap<String, (Value, SrcLoc)>) {
+fn collect_defs<'t>(node: &Node<'t>, shader: &mut Shader, names: &mut Names<'t>) {
     let NodeKind::List { items, .. } = &node.kind else {
         return;
     };
     if let Some((name, loc)) = def_name(node) {
         if !names.contains_key(name) {
             let v = shader.add_value(name, BitSize::B32);
-            names.insert(name.to_owned(), (v, loc));
+            names.insert(name, (v, loc));
         }
     }
     for item in items {
@@ -47,7 +51,7 @@ fn collect_defs(node: &Node, shader: &mut Shader, names: &mut BTreeMap<String, (
 }
 
 /// `name` and its position when `node` is `(%name = ...)`.
-fn def_name(node: &Node) -> Option<(&str, SrcLoc)> {
+fn def_name<'t>(node: &Node<'t>) -> Option<(&'t str, SrcLoc)> {
     let NodeKind::List { items, .. } = &node.kind else {
         return None;
     };
@@ -71,14 +75,14 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// Pass two: reads statements with every name already given a value.
-pub(super) struct StmtParser<'s> {
+pub(super) struct StmtParser<'s, 't> {
     shader: &'s mut Shader,
-    names: BTreeMap<String, (Value, SrcLoc)>,
+    names: Names<'t>,
     /// Header-phi counts of the enclosing loops, innermost last.
     loops: Vec<usize>,
 }
 
-impl StmtParser<'_> {
+impl StmtParser<'_, '_> {
     fn block(&mut self, items: &[Node]) -> PResult<Block> {
         items.iter().map(|n| self.stmt(n)).collect()
     }
