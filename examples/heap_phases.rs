@@ -65,7 +65,9 @@ fn step<T>(name: &str, f: impl FnOnce() -> T) -> T {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args().nth(1).ok_or("usage: heap_phases FILE.pair")?;
+    let path = std::env::args()
+        .nth(1)
+        .ok_or("usage: heap_phases FILE.pair")?;
     let text = step("read", || std::fs::read_to_string(&path))?;
     let pipeline = step("parse", || varysat::text::parse(&text, Some(&path)))?;
     step("validate", || varysat::validate::validate(&pipeline))?;

@@ -146,7 +146,10 @@ mod tests {
         let text = src.as_bytes().as_ptr_range();
         let atom = inner[2].atom().unwrap();
         assert_eq!(atom, "ccc");
-        assert!(text.contains(&atom.as_ptr()), "the atom is a slice of the text");
+        assert!(
+            text.contains(&atom.as_ptr()),
+            "the atom is a slice of the text"
+        );
     }
 
     #[test]
