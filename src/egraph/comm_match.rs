@@ -153,29 +153,24 @@ impl Searcher<VNode, VAnalysis> for CommPattern {
         limit: usize,
     ) -> Option<SearchMatches<'_, VNode>> {
         let root = self.ast.len().checked_sub(1)?;
-        let mut goals = vec![(root, eclass)];
+        let mut goals = Vec::with_capacity(self.ast.len());
+        goals.push((root, eclass));
         let mut bound = vec![None; self.vars.len()];
-        let mut found: Vec<Vec<Option<Id>>> = vec![];
-        // Both operand orders of a symmetric sub-pattern can bind alike: duplicates are
-        // dropped through a hash set (a class can have thousands of matches, so a scan
-        // of the list per match was quadratic), the list keeps the order found.
-        let mut seen: fxhash::FxHashSet<Vec<Option<Id>>> = fxhash::FxHashSet::default();
+        let mut found = Found::new(self.vars.len());
         self.solve(g, &mut goals, &mut bound, &mut |b| {
-            if seen.insert(b.to_vec()) {
-                found.push(b.to_vec());
-            }
+            found.insert(b);
             found.len() < limit
         });
-        if found.is_empty() {
+        if found.len() == 0 {
             return None;
         }
         let substs = found
-            .into_iter()
+            .rows()
             .map(|b| {
                 let mut s = Subst::with_capacity(self.vars.len());
                 for (v, id) in self.vars.iter().zip(b) {
                     if let Some(id) = id {
-                        s.insert(*v, id);
+                        s.insert(*v, *id);
                     }
                 }
                 s
@@ -196,3 +191,55 @@ impl Searcher<VNode, VAnalysis> for CommPattern {
         Some(&self.pattern)
     }
 }
+
+/// The distinct bindings found in one class, in the order found. Both operand orders
+/// of a symmetric sub-pattern can bind alike, so duplicates are dropped. The rows sit
+/// in one flat vector (one allocation per search instead of two per match); a class
+/// has a few matches as a rule, so a scan of the rows finds a duplicate, and past
+/// [`Found::SCAN_MAX`] rows a hash set of them does (a class can have thousands of
+/// matches, and a scan per match would be quadratic).
+struct Found {
+    width: usize,
+    rows: Vec<Option<Id>>,
+    count: usize,
+    seen: Option<fxhash::FxHashSet<Vec<Option<Id>>>>,
+}
+
+impl Found {
+    /// Rows a duplicate is looked for by scanning; past it, by hashing.
+    const SCAN_MAX: usize = 16;
+
+    fn new(width: usize) -> Found {
+        Found {
+            width,
+            rows: vec![],
+            count: 0,
+            seen: None,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.count
+    }
+
+    fn rows(&self) -> impl Iterator<Item = &[Option<Id>]> {
+        (0..self.count).map(|i| &self.rows[i * self.width..(i + 1) * self.width])
+    }
+
+    /// Appends `b` unless an equal row is already there.
+    fn insert(&mut self, b: &[Option<Id>]) {
+        let new = match &mut self.seen {
+            Some(seen) => seen.insert(b.to_vec()),
+            None => !self.rows().any(|r| r == b),
+        };
+        if !new {
+            return;
+        }
+        self.rows.extend_from_slice(b);
+        self.count += 1;
+        if self.seen.is_none() && self.count > Found::SCAN_MAX {
+            self.seen = Some(self.rows().map(<[Option<Id>]>::to_vec).collect());
+        }
+    }
+}
+
