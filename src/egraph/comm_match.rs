@@ -243,3 +243,39 @@ impl Found {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(a: usize, b: usize) -> [Option<Id>; 2] {
+        [Some(Id::from(a)), Some(Id::from(b))]
+    }
+
+    /// Duplicates are dropped and the order found is kept, both while the rows are
+    /// scanned and once they are hashed.
+    #[test]
+    fn found_keeps_the_first_of_each_binding_in_order() {
+        let mut f = Found::new(2);
+        let n = Found::SCAN_MAX * 2;
+        for i in 0..n {
+            f.insert(&row(i, i + 1));
+            f.insert(&row(i, i + 1));
+            f.insert(&row(0, 1));
+        }
+        let rows: Vec<Vec<Option<Id>>> = f.rows().map(<[_]>::to_vec).collect();
+        let want: Vec<Vec<Option<Id>>> = (0..n).map(|i| row(i, i + 1).to_vec()).collect();
+        assert_eq!(f.len(), n);
+        assert_eq!(rows, want);
+    }
+
+    /// A pattern without variables has one binding, the empty one.
+    #[test]
+    fn found_without_variables_has_one_row() {
+        let mut f = Found::new(0);
+        f.insert(&[]);
+        f.insert(&[]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f.rows().count(), 1);
+    }
+}
