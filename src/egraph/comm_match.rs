@@ -243,7 +243,6 @@ impl Found {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
