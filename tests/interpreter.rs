@@ -1378,3 +1378,46 @@ fn sixteen_bit_uniform_and_ubo_loads_are_halves_of_the_word() {
         }
     }
 }
+
+/// An output the branch an undefined condition skips would have stored is
+/// undefined after the `if` as well: that branch might have run instead. Found on
+/// piglit's `glsl-es-3.00/execution/built-in-functions/const-unpackHalf2x16`, whose
+/// `x != -inf` comparisons are undefined in the equivalence runs (an inexact op
+/// meeting an Inf) and whose chain of `if`s storing `red` the optimizer turns into
+/// `bcsel`s: the select was undefined, the reference kept the earlier store.
+#[test]
+fn a_store_in_the_branch_an_undefined_condition_skips_is_undefined() {
+    let psiz = IoSlot::new(Slot::Psiz, 0);
+    let build = |select: bool| {
+        let mut vs = ShaderBuilder::new(Stage::Vertex);
+        let a = vs.load_input(attr(0));
+        let ub = vs.undef(BitSize::B1);
+        let zero = vs.constant(BitSize::B32, 0);
+        let one = vs.constant(BitSize::B32, 0x3f80_0000);
+        vs.store(IoSlot::new(Slot::Pos, 0), a);
+        if select {
+            let v = vs.alu(AluOp::BCsel, &[ub, one, zero]);
+            vs.store(psiz, v);
+        } else {
+            vs.store(psiz, zero);
+            vs.if_else(
+                ub,
+                |b| {
+                    b.store(psiz, one);
+                    vec![]
+                },
+                |_| vec![],
+            );
+        }
+        let fs = ShaderBuilder::new(Stage::Fragment).finish();
+        Pipeline::new(vs.finish(), fs)
+    };
+    let (branch, select) = (build(false), build(true));
+    let o = run(&branch, &cfg(0)).expect("runs");
+    let stored = o
+        .output(Stage::Vertex, &[Unit::Vertex(0)], psiz)
+        .expect("stored");
+    assert!(!stored.defined, "the skipped branch's store may have run");
+    check_equivalent(&branch, &select, &EquivConfig::default())
+        .expect("the select refines the branch");
+}

@@ -4,7 +4,10 @@
 //!
 //! Undefined control flow: an `if` whose condition is undefined takes the else branch,
 //! and everything that branch does is *tainted* — every value it defines, every phi it
-//! feeds and every store, emit or discard it performs is marked undefined. A `break`
+//! feeds and every store, emit or discard it performs is marked undefined. The
+//! branch not taken might have run instead: the outputs and SSBO words it stores
+//! (where their addresses are known) become undefined too, and its discards make the
+//! discard undefined. A `break`
 //! taken under taint makes the loop's header phis undefined. Stores to an undefined
 //! or out-of-range address (indirect slot, vertex, SSBO word) are dropped.
 
@@ -222,8 +225,14 @@ impl<'s> Invocation<'s> {
                     let take_then = c.defined && c.bits & 1 != 0;
                     let tainted = !c.defined;
                     self.taint += tainted as u32;
-                    let body = if take_then { then_body } else { else_body };
+                    let (body, skipped) = match take_then {
+                        true => (then_body, else_body),
+                        false => (else_body, then_body),
+                    };
                     let flow = self.block(body, world, io);
+                    if tainted && flow.is_ok() {
+                        self.taint_skipped(skipped, world, io)?;
+                    }
                     if matches!(flow, Ok(Flow::Next)) {
                         for phi in phis {
                             let src = if take_then {
@@ -253,6 +262,74 @@ impl<'s> Invocation<'s> {
             }
         }
         Ok(Flow::Next)
+    }
+
+    /// Under an undefined condition the branch not taken might have run instead,
+    /// so what it writes is unknown too: each output it stores at a slot known here
+    /// (a fixed one, or a dynamic index already defined) becomes undefined, as does
+    /// each SSBO word at an address known here; its opaque effects make their
+    /// buffers wild and a discard in it makes the invocation's discard undefined.
+    /// Its `emit_vertex`es are not replayed (the vertex count is the taken branch's).
+    fn taint_skipped(
+        &mut self,
+        skipped: &[Stmt],
+        world: &mut World,
+        io: &mut dyn StageIo,
+    ) -> Result<(), Error> {
+        for visit in walk(skipped) {
+            let Visit::Enter(Stmt::Inst(inst)) = visit else {
+                continue;
+            };
+            match &inst.kind {
+                InstKind::StoreOutput {
+                    slot,
+                    value,
+                    indirect,
+                    xfb,
+                    no_varying,
+                } => {
+                    let how = StoreHow {
+                        xfb: *xfb,
+                        varying: !no_varying,
+                    };
+                    if let Some(s) = self.effective_slot(*slot, indirect, world)? {
+                        io.store(s, Scalar::undef(self.size(*value)), None, how);
+                    }
+                }
+                InstKind::StorePerVertexOutput {
+                    slot,
+                    value,
+                    vertex,
+                    indirect,
+                } => {
+                    let vertex = self.get(*vertex, world)?;
+                    let how = StoreHow {
+                        xfb: None,
+                        varying: true,
+                    };
+                    if let Some(s) = self.effective_slot(*slot, indirect, world)? {
+                        io.store(s, Scalar::undef(self.size(*value)), Some(vertex), how);
+                    }
+                }
+                InstKind::SsboStore {
+                    buffer,
+                    addr,
+                    value,
+                } => {
+                    let a = self.get(*addr, world)?;
+                    if a.defined {
+                        let v = Scalar::undef(self.size(*value));
+                        world.ssbo.insert((*buffer, a.bits), v);
+                    }
+                }
+                InstKind::Opaque { op, .. } if op.purity == crate::ir::Purity::Effect => {
+                    self.record_effect(op, &[], true, world);
+                }
+                InstKind::Discard => io.discard(false),
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     fn run_loop(
