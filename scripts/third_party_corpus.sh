@@ -8,6 +8,8 @@
 #   MAX_PAIRS  cap: every k-th pair is taken so the sample spans the whole corpus
 #              (default: all pairs)
 #   --docs     also replace the generated block of docs/testing.md with the result
+#              (the summary is scripts/corpus_summary.py RUN_DIR, which can be run
+#              on a kept run directory at any time, also while the run goes on)
 # Environment:
 #   JOBS=N     pairs run in parallel (default: nproc)
 #   NICE=N     niceness of the per-pair processes (default: 10)
@@ -104,48 +106,7 @@ chmod +x "$work/one.sh"
 nice -n "$NICE" xargs -r -P "$JOBS" -L 1 "$work/one.sh" "$BIN" "$work/glsl-cache" "$work/results" \
     < "$work/todo.$shard_i"
 
-python3 - "$work/results" "$work/sample" "$found" "$step" "$DOCS" "$(cat "$work/commit")" <<'PY'
-import collections, datetime, re, sys
-selected = set(l.rstrip("\n") for l in open(sys.argv[2]) if l.strip())
-found, step, docs, commit = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6]
-# The last result of each selected pair (a pair run again replaces its result).
-by_pair = {}
-for l in open(sys.argv[1]):
-    key, tab, outcome = l.rstrip("\n").partition("\t")
-    if tab and key in selected:
-        by_pair[key] = outcome
-rows = list(by_pair.values())
-n = len(rows)
-failed = collections.Counter(r.split(" ", 1)[0] for r in rows if r != "ok")
-imported = n - failed["import"]
-optimized = imported - failed["opt"]
-equivalent = optimized - failed["equiv"]
-causes = collections.Counter(r for r in rows if r != "ok")
-pct = lambda k: f"{100.0 * k / n:.1f} %" if n else "-"
-state = "complete" if n == len(selected) else f"**partial: {n} of {len(selected)} done**"
-out = [f"Run of {datetime.date.today()} (release build of {commit}): {found} pairs found, "
-       f"{len(selected)} selected (every {step}. one), {state}.",
-       "",
-       "| stage | pairs | share of run |", "|---|---|---|",
-       f"| imported | {imported} | {pct(imported)} |",
-       f"| optimized | {optimized} | {pct(optimized)} |",
-       f"| interpreter-equivalent | {equivalent} | {pct(equivalent)} |",
-       "", "Failures by first failing stage and cause:", "",
-       "| count | stage | cause |", "|---|---|---|"]
-for cause, k in causes.most_common():
-    stage, _, text = cause.partition(" ")
-    out.append(f"| {k} | {stage} | {text.replace('|', '/')} |")
-block = "\n".join(out)
-print(block)
-if docs:
-    path = "docs/testing.md"
-    text = open(path).read()
-    begin, end = "<!-- corpus-run:begin -->", "<!-- corpus-run:end -->"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        _, tail = rest.split(end, 1)
-        text = head + begin + "\n" + block + "\n" + end + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + begin + "\n" + block + "\n" + end + "\n"
-    open(path, "w").write(text)
-PY
+# The summary by class of pair (scripts/corpus_summary.py: linked programs apart
+# from compile tests paired by file stem), with every class's failure causes.
+docs_args=(); [ "$DOCS" = 1 ] && docs_args=(--docs docs/testing.md)
+CORPUS_FOUND=$found CORPUS_STEP=$step python3 scripts/corpus_summary.py "$work" "${docs_args[@]}"
