@@ -86,6 +86,7 @@ echo "pairs found: $found; selected $total (every ${step}. one); shard $SHARD: $
 
 # One pair: appends `PRODUCER CONSUMER<TAB>import|opt|equiv|ok <cause>` (the first
 # stage that failed) to the results, in one write so parallel jobs do not interleave.
+# The loop budget is raised (piglit's loop tests run hundreds of iterations a vertex).
 cat > "$work/one.sh" <<'ONE'
 #!/usr/bin/env bash
 BIN=$1; CACHE=$2; RESULTS=$3; a=$4; b=$5; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -95,7 +96,7 @@ outcome() {
         echo "import $(echo "$err" | cause)"; return; fi
     if ! err=$(timeout 120 "$BIN" opt "$tmp/p.pair" -o "$tmp/o.pair" 2>&1); then
         echo "opt $(echo "$err" | cause)"; return; fi
-    if ! err=$(timeout 120 "$BIN" equiv "$tmp/p.pair" "$tmp/o.pair" --runs 4 2>&1); then
+    if ! err=$(timeout 120 "$BIN" equiv "$tmp/p.pair" "$tmp/o.pair" --runs 4 --loop-limit 100000 2>&1); then
         echo "equiv $(echo "$err" | cause) [$a $b]"; return; fi
     echo "ok"
 }

@@ -181,6 +181,54 @@ fn stats_counts_declared_live_and_optimized_varyings() {
     );
 }
 
+/// `equiv --loop-limit` raises the interpreter's per-invocation loop budget: a
+/// producer looping 2,000 times stops the reference at the default 1,024 (as
+/// piglit's `glsl-vs-loop-300` and the `temp-array-indexing` loop tests did in the
+/// corpus run) and is compared with a higher limit.
+#[test]
+fn equiv_loop_limit_lets_long_loops_be_compared() {
+    let pair = temp_file(
+        "long_loop.pair",
+        "(pair
+  (producer vs
+    (topology triangles)
+    (%a = load_input ATTR0.x)
+    (%i0 = const 32 0)
+    (%one = const 32 1)
+    (%n = const 32 2000)
+    (loop
+      (%i = phi %i0)
+      (%acc = phi %a)
+      (%done = ige %i %n)
+      (if %done
+        (then
+          (break))
+        (else))
+      (%acc2 = fadd %acc %a)
+      (%i2 = iadd %i %one)
+      (continue %i2 %acc2))
+    (store_output VAR0.x %acc)
+    (store_output POS.x %a))
+  (consumer fs
+    (provoking first)
+    (%x = load_interpolated_input VAR0.x persp center)
+    (store_output DATA0.x %x)))
+",
+    );
+    let p = pair.to_str().unwrap();
+    let stdout = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let budget = varysat(&["equiv", p, p, "--runs", "1"]);
+    assert_eq!(budget.status.code(), Some(1), "{}", stdout(&budget));
+    assert!(
+        stdout(&budget).contains("loops ran more than 1024 iterations"),
+        "{}",
+        stdout(&budget)
+    );
+    let raised = varysat(&["equiv", p, p, "--runs", "1", "--loop-limit", "4000"]);
+    assert_eq!(raised.status.code(), Some(0), "{}", stdout(&raised));
+    assert_eq!(stdout(&raised), "equivalent over 1 runs\n");
+}
+
 /// An input no output matches by name (piglit's `ext_gpu_shader4/compiler/abs-int`
 /// stems: the VS writes `v`, the FS reads `x`) is a link error at the input's
 /// declaration, exit 1.

@@ -1,9 +1,9 @@
-//! `varysat equiv A B [--runs N]`: are two pairs observably the same?
+//! `varysat equiv A B [--runs N] [--loop-limit N]`: are two pairs observably the same?
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use varysat::interpreter::{check_equivalent, EquivConfig};
+use varysat::interpreter::{check_equivalent, EquivConfig, RunConfig};
 
 /// Arguments of `equiv`.
 #[derive(clap::Args)]
@@ -19,15 +19,26 @@ pub struct Args {
     /// Seed of the first run.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Loop iterations one invocation may run, summed over its loops, before the
+    /// run stops with an error (programs that loop hundreds of times per vertex,
+    /// such as piglit's loop tests, need more than the default).
+    #[arg(long, default_value_t = RunConfig::default().loop_limit,
+          value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
+    loop_limit: u32,
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode, varysat::Error> {
     let a = crate::load(&args.a)?;
     let b = crate::load(&args.b)?;
+    let base = EquivConfig::default();
     let cfg = EquivConfig {
         runs: args.runs,
         first_seed: args.seed,
-        ..EquivConfig::default()
+        run: RunConfig {
+            loop_limit: args.loop_limit,
+            ..base.run.clone()
+        },
+        ..base
     };
     match check_equivalent(&a, &b, &cfg) {
         Ok(()) => {
