@@ -28,9 +28,13 @@ fn fixture(name: &str) -> std::path::PathBuf {
     let piglit = run.join("piglit");
     let mut files = vec![];
     let mut pairs = vec![];
-    for (i, (name, text)) in [("draw", SHADER_TEST), ("mismatch", LINK_ERROR), ("units", UNITS)]
-        .into_iter()
-        .enumerate()
+    for (i, (name, text)) in [
+        ("draw", SHADER_TEST),
+        ("mismatch", LINK_ERROR),
+        ("units", UNITS),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let t = piglit.join(format!("execution/{name}.shader_test"));
         write(&t, text);
@@ -44,11 +48,22 @@ fn fixture(name: &str) -> std::path::PathBuf {
     let fs_main = "in vec4 x;\nvoid main() { gl_FragColor = x; }\n";
     // (stem, vertex file, fragment file)
     let standalone = [
-        ("compiler/pass", config("pass", main), config("pass", fs_main)),
-        ("compiler/fail", config("pass", main), config("fail", fs_main)),
+        (
+            "compiler/pass",
+            config("pass", main),
+            config("pass", fs_main),
+        ),
+        (
+            "compiler/fail",
+            config("pass", main),
+            config("fail", fs_main),
+        ),
         (
             "compiler/partial",
-            config("pass", "// void main() {} in a comment is no definition\nvec4 f(vec4 a) { return a; }\n"),
+            config(
+                "pass",
+                "// void main() {} in a comment is no definition\nvec4 f(vec4 a) { return a; }\n",
+            ),
             config("pass", fs_main),
         ),
         ("shaders/glsl-plain", main.to_string(), fs_main.to_string()),
@@ -62,7 +77,11 @@ fn fixture(name: &str) -> std::path::PathBuf {
         pairs.push(format!("{}.vert {}.frag", stem.display(), stem.display()));
     }
     let glmark2 = run.join("glmark2/shaders/light-basic");
-    pairs.push(format!("{}.vert {}.frag", glmark2.display(), glmark2.display()));
+    pairs.push(format!(
+        "{}.vert {}.frag",
+        glmark2.display(),
+        glmark2.display()
+    ));
     write(&run.join("files"), &(files.join("\n") + "\n"));
     write(&run.join("pairs"), &(pairs.join("\n") + "\n"));
     // Outcomes: the plain program, the link-error test and the program files
@@ -87,7 +106,11 @@ fn summary(run: &Path, args: &[&str]) -> Option<String> {
         .args(args)
         .output()
         .ok()?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     Some(String::from_utf8(out.stdout).expect("utf-8"))
 }
 
@@ -103,7 +126,9 @@ fn every_pair_gets_the_class_its_files_give_it() {
         .map(|l| {
             let (pair, class) = l.split_once('\t').expect("PAIR<TAB>CLASS");
             let stem = pair.split(' ').next().unwrap();
-            let stem = stem.strip_prefix(&format!("{}/", run.display())).unwrap_or(stem);
+            let stem = stem
+                .strip_prefix(&format!("{}/", run.display()))
+                .unwrap_or(stem);
             (stem.to_string(), class)
         })
         .collect();
@@ -140,8 +165,13 @@ fn the_summary_counts_linked_programs_apart_from_compile_tests() {
         "{text}"
     );
     assert!(
-        text.contains("| `compile-fail` | 1 | import | 'f' : no matching overloaded function found |"),
+        text.contains(
+            "| `compile-fail` | 1 | import | 'f' : no matching overloaded function found |"
+        ),
         "{text}"
     );
-    assert!(text.contains("| `glmark2` | 1 | equiv | not equivalent: mismatch |"), "{text}");
+    assert!(
+        text.contains("| `glmark2` | 1 | equiv | not equivalent: mismatch |"),
+        "{text}"
+    );
 }
