@@ -102,9 +102,7 @@ fn emit_pair(
 /// definition order, so the chains rebuilt here keep their order through the second
 /// renumbering and a later clean-up finds them canonical.
 fn clean(shader: &mut crate::ir::Shader) {
-    let before = shader.clone();
-    super::simplify::clean_shader(shader);
-    if *shader != before {
+    if super::simplify::clean_shader(shader) {
         remove_dead_code(shader);
         renumber(shader);
     }

@@ -242,8 +242,9 @@ fn is_left_deep(chains: &Chains, root: Value, depth: usize) -> bool {
 
 /// Re-associates every integer chain of `s` (see the module comment). Instructions of
 /// the old chains that only the chain used are removed; the new ones sit right before
-/// the chain's last instruction, where every operand is defined.
-pub(crate) fn reassociate(s: &mut Shader) {
+/// the chain's last instruction, where every operand is defined. Returns whether any
+/// chain was rebuilt.
+pub(crate) fn reassociate(s: &mut Shader) -> bool {
     let chains = survey(s);
     let mut taken = None;
     let roots: Vec<Value> = (0..chains.links.len())
@@ -257,7 +258,7 @@ pub(crate) fn reassociate(s: &mut Shader) {
         }
     }
     if plans.is_empty() {
-        return;
+        return false;
     }
     let dead: BTreeSet<Value> = plans
         .values()
@@ -280,6 +281,7 @@ pub(crate) fn reassociate(s: &mut Shader) {
             block.push(stmt);
         }
     });
+    true
 }
 
 #[cfg(test)]

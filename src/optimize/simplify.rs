@@ -32,12 +32,14 @@ pub(crate) fn simplify(p: &mut Pipeline) -> Vec<VaryingReport> {
 /// are: zero products, counted loops, integer chains, constant `if`s, overwritten
 /// stores. Emission runs them on its output too, so that a result is already clean
 /// and re-optimizing it has nothing left to fold (`rounds::worth_another_round`).
-pub(crate) fn clean_shader(s: &mut Shader) {
-    fold_zero_products(s);
-    super::unroll::unroll(s, known_constants);
-    super::reassociate::reassociate(s);
-    fold_constant_ifs(s);
-    drop_overwritten_stores(s);
+/// Returns whether any of them changed the shader.
+pub(crate) fn clean_shader(s: &mut Shader) -> bool {
+    let mut changed = fold_zero_products(s);
+    changed |= super::unroll::unroll(s, known_constants);
+    changed |= super::reassociate::reassociate(s);
+    changed |= fold_constant_ifs(s);
+    changed |= drop_overwritten_stores(s);
+    changed
 }
 
 /// Known constant values: `const` instructions, ALU ops over known constants, folded
@@ -91,7 +93,8 @@ fn is_zero(value: u32, bits: BitSize) -> bool {
 /// (`-x * 0` is -0), so Mesa folds these too; every finite `x` gives a zero. Done here
 /// rather than as a rewrite law: a consumer product merged with the free constant's
 /// class would hand consumer terms to the reverse motion laws (rules/algebra.rules).
-fn fold_zero_products(s: &mut Shader) {
+fn fold_zero_products(s: &mut Shader) -> bool {
+    let mut changed = false;
     let sizes: Vec<BitSize> = s.values.iter().map(|v| v.bits).collect();
     let mut known: BTreeMap<Value, u32> = BTreeMap::new();
     s.for_each_inst_mut(|inst| {
@@ -116,6 +119,7 @@ fn fold_zero_products(s: &mut Shader) {
         };
         if let Some(kind) = folded {
             inst.kind = kind;
+            changed = true;
         }
         match &inst.kind {
             InstKind::Const(bits) => {
@@ -131,6 +135,7 @@ fn fold_zero_products(s: &mut Shader) {
             _ => {}
         }
     });
+    changed
 }
 
 /// Whether a block ends its enclosing control flow itself (`break` / `continue` at its
@@ -145,8 +150,9 @@ fn jumps(block: &Block) -> bool {
 /// after import, or an expression over constants) by its taken branch, its merge phis
 /// by moves of the taken side's values, before lowering: the branch not taken then
 /// neither keeps inputs alive nor gates stores with a select.
-fn fold_constant_ifs(s: &mut Shader) {
+fn fold_constant_ifs(s: &mut Shader) -> bool {
     let known = known_constants(s);
+    let mut changed = false;
     for_each_block_mut(&mut s.body, |block| {
         let mut i = 0;
         while i < block.len() {
@@ -164,6 +170,7 @@ fn fold_constant_ifs(s: &mut Shader) {
             };
             match taken {
                 Some(t) => {
+                    changed = true;
                     if let Stmt::If {
                         then_body,
                         else_body,
@@ -193,6 +200,7 @@ fn fold_constant_ifs(s: &mut Shader) {
             }
         }
     });
+    changed
 }
 
 /// Where a direct output store writes: the component, and the output vertex of a TCS
@@ -277,10 +285,12 @@ fn overwritten_stores(block: &Block) -> BTreeSet<usize> {
 /// block overwrites before an emit, barrier, read-back or exit of the block can see
 /// them: after `c = f(x); c = c.wwww;` only the last store's inputs stay alive (an FS
 /// that overwrote its result no longer reads the varyings of the first one).
-fn drop_overwritten_stores(s: &mut Shader) {
+fn drop_overwritten_stores(s: &mut Shader) -> bool {
+    let mut changed = false;
     for_each_block_mut(&mut s.body, |block| {
         let dead = overwritten_stores(block);
         if !dead.is_empty() {
+            changed = true;
             let mut i = 0;
             block.retain(|_| {
                 i += 1;
@@ -288,6 +298,7 @@ fn drop_overwritten_stores(s: &mut Shader) {
             });
         }
     });
+    changed
 }
 
 /// The single value every store of each output slot stores (`None`: stores differ or
@@ -490,6 +501,34 @@ mod tests {
         assert!(text.contains("(%q = const 32 0)"), "{text}");
         assert!(text.contains("(%f = mov %one)"), "{text}");
         assert!(text.contains("(%e = fmul exact %x %d)"), "{text}");
+    }
+
+    /// `clean_shader` says whether it changed the shader (emission re-runs dead-code
+    /// removal and renumbering only then), and each clean-up counts: a zero product,
+    /// an integer chain out of canonical order, a constant `if`, an overwritten store.
+    #[test]
+    fn clean_shader_reports_exactly_when_it_changed_something() {
+        let shaders = [
+            "(%x = load_input VAR0.x) (%z = const 32 0) (%p = fmul %x %z) \
+             (store_output DATA0.x %p)",
+            "(%x = load_input VAR0.x) (%y = load_input VAR0.y) (%w = load_input VAR0.z) \
+             (%a = iand %w %y) (%b = iand %x %a) (%f = i2f32 %b) (store_output DATA0.x %f)",
+            "(%x = load_input VAR0.x) (%k = const 1 1) \
+             (if %k (then (%t = fneg %x)) (else) (%r = phi %t %x)) (store_output DATA0.x %r)",
+            "(%x = load_input VAR0.x) (store_output DATA0.x %x) (store_output DATA0.x %x)",
+        ];
+        for body in shaders {
+            let mut p = parse(&format!(
+                "(pair (producer vs (%a = load_input ATTR0.x) (store_output VAR0.x %a) \
+                 (store_output VAR0.y %a) (store_output VAR0.z %a)) (consumer fs {body}))"
+            ));
+            let before = p.consumer.clone();
+            assert!(clean_shader(&mut p.consumer), "{body}");
+            assert_ne!(p.consumer, before, "{body}");
+            let cleaned = p.consumer.clone();
+            assert!(!clean_shader(&mut p.consumer), "{body}: a second clean-up");
+            assert_eq!(p.consumer, cleaned, "{body}");
+        }
     }
 
     #[test]
