@@ -6,8 +6,11 @@
 //!
 //! Peak heap: the bench binary's global allocator counts live bytes, and each size
 //! reports the highest count reached during one `optimize` call above what was live
-//! when it started (the input pair is already built), and the absolute peak. The
-//! counting costs two atomic operations per allocation, in every timed run alike.
+//! when it started (the input pair is already built), the absolute peak (only the pair
+//! being measured is live: each size is generated when its turn comes), and the peak
+//! of what `varysat opt FILE` holds: the pair's `.pair` text, then parsing, optimizing
+//! and printing it (above what was live before the text). The counting costs two
+//! atomic operations per allocation, in every timed run alike.
 //!
 //! `cargo bench --bench scaling` (criterion runs a few sizes; the curve follows);
 //! `VARYSAT_SCALING_MAX=10000` stops the curve at that size.
@@ -78,6 +81,21 @@ fn peak_heap(p: &Pipeline, opts: &Options) -> (usize, usize, String) {
     (peak.saturating_sub(base), peak, stop)
 }
 
+/// The peak live heap of `varysat opt` on the text of `p`: the text, the parsed pair,
+/// the optimization and the printed result, above what was live before the text.
+fn opt_peak(p: &Pipeline, opts: &Options) -> usize {
+    let base = LIVE.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    let text = varysat::text::print(p);
+    if let Ok(parsed) = varysat::text::parse(&text, None) {
+        drop(text);
+        if let Ok(out) = varysat::optimize(&parsed, opts) {
+            black_box(varysat::text::print(&out.pipeline));
+        }
+    }
+    PEAK.load(Relaxed).saturating_sub(base)
+}
+
 fn mb(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
@@ -108,15 +126,17 @@ fn exponent(points: &[(usize, Duration)], scale: fn(f64) -> f64) -> f64 {
     num / den
 }
 
-fn curve(pairs: &[Pipeline], opts: &Options) {
+fn curve(sizes: &[usize], opts: &Options) {
     println!("\nscaling over synth_pair((vs, fs), n, {SEED}), median of the runs at each size");
     println!(
-        "{:>8} {:>7} {:>10} {:>8} {:>9} {:>9}  {:<14} lower / saturate / extract / emit / pack (ms)",
-        "insts", "nodes", "ms", "x first", "heap MB", "peak MB", "stop"
+        "{:>8} {:>7} {:>10} {:>8} {:>9} {:>9} {:>9}  {:<14} lower / saturate / extract / emit / pack (ms)",
+        "insts", "nodes", "ms", "x first", "heap MB", "peak MB", "opt MB", "stop"
     );
     let mut points = vec![];
     let mut first = None;
-    for p in pairs {
+    for &requested in sizes {
+        let pair = synth_pair((Stage::Vertex, Stage::Fragment), requested, SEED);
+        let p = &pair;
         let n = size(p);
         let runs = match n {
             0..=3000 => 15,
@@ -125,15 +145,17 @@ fn curve(pairs: &[Pipeline], opts: &Options) {
         };
         let s = common::median_run(p, opts, runs);
         let (heap, peak, stop) = peak_heap(p, opts);
+        let opt = opt_peak(p, opts);
         let base = *first.get_or_insert(s.time);
         println!(
-            "{:>8} {:>7} {:>10.3} {:>8.1} {:>9.1} {:>9.1}  {:<14} {}",
+            "{:>8} {:>7} {:>10.3} {:>8.1} {:>9.1} {:>9.1} {:>9.1}  {:<14} {}",
             n,
             s.nodes,
             common::ms(s.time),
             s.time.as_secs_f64() / base.as_secs_f64().max(1e-12),
             mb(heap),
             mb(peak),
+            mb(opt),
             stop,
             common::phases(&s.timings)
         );
@@ -156,11 +178,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(usize::MAX);
-    let pairs: Vec<Pipeline> = SIZES
-        .iter()
-        .filter(|n| **n <= max)
-        .map(|n| synth_pair((Stage::Vertex, Stage::Fragment), *n, SEED))
-        .collect();
+    let sizes: Vec<usize> = SIZES.iter().copied().filter(|n| *n <= max).collect();
     let opts = Options::new();
     let mut c = Criterion::default()
         .sample_size(10)
@@ -169,6 +187,10 @@ fn main() {
         .configure_from_args();
     {
         let mut g = c.benchmark_group("scaling");
+        let small = sizes.iter().filter(|n| **n <= 1000);
+        let pairs: Vec<Pipeline> = small
+            .map(|n| synth_pair((Stage::Vertex, Stage::Fragment), *n, SEED))
+            .collect();
         for p in pairs.iter().filter(|p| size(p) <= 1000) {
             g.bench_with_input(BenchmarkId::from_parameter(size(p)), p, |b, p| {
                 b.iter(|| varysat::optimize(black_box(p), &opts))
@@ -177,5 +199,5 @@ fn main() {
         g.finish();
     }
     c.final_summary();
-    curve(&pairs, &opts);
+    curve(&sizes, &opts);
 }

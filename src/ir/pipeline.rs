@@ -101,6 +101,19 @@ impl Pipeline {
         }
     }
 
+    /// A pair with `producer` and `consumer` and a copy of this pair's declarations
+    /// (uniforms, UBOs, visibility, source name).
+    pub fn with_shaders(&self, producer: Shader, consumer: Shader) -> Pipeline {
+        Pipeline {
+            producer,
+            consumer,
+            uniforms: self.uniforms,
+            ubos: self.ubos.clone(),
+            visibility: self.visibility.clone(),
+            source: self.source.clone(),
+        }
+    }
+
     /// Sets the number of uniform words.
     pub fn with_uniforms(mut self, words: u32) -> Pipeline {
         self.uniforms = words;

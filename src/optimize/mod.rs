@@ -42,6 +42,7 @@ use std::time::Instant;
 
 use crate::error::Error;
 use crate::ir::Pipeline;
+use prepass::Prepared;
 use round::Round;
 use rounds::Rounds;
 
@@ -63,19 +64,27 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     let prepared = prepass::prepare(specialized.as_ref().map_or(&*input, |s| &s.pipeline));
     // One time budget for the whole run: every round, and every stage in it, works
     // towards the same deadline.
+    let base = Round::starting(start, opts.budgets.time);
     let rounds = Rounds {
         p: &prepared.pipeline,
         opts,
         rewrites: &rewrites,
-        base: Round::starting(start, opts.budgets.time),
+        base,
     };
     let out = rounds.first()?;
     let mut out = rounds.to_fixed_point(out)?;
-    if prepared.pipeline != *input {
-        account_prepass(&mut out.report, &input, opts, prepared.fates, rounds.base);
+    // The rounds are done with the pre-passed and specialized copies: dropping them
+    // before the input is lowered once more for its price keeps one copy of the pair
+    // live there, not two or three (docs/performance.md, "memory at 100k").
+    let Prepared { pipeline, fates } = prepared;
+    let changed = pipeline != *input;
+    drop(pipeline);
+    let specialized = specialized.map(|s| s.report);
+    if changed {
+        account_prepass(&mut out.report, &input, opts, fates, base);
     }
     if let Some(s) = specialized {
-        crate::specialize::account(&mut out.report, &input, s.report);
+        crate::specialize::account(&mut out.report, &input, s);
     }
     out.report.time = start.elapsed();
     report_late_finish(&mut out.report, opts.budgets.time);
