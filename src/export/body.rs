@@ -704,10 +704,9 @@ impl<'a, 'p> Body<'a, 'p> {
 
     /// Uniform word `index`, from the buffer holding the uniform words.
     fn uniform_load(&mut self, index: u32) -> Result<u32, Error> {
-        let block = self
-            .res
-            .uniform_block
-            .ok_or_else(|| fail("default-block uniforms (OpenGL SPIR-V) are not exported"))?;
+        let Some(block) = self.res.uniform_block else {
+            return self.loose_word(index);
+        };
         let view = self.res.view(self.g, BufKind::Ubo, block)?;
         let u = self.g.uint(32);
         let zero = self.g.u32(0);
@@ -749,6 +748,15 @@ impl<'a, 'p> Body<'a, 'p> {
     }
 
     fn ubo_load(&mut self, block: u32, offset: Value) -> Result<u32, Error> {
+        if self.res.loose.default_ubo == Some(block) {
+            return match self.const_of(offset) {
+                Some(k) => self.loose_word(k >> 2),
+                None => {
+                    let off = self.val(offset)?;
+                    self.loose_dynamic(off)
+                }
+            };
+        }
         let view = self.res.view(self.g, BufKind::Ubo, block)?;
         let u = self.g.uint(32);
         let zero = self.g.u32(0);

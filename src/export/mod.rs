@@ -17,6 +17,7 @@ mod carry;
 mod context;
 mod globals;
 mod iface;
+mod loose;
 mod resources;
 mod standalone;
 mod xfb;

@@ -11,6 +11,7 @@ use rspirv::spirv::{Decoration, ImageOperands, Op, StorageClass};
 
 use super::context::{fail, Sides};
 use super::globals::Globals;
+use super::loose::Loose;
 use crate::import::link::StageLayout;
 use crate::import::module::{id_at, Module, Ty};
 use crate::import::spirv::is_image_op;
@@ -93,6 +94,8 @@ pub(crate) struct Resources {
     pub templates: BTreeMap<u32, Result<Template, String>>,
     /// The UBO index holding the uniform words, if any (see `Sides::uniform_block`).
     pub uniform_block: Option<u32>,
+    /// OpenGL default-block uniforms, where the pair has them.
+    pub loose: Loose,
 }
 
 impl Resources {
@@ -128,6 +131,7 @@ impl Resources {
             views: BTreeMap::new(),
             templates: templates(m, layout),
             uniform_block: sides.uniform_block,
+            loose: Loose::new(sides, m, layout)?,
         })
     }
 
@@ -148,7 +152,8 @@ impl Resources {
 
     /// Every declared view variable (for the entry point's interface).
     pub fn view_vars(&self) -> Vec<u32> {
-        self.views.values().map(|v| v.var).collect()
+        let views = self.views.values().map(|v| v.var);
+        views.chain(self.loose.copies()).collect()
     }
 }
 
