@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Exports the optimized stages of third-party pairs as SPIR-V (`varysat opt --emit
 # spirv`) and validates every module with spirv-val, for the target environment its
-# SPIR-V version implies (1.0 -> vulkan1.0, 1.3 -> vulkan1.1, 1.5 -> vulkan1.2,
+# SPIR-V version implies (OpenGL 4.5 for modules with loose uniforms; 1.0 -> vulkan1.0, 1.3 -> vulkan1.1, 1.5 -> vulkan1.2,
 # 1.6 -> vulkan1.3). Issue #15's first target on the real corpus; not part of CI.
 #
 # usage: scripts/export_corpus.sh RESULTS [MAX_PAIRS]
@@ -38,6 +38,14 @@ cat > "$work/one.sh" <<'ONE'
 BIN=$1; OUT=$2; a=$3; b=$4; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cause() { head -1 | sed -E 's/^[^ ]*: error: //; s/^error: //; s/%[0-9]+/%N/g; s/[0-9]+/N/g; s/`[^`]*`/`…`/g'; }
 env_of() {
+    # OpenGL SPIR-V (glslang -G): a data-typed UniformConstant variable (a loose
+    # uniform; Vulkan allows only images and samplers there).
+    if spirv-dis --raw-id "$1" 2>/dev/null | awk '
+        / = OpType(Image|Sampler|SampledImage)/ { opaque[$1] = 1 }
+        / = OpTypeArray / && ($3 in opaque) { opaque[$1] = 1 }
+        / = OpTypePointer UniformConstant / && !($4 in opaque) { loose[$1] = 1 }
+        / = OpVariable / && ($4 in loose) { found = 1 }
+        END { exit !found }'; then echo opengl4.5; return; fi
     # The version word is the second of the module (bytes 4-7, little-endian).
     case $(od -An -tx1 -j5 -N2 "$1" | tr -d ' ') in
         0001) echo vulkan1.0 ;; 0101|0201|0301) echo vulkan1.1 ;;

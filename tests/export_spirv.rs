@@ -26,6 +26,10 @@ fn tools() -> bool {
 }
 
 fn validate(words: &[u32], what: &str) -> Result<(), String> {
+    validate_for(words, what, "vulkan1.0")
+}
+
+fn validate_for(words: &[u32], what: &str, env: &str) -> Result<(), String> {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("varysat-export-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -35,7 +39,7 @@ fn validate(words: &[u32], what: &str) -> Result<(), String> {
     let f = dir.join(format!("m{n}.spv"));
     std::fs::write(&f, varysat::export::to_bytes(words)).map_err(|e| e.to_string())?;
     let o = Command::new("spirv-val")
-        .args(["--target-env", "vulkan1.0"])
+        .args(["--target-env", env])
         .arg(&f)
         .output()
         .map_err(|e| e.to_string())?;
@@ -644,4 +648,76 @@ void main() {
     at.sort();
     at.dedup();
     assert_eq!(at.len(), 4, "four locations: {p:?}");
+}
+
+/// OpenGL GLSL with default-block uniforms compiles to OpenGL SPIR-V, whose loose
+/// uniforms the export reads through access chains into their variables. The
+/// optimizer propagates the VS's uniform-only varyings into the FS, so the FS export
+/// declares copies of the VS's uniforms (same name, type and `Location`, as GL links
+/// them). Both modules pass `spirv-val` for OpenGL 4.5, and the exported pair,
+/// imported again, is interpreter-equivalent to the original. Before, the export
+/// refused such pairs ("default-block uniforms (OpenGL SPIR-V) are not exported").
+#[test]
+fn opengl_default_block_uniforms_export_and_import_back_equivalent() {
+    if !tools() {
+        return;
+    }
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let ((pipe, _), (pm, cm)) = import_files_with_modules(
+        &fx.join("gl_loose.vert"),
+        &fx.join("gl_loose.frag"),
+        &ImportOptions::default(),
+    )
+    .expect("imports");
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    assert!(
+        outcome.report.after.components < outcome.report.before.components,
+        "the uniform-only varyings are propagated"
+    );
+    let (vs, fs) = varysat::export::to_spirv(&outcome, &pm, &cm).expect("exports");
+    validate_for(&vs, "vs", "opengl4.5").unwrap_or_else(|e| panic!("{e}"));
+    validate_for(&fs, "fs", "opengl4.5").unwrap_or_else(|e| panic!("{e}"));
+    let fs_uniforms = loose_uniform_names(&fs);
+    for name in ["light", "rot", "scale", "flip"] {
+        assert!(fs_uniforms.contains(name), "FS declares `{name}`: {fs_uniforms:?}");
+    }
+    let back = varysat::import::import_spirv(
+        &varysat::export::to_bytes(&vs),
+        &varysat::export::to_bytes(&fs),
+        &ImportOptions::default(),
+    )
+    .expect("the export imports again");
+    let cfg = varysat::interpreter::EquivConfig {
+        runs: 16,
+        ..Default::default()
+    };
+    varysat::interpreter::check_equivalent(&pipe, &back, &cfg)
+        .unwrap_or_else(|e| panic!("exported pair differs from the original: {e}"));
+}
+
+/// Names of the `UniformConstant` variables of a module that hold data (not images).
+fn loose_uniform_names(words: &[u32]) -> std::collections::BTreeSet<String> {
+    let m = rspirv::dr::load_words(words).expect("loads");
+    let names: std::collections::BTreeMap<u32, String> = m
+        .debug_names
+        .iter()
+        .filter(|i| i.class.opcode == rspirv::spirv::Op::Name)
+        .filter_map(|i| match (&i.operands[0], &i.operands[1]) {
+            (rspirv::dr::Operand::IdRef(id), rspirv::dr::Operand::LiteralString(s)) => {
+                Some((*id, s.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    m.types_global_values
+        .iter()
+        .filter(|i| i.class.opcode == rspirv::spirv::Op::Variable)
+        .filter(|i| {
+            i.operands.first()
+                == Some(&rspirv::dr::Operand::StorageClass(
+                    rspirv::spirv::StorageClass::UniformConstant,
+                ))
+        })
+        .filter_map(|i| i.result_id.and_then(|id| names.get(&id).cloned()))
+        .collect()
 }
