@@ -679,7 +679,10 @@ fn opengl_default_block_uniforms_export_and_import_back_equivalent() {
     validate_for(&fs, "fs", "opengl4.5").unwrap_or_else(|e| panic!("{e}"));
     let fs_uniforms = loose_uniform_names(&fs);
     for name in ["light", "rot", "scale", "flip"] {
-        assert!(fs_uniforms.contains(name), "FS declares `{name}`: {fs_uniforms:?}");
+        assert!(
+            fs_uniforms.contains(name),
+            "FS declares `{name}`: {fs_uniforms:?}"
+        );
     }
     let back = varysat::import::import_spirv(
         &varysat::export::to_bytes(&vs),

@@ -25,10 +25,19 @@ use crate::Error;
 #[derive(Clone, Debug, PartialEq)]
 enum TyTree {
     Bool,
-    Int { width: u32, signed: bool },
-    Float { width: u32 },
+    Int {
+        width: u32,
+        signed: bool,
+    },
+    Float {
+        width: u32,
+    },
     /// A vector, matrix or array: `n` elements of one type.
-    Seq { kind: Op, elem: Box<TyTree>, n: u32 },
+    Seq {
+        kind: Op,
+        elem: Box<TyTree>,
+        n: u32,
+    },
     Struct(Vec<TyTree>),
 }
 
@@ -108,7 +117,10 @@ impl TyTree {
                 }
             }
             TyTree::Struct(members) => {
-                let ids = members.iter().map(|t| Operand::IdRef(t.declare(g))).collect();
+                let ids = members
+                    .iter()
+                    .map(|t| Operand::IdRef(t.declare(g)))
+                    .collect();
                 g.fresh_ty(Op::TypeStruct, ids)
             }
         }
@@ -176,7 +188,10 @@ impl Loose {
 
     /// Variables declared for this stage that the original did not have.
     pub fn copies(&self) -> impl Iterator<Item = u32> + '_ {
-        self.entries.values().filter(|e| e.copy).filter_map(|e| e.var)
+        self.entries
+            .values()
+            .filter(|e| e.copy)
+            .filter_map(|e| e.var)
     }
 
     /// The uniform holding word `w`: its first word.
@@ -359,9 +374,13 @@ impl Body<'_, '_> {
                     ),
                 }
             }
-            (TyTree::Int { width: 16, signed: false }, None) => {
-                self.op(Op::UConvert, u, vec![Operand::IdRef(v)])
-            }
+            (
+                TyTree::Int {
+                    width: 16,
+                    signed: false,
+                },
+                None,
+            ) => self.op(Op::UConvert, u, vec![Operand::IdRef(v)]),
             (TyTree::Int { width: 16, .. } | TyTree::Float { width: 16 }, None) => {
                 let u16 = self.g.uint(16);
                 let half = self.op(Op::Bitcast, u16, vec![Operand::IdRef(v)]);
