@@ -298,7 +298,7 @@ impl Body<'_, '_> {
             self.op(Op::AccessChain, pty, ops)
         };
         let v = self.op(Op::Load, scalar, vec![Operand::IdRef(ptr)]);
-        Ok(self.loose_to_word(&leaf, v, part))
+        Ok(self.loose_to_word(leaf, v, part))
     }
 
     /// Walks a uniform's type down to the scalar holding word `ix`, pushing the
