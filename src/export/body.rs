@@ -11,6 +11,7 @@ use rspirv::spirv::{Capability, FunctionControl, LoopControl, Op, SelectionContr
 use super::context::fail;
 use super::globals::Globals;
 use super::iface::{declared_loc, Num, Place, Plan, Scalar, StageIo};
+use super::loose::Emit;
 use super::resources::{BufKind, Handle, Resources, TplOperand};
 use crate::ir::{
     Block, Indirect, Inst, InstKind, InterpLoc, OpaqueCode, OpaqueOp, OpaqueTy, Resource, ScalarTy,
@@ -705,7 +706,11 @@ impl<'a, 'p> Body<'a, 'p> {
     /// Uniform word `index`, from the buffer holding the uniform words.
     fn uniform_load(&mut self, index: u32) -> Result<u32, Error> {
         let Some(block) = self.res.uniform_block else {
-            return self.loose_word(index);
+            let mut e = Emit {
+                g: &mut *self.g,
+                insts: &mut self.insts,
+            };
+            return self.res.loose.word(&mut e, index);
         };
         let view = self.res.view(self.g, BufKind::Ubo, block)?;
         let u = self.g.uint(32);
@@ -749,12 +754,18 @@ impl<'a, 'p> Body<'a, 'p> {
 
     fn ubo_load(&mut self, block: u32, offset: Value) -> Result<u32, Error> {
         if self.res.loose.default_ubo == Some(block) {
-            return match self.const_of(offset) {
-                Some(k) => self.loose_word(k >> 2),
-                None => {
-                    let off = self.val(offset)?;
-                    self.loose_dynamic(off)
-                }
+            let known = self.const_of(offset);
+            let off = match known {
+                Some(_) => 0,
+                None => self.val(offset)?,
+            };
+            let mut e = Emit {
+                g: &mut *self.g,
+                insts: &mut self.insts,
+            };
+            return match known {
+                Some(k) => self.res.loose.word(&mut e, k >> 2),
+                None => self.res.loose.dynamic(&mut e, off),
             };
         }
         let view = self.res.view(self.g, BufKind::Ubo, block)?;

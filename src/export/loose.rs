@@ -10,10 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use rspirv::dr::Operand;
+use rspirv::dr::{Instruction, Operand};
 use rspirv::spirv::{Capability, Decoration, Op, StorageClass};
 
-use super::body::Body;
 use super::context::{fail, Sides};
 use super::globals::Globals;
 use crate::import::link::StageLayout;
@@ -225,15 +224,29 @@ impl Loose {
     }
 }
 
-impl Body<'_, '_> {
+/// Where the loads go: the stage's globals and the instructions of the block
+/// being written.
+pub(crate) struct Emit<'a> {
+    pub g: &'a mut Globals,
+    pub insts: &'a mut Vec<Instruction>,
+}
+
+impl Emit<'_> {
+    fn op(&mut self, op: Op, ty: u32, ops: Vec<Operand>) -> u32 {
+        let id = self.g.id();
+        self.insts
+            .push(Instruction::new(op, Some(ty), Some(id), ops));
+        id
+    }
+}
+
+impl Loose {
     /// Uniform word `w` of a pair with loose uniforms, as a `uint`.
-    pub(super) fn loose_word(&mut self, w: u32) -> Result<u32, Error> {
+    pub(super) fn word(&mut self, e: &mut Emit, w: u32) -> Result<u32, Error> {
         let base = self
-            .res
-            .loose
             .holder(w)
             .ok_or_else(|| fail(format!("uniform word {w} belongs to no uniform")))?;
-        self.loose_load(base, Ix::Const(w - base))
+        self.loose_load(e, base, Ix::Const(w - base))
     }
 
     /// The word at byte offset `offset` (a `uint` id) of the synthesized buffer of
@@ -241,17 +254,15 @@ impl Body<'_, '_> {
     /// time: every array is read at the offset clamped into it, and the one whose
     /// range holds the offset is selected (out of every range, GLSL leaves the
     /// access undefined).
-    pub(super) fn loose_dynamic(&mut self, offset: u32) -> Result<u32, Error> {
-        let u = self.g.uint(32);
-        let two = self.g.u32(2);
-        let w = self.op(
+    pub(super) fn dynamic(&mut self, e: &mut Emit, offset: u32) -> Result<u32, Error> {
+        let u = e.g.uint(32);
+        let two = e.g.u32(2);
+        let w = e.op(
             Op::ShiftRightLogical,
             u,
             vec![Operand::IdRef(offset), Operand::IdRef(two)],
         );
         let arrays: Vec<(u32, u32)> = self
-            .res
-            .loose
             .entries
             .iter()
             .filter(|(_, e)| e.ty.holds_array())
@@ -259,23 +270,23 @@ impl Body<'_, '_> {
             .collect();
         let mut acc = None;
         for (base, words) in arrays {
-            let b = self.g.u32(base);
-            let rel = self.op(Op::ISub, u, vec![Operand::IdRef(w), Operand::IdRef(b)]);
-            let (n, zero) = (self.g.u32(words), self.g.u32(0));
-            let bool_ty = self.g.boolean();
-            let inside = self.op(
+            let b = e.g.u32(base);
+            let rel = e.op(Op::ISub, u, vec![Operand::IdRef(w), Operand::IdRef(b)]);
+            let (n, zero) = (e.g.u32(words), e.g.u32(0));
+            let bool_ty = e.g.boolean();
+            let inside = e.op(
                 Op::ULessThan,
                 bool_ty,
                 vec![Operand::IdRef(rel), Operand::IdRef(n)],
             );
             let ids = [inside, rel, zero].map(Operand::IdRef).to_vec();
-            let safe = self.op(Op::Select, u, ids);
-            let v = self.loose_load(base, Ix::Dyn(safe))?;
+            let safe = e.op(Op::Select, u, ids);
+            let v = self.loose_load(e, base, Ix::Dyn(safe))?;
             acc = Some(match acc {
                 None => v,
                 Some(a) => {
                     let ids = [inside, v, a].map(Operand::IdRef).to_vec();
-                    self.op(Op::Select, u, ids)
+                    e.op(Op::Select, u, ids)
                 }
             });
         }
@@ -283,29 +294,30 @@ impl Body<'_, '_> {
     }
 
     /// Word `ix` of the uniform at `base`, loaded and made a `uint`.
-    fn loose_load(&mut self, base: u32, ix: Ix) -> Result<u32, Error> {
-        let var = self.res.loose.var(self.g, base)?;
-        let ty = self.res.loose.entries[&base].ty.clone();
+    fn loose_load(&mut self, e: &mut Emit, base: u32, ix: Ix) -> Result<u32, Error> {
+        let var = self.var(e.g, base)?;
+        let ty = self.entries[&base].ty.clone();
         let mut chain = vec![];
-        let (leaf, part) = self.loose_path(&ty, ix, &mut chain)?;
-        let scalar = leaf.declare(self.g);
+        let (leaf, part) = self.loose_path(e, &ty, ix, &mut chain)?;
+        let scalar = leaf.declare(e.g);
         let ptr = if chain.is_empty() {
             var
         } else {
-            let pty = self.g.ptr(StorageClass::UniformConstant, scalar);
+            let pty = e.g.ptr(StorageClass::UniformConstant, scalar);
             let mut ops = vec![Operand::IdRef(var)];
             ops.extend(chain.into_iter().map(Operand::IdRef));
-            self.op(Op::AccessChain, pty, ops)
+            e.op(Op::AccessChain, pty, ops)
         };
-        let v = self.op(Op::Load, scalar, vec![Operand::IdRef(ptr)]);
-        Ok(self.loose_to_word(leaf, v, part))
+        let v = e.op(Op::Load, scalar, vec![Operand::IdRef(ptr)]);
+        Ok(self.loose_to_word(e, leaf, v, part))
     }
 
     /// Walks a uniform's type down to the scalar holding word `ix`, pushing the
     /// access chain's indices; returns the scalar and, for a 64-bit one, which of
     /// its two words.
     fn loose_path<'t>(
-        &mut self,
+        &self,
+        e: &mut Emit,
         ty: &'t TyTree,
         ix: Ix,
         chain: &mut Vec<u32>,
@@ -316,26 +328,26 @@ impl Body<'_, '_> {
                 if w / ew >= *n {
                     return Err(fail(format!("uniform word {w} is past its uniform")));
                 }
-                chain.push(self.g.u32(w / ew));
-                self.loose_path(elem, Ix::Const(w % ew), chain)
+                chain.push(e.g.u32(w / ew));
+                self.loose_path(e, elem, Ix::Const(w % ew), chain)
             }
             (TyTree::Seq { elem, .. }, Ix::Dyn(w)) => {
                 let ew = elem.words().max(1);
                 if ew == 1 {
                     chain.push(w);
-                    return self.loose_path(elem, Ix::Const(0), chain);
+                    return self.loose_path(e, elem, Ix::Const(0), chain);
                 }
-                let (u, k) = (self.g.uint(32), self.g.u32(ew));
-                let at = self.op(Op::UDiv, u, vec![Operand::IdRef(w), Operand::IdRef(k)]);
-                let rest = self.op(Op::UMod, u, vec![Operand::IdRef(w), Operand::IdRef(k)]);
+                let (u, k) = (e.g.uint(32), e.g.u32(ew));
+                let at = e.op(Op::UDiv, u, vec![Operand::IdRef(w), Operand::IdRef(k)]);
+                let rest = e.op(Op::UMod, u, vec![Operand::IdRef(w), Operand::IdRef(k)]);
                 chain.push(at);
-                self.loose_path(elem, Ix::Dyn(rest), chain)
+                self.loose_path(e, elem, Ix::Dyn(rest), chain)
             }
             (TyTree::Struct(members), Ix::Const(mut w)) => {
                 for (i, m) in members.iter().enumerate() {
                     if w < m.words() {
-                        chain.push(self.g.u32(i as u32));
-                        return self.loose_path(m, Ix::Const(w), chain);
+                        chain.push(e.g.u32(i as u32));
+                        return self.loose_path(e, m, Ix::Const(w), chain);
                     }
                     w -= m.words();
                 }
@@ -350,24 +362,24 @@ impl Body<'_, '_> {
 
     /// A loaded uniform scalar as the IR's word: booleans 0 or 1, 16-bit values in
     /// the low half, one word of a 64-bit value.
-    fn loose_to_word(&mut self, leaf: &TyTree, v: u32, part: Option<Ix>) -> u32 {
-        let u = self.g.uint(32);
+    fn loose_to_word(&self, e: &mut Emit, leaf: &TyTree, v: u32, part: Option<Ix>) -> u32 {
+        let u = e.g.uint(32);
         match (leaf, part) {
             (TyTree::Bool, _) => {
-                let (one, zero) = (self.g.u32(1), self.g.u32(0));
+                let (one, zero) = (e.g.u32(1), e.g.u32(0));
                 let ids = [v, one, zero].map(Operand::IdRef).to_vec();
-                self.op(Op::Select, u, ids)
+                e.op(Op::Select, u, ids)
             }
             (_, Some(part)) => {
-                let uv2 = self.g.vec(u, 2);
-                let pair = self.op(Op::Bitcast, uv2, vec![Operand::IdRef(v)]);
+                let uv2 = e.g.vec(u, 2);
+                let pair = e.op(Op::Bitcast, uv2, vec![Operand::IdRef(v)]);
                 match part {
-                    Ix::Const(k) => self.op(
+                    Ix::Const(k) => e.op(
                         Op::CompositeExtract,
                         u,
                         vec![Operand::IdRef(pair), Operand::LiteralBit32(k)],
                     ),
-                    Ix::Dyn(k) => self.op(
+                    Ix::Dyn(k) => e.op(
                         Op::VectorExtractDynamic,
                         u,
                         vec![Operand::IdRef(pair), Operand::IdRef(k)],
@@ -380,14 +392,14 @@ impl Body<'_, '_> {
                     signed: false,
                 },
                 None,
-            ) => self.op(Op::UConvert, u, vec![Operand::IdRef(v)]),
+            ) => e.op(Op::UConvert, u, vec![Operand::IdRef(v)]),
             (TyTree::Int { width: 16, .. } | TyTree::Float { width: 16 }, None) => {
-                let u16 = self.g.uint(16);
-                let half = self.op(Op::Bitcast, u16, vec![Operand::IdRef(v)]);
-                self.op(Op::UConvert, u, vec![Operand::IdRef(half)])
+                let u16 = e.g.uint(16);
+                let half = e.op(Op::Bitcast, u16, vec![Operand::IdRef(v)]);
+                e.op(Op::UConvert, u, vec![Operand::IdRef(half)])
             }
             (TyTree::Int { signed: false, .. }, None) => v,
-            _ => self.op(Op::Bitcast, u, vec![Operand::IdRef(v)]),
+            _ => e.op(Op::Bitcast, u, vec![Operand::IdRef(v)]),
         }
     }
 }
