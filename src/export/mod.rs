@@ -243,6 +243,18 @@ fn stage(
     Ok(carry::finish(g, m, f, &interface))
 }
 
+/// Whether a module is OpenGL SPIR-V: it declares default-block ("loose")
+/// uniforms, `UniformConstant` variables of data types, which Vulkan does not
+/// allow. Its export is OpenGL SPIR-V too (`loose.rs`), for `spirv-val
+/// --target-env opengl4.5`, and no Vulkan driver takes it.
+pub fn has_loose_uniforms(module: &[u8]) -> Result<bool, Error> {
+    let m = Module::load(module, "<module>", &std::collections::BTreeMap::new())?;
+    Ok(m.vars.values().any(|v| {
+        v.class == rspirv::spirv::StorageClass::UniformConstant
+            && !crate::import::link::opaque(&m, v.ty)
+    }))
+}
+
 /// The output file name for an input: `a.vert` → `a.vert.spv`, `v.spv` → `v.spv`.
 pub fn output_name(input: &Path) -> String {
     let name = input

@@ -850,7 +850,7 @@ fn check_range(m: &Module, v: &Varying, base: u32) -> Result<u32, Error> {
     }
 }
 
-fn opaque(m: &Module, mut ty: u32) -> bool {
+pub(crate) fn opaque(m: &Module, mut ty: u32) -> bool {
     while let Some(Ty::Array { elem, .. }) = m.types.get(&ty) {
         ty = *elem;
     }
