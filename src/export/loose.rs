@@ -296,7 +296,11 @@ impl Loose {
     /// Word `ix` of the uniform at `base`, loaded and made a `uint`.
     fn loose_load(&mut self, e: &mut Emit, base: u32, ix: Ix) -> Result<u32, Error> {
         let var = self.var(e.g, base)?;
-        let ty = self.entries[&base].ty.clone();
+        // `var` found the entry, so it is there.
+        let ty = match self.entries.get(&base) {
+            Some(entry) => entry.ty.clone(),
+            None => return Err(fail(format!("no uniform at word {base}"))),
+        };
         let mut chain = vec![];
         let (leaf, part) = self.loose_path(e, &ty, ix, &mut chain)?;
         let scalar = leaf.declare(e.g);
