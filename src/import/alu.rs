@@ -6,6 +6,7 @@ use rspirv::dr::Instruction;
 use rspirv::spirv::{Op, StorageClass};
 
 use super::context::Translator;
+use super::layout::Shape;
 use super::module::{id_at, lit_at, Ty};
 use super::val::Val;
 use crate::ir::{AluOp, BitSize, InstKind, Interp, InterpLoc, InterpMode, Value};
@@ -761,9 +762,12 @@ impl<'a> Translator<'a> {
     }
 
     /// Image sampling, fetches and queries become per-component opaque `tex` ops.
+    /// Through a dynamically indexed handle, every candidate sampler is read and
+    /// the index selects among the results (the first candidate when it selects
+    /// none: an index past the array is undefined in GLSL and Vulkan).
     pub fn image_op(&mut self, inst: &'a Instruction) -> R<Val> {
-        let img = match self.val(self.id(inst, 0)?)? {
-            Val::Image(b) => b,
+        let handle = match self.val(self.id(inst, 0)?)? {
+            Val::Image(h) => h,
             _ => return Err(self.err(inst, "image operand is not a texture handle")),
         };
         let mut coords = vec![];
@@ -778,17 +782,31 @@ impl<'a> Translator<'a> {
         }
         let rt = self.result_ty(inst)?;
         let shape = self.shape(rt)?;
-        let bits = shape.leaf_bits();
+        let mut acc: Option<Val> = None;
+        for (cond, sampler) in &handle.alts {
+            let read = self.texture(&shape, *sampler, &coords);
+            acc = Some(match (acc, cond) {
+                (Some(prev), Some(c)) => self
+                    .select(*c, &read, &prev)
+                    .map_err(|e| self.err(inst, e))?,
+                _ => read,
+            });
+        }
+        acc.ok_or_else(|| self.err(inst, "texture handle without a sampler"))
+    }
+
+    /// One `tex` op a component of `shape` reading `sampler` at `coords`.
+    fn texture(&mut self, shape: &Shape, sampler: u32, coords: &[Value]) -> Val {
         let mut out = vec![];
-        for (comp, b) in bits.iter().enumerate() {
+        for (comp, b) in shape.leaf_bits().iter().enumerate() {
             let kind = InstKind::Texture {
-                sampler: img,
+                sampler,
                 comp: comp as u8,
-                coords: coords.clone(),
+                coords: coords.to_vec(),
             };
             out.push(self.e.inst(kind, *b));
         }
-        Ok(shape.val(&mut out.into_iter()))
+        shape.val(&mut out.into_iter())
     }
 }
 

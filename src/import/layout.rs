@@ -39,6 +39,18 @@ impl Shape {
 }
 
 pub(crate) fn shape_of(m: &Module, ty: u32, depth: u32) -> Result<Shape, Error> {
+    shape_in(m, ty, depth, false)
+}
+
+/// The shape of a default-block uniform's data: like [`shape_of`], but a sampler or
+/// image member (of a struct of GLSL's default block) is an empty composite, so the
+/// data members keep their indices and the handles take no words; the handles are
+/// numbered apart ([`opaque_count`]).
+pub(crate) fn data_shape_of(m: &Module, ty: u32) -> Result<Shape, Error> {
+    shape_in(m, ty, 0, true)
+}
+
+fn shape_in(m: &Module, ty: u32, depth: u32, opaque_empty: bool) -> Result<Shape, Error> {
     if depth > 64 {
         return Err(m.err_plain(format!("type %{ty} nests too deeply")));
     }
@@ -59,11 +71,11 @@ pub(crate) fn shape_of(m: &Module, ty: u32, depth: u32) -> Result<Shape, Error> 
             }
         },
         Ty::Vector { elem, n } => {
-            let e = shape_of(m, *elem, depth + 1)?;
+            let e = shape_in(m, *elem, depth + 1, opaque_empty)?;
             Shape::Composite(vec![e; *n as usize])
         }
         Ty::Matrix { col, n } => {
-            let c = shape_of(m, *col, depth + 1)?;
+            let c = shape_in(m, *col, depth + 1, opaque_empty)?;
             Shape::Composite(vec![c; *n as usize])
         }
         Ty::Array { elem, len } => {
@@ -72,20 +84,43 @@ pub(crate) fn shape_of(m: &Module, ty: u32, depth: u32) -> Result<Shape, Error> 
                     "type %{ty}: array of {len} elements is too large to scalarize"
                 )));
             }
-            let e = shape_of(m, *elem, depth + 1)?;
+            let e = shape_in(m, *elem, depth + 1, opaque_empty)?;
             Shape::Composite(vec![e; *len as usize])
         }
         Ty::Struct { members } => {
             let mut items = vec![];
             for mt in members.clone() {
-                items.push(shape_of(m, mt, depth + 1)?);
+                items.push(shape_in(m, mt, depth + 1, opaque_empty)?);
             }
             Shape::Composite(items)
         }
+        Ty::Opaque if opaque_empty => Shape::Composite(vec![]),
         other => {
             return Err(m.err_plain(format!("type %{ty} ({other:?}) cannot be held in a value")))
         }
     })
+}
+
+/// How many sampler/image handles a type holds: 1 for an opaque type, through
+/// arrays and struct members (saturating), 0 for plain data. GLSL allows samplers
+/// in uniform structs and arrays of them; each leaf is a sampler binding of its own.
+pub(crate) fn opaque_count(m: &Module, ty: u32, depth: u32) -> u32 {
+    if depth > 64 {
+        return 0;
+    }
+    match m.types.get(&ty) {
+        Some(Ty::Opaque) => 1,
+        Some(Ty::Array { elem, len }) => len.saturating_mul(opaque_count(m, *elem, depth + 1)),
+        Some(Ty::Struct { members }) => members.iter().fold(0u32, |n, mt| {
+            n.saturating_add(opaque_count(m, *mt, depth + 1))
+        }),
+        _ => 0,
+    }
+}
+
+/// Whether a type is or holds a sampler/image handle.
+pub(crate) fn holds_opaque(m: &Module, ty: u32) -> bool {
+    opaque_count(m, ty, 0) > 0
 }
 
 /// Whether an interface variable of this stage and class is arrayed per vertex.

@@ -10,7 +10,10 @@ use fxhash::FxHashMap;
 use rspirv::spirv::StorageClass;
 
 use super::explicit::{Explicit, GlslVersion};
-use super::layout::{block_array, buf_size, holds_array, locations, per_vertex, shape_of};
+use super::layout::{
+    block_array, buf_size, data_shape_of, holds_array, holds_opaque, locations, opaque_count,
+    per_vertex,
+};
 use super::module::{Module, Ty};
 use crate::ir::{SrcLoc, Stage, UboDecl};
 use crate::{Diagnostic, Error};
@@ -867,7 +870,7 @@ fn link_uniforms(
     for m in [p, c] {
         for (id, g) in &m.vars {
             if g.class == StorageClass::UniformConstant && !opaque(m, g.ty) {
-                let n = shape_of(m, g.ty, 0)?.leaf_bits().len() as u32;
+                let n = data_shape_of(m, g.ty)?.leaf_bits().len() as u32;
                 let e = sizes.entry(uniform_key(m, *id)).or_insert(0);
                 *e = (*e).max(n);
             }
@@ -1001,20 +1004,14 @@ fn link_samplers(
     lp: &mut StageLayout,
     lc: &mut StageLayout,
 ) -> Result<(), Error> {
+    // A uniform holding handles (a sampler, an array of them, a struct with sampler
+    // members) takes consecutive sampler numbers, one a handle, in type order.
     let mut counts: BTreeMap<Key, u32> = BTreeMap::new();
-    let count = |m: &Module, mut ty: u32| {
-        let mut n = 1u32;
-        while let Some(Ty::Array { elem, len }) = m.types.get(&ty) {
-            n = n.saturating_mul(*len);
-            ty = *elem;
-        }
-        n
-    };
     for m in [p, c] {
         for (id, g) in &m.vars {
-            if g.class == StorageClass::UniformConstant && opaque(m, g.ty) {
+            if g.class == StorageClass::UniformConstant && holds_opaque(m, g.ty) {
                 let e = counts.entry(resource_key(m, *id)).or_insert(0);
-                *e = (*e).max(count(m, g.ty));
+                *e = (*e).max(opaque_count(m, g.ty, 0));
             }
         }
     }
@@ -1026,7 +1023,7 @@ fn link_samplers(
     }
     for (m, l) in [(p, lp), (c, lc)] {
         for (id, g) in &m.vars {
-            if g.class == StorageClass::UniformConstant && opaque(m, g.ty) {
+            if g.class == StorageClass::UniformConstant && holds_opaque(m, g.ty) {
                 if let Some(b) = base.get(&resource_key(m, *id)) {
                     l.sampler.insert(*id, *b);
                 }

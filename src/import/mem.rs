@@ -6,12 +6,16 @@ use rspirv::dr::Instruction;
 use rspirv::spirv::StorageClass;
 
 use super::context::Translator;
-use super::layout::{buf_tree, word_tree};
+use super::layout::{buf_tree, data_shape_of, opaque_count, word_tree};
 use super::module::Ty;
 use super::tree::{Addr, Leaf, Scale, Tree};
-use super::val::{Idx, Ptr, Val};
+use super::val::{Handle, Idx, Ptr, Val};
 use crate::ir::{AluOp, BitSize, Half, InstKind, Value};
 use crate::Error;
+
+/// Most sampler handles one load or one dynamically indexed handle may stand for
+/// (the selects it becomes grow with it).
+const MAX_LOADED_HANDLES: u32 = 256;
 
 impl<'a> Translator<'a> {
     pub fn global_ptr(&self, id: u32, ty: u32, _class: StorageClass) -> Val {
@@ -106,7 +110,9 @@ impl<'a> Translator<'a> {
             StorageClass::Input | StorageClass::Output => self
                 .load_io(p, class, None)
                 .map_err(|e| relabel(self, inst, e)),
-            StorageClass::UniformConstant if self.is_opaque(p.root)? => self.load_handle(p, inst),
+            StorageClass::UniformConstant if super::layout::holds_opaque(self.m, p.ty) => {
+                self.load_handles(p, inst)
+            }
             _ => {
                 if let Some((elem, len)) = self.block_array(p.root) {
                     return self.load_block_array(p, elem, len, inst);
@@ -394,33 +400,104 @@ impl<'a> Translator<'a> {
         }
     }
 
-    fn is_opaque(&self, var: u32) -> Result<bool, Error> {
-        let mut ty = self.m.vars.get(&var).map(|g| g.ty).unwrap_or(0);
-        while let Ty::Array { elem, .. } = self.m.ty(ty)? {
-            ty = *elem;
+    /// Loads a value that is or holds sampler handles from a uniform: a handle, or a
+    /// composite whose plain members are loaded as data and whose opaque ones as
+    /// handles (a GLSL struct with a sampler member, an array of samplers).
+    fn load_handles(&mut self, p: &Ptr, inst: &Instruction) -> Result<Val, Error> {
+        let kids: Vec<u32> = match self.m.ty(p.ty)? {
+            Ty::Opaque => return self.load_handle(p, inst),
+            Ty::Array { elem, len } if *len <= MAX_LOADED_HANDLES => vec![*elem; *len as usize],
+            Ty::Struct { members } => members.clone(),
+            _ => return Err(self.err(inst, "loads too many samplers at once")),
+        };
+        let mut items = vec![];
+        for (k, ty) in kids.into_iter().enumerate() {
+            let mut path = p.path.clone();
+            path.push(Idx::Const(k as u32));
+            let q = Ptr {
+                root: p.root,
+                path,
+                ty,
+            };
+            items.push(self.load(&q, inst)?);
         }
-        Ok(matches!(self.m.ty(ty)?, Ty::Opaque))
+        Ok(Val::Composite(items))
     }
 
+    /// The handle an access chain into a uniform holding samplers selects. Handles
+    /// are numbered from the variable's first sampler in type order
+    /// ([`opaque_count`]). A dynamic index gives one candidate per element, each with
+    /// the condition that the index selects it; an index past the array selects none,
+    /// which GLSL leaves undefined.
     fn load_handle(&mut self, p: &Ptr, inst: &Instruction) -> Result<Val, Error> {
         let base = *self
             .layout
             .sampler
             .get(&p.root)
             .ok_or_else(|| self.err(inst, "sampler without a binding"))?;
-        let mut offset = 0u32;
+        let mut ty = self.m.vars.get(&p.root).map(|g| g.ty).unwrap_or(0);
+        // (condition so far, offset) of each candidate.
+        let mut alts: Vec<(Option<Value>, u32)> = vec![(None, base)];
         for i in &p.path {
-            match i {
-                Idx::Const(k) => offset = offset.saturating_add(*k),
-                Idx::Dyn(_) => {
-                    return Err(self.err(
-                        inst,
-                        "dynamic index into an array of samplers is not supported",
-                    ))
+            ty = match (self.m.ty(ty)?.clone(), i) {
+                (Ty::Array { elem, len }, Idx::Const(k)) if *k < len => {
+                    let skip = k.saturating_mul(opaque_count(self.m, elem, 0));
+                    alts.iter_mut().for_each(|a| a.1 = a.1.saturating_add(skip));
+                    elem
                 }
+                (Ty::Array { elem, len }, Idx::Dyn(v)) => {
+                    let stride = opaque_count(self.m, elem, 0);
+                    alts = self.handle_candidates(alts, *v, len, stride, inst)?;
+                    elem
+                }
+                (Ty::Struct { members }, Idx::Const(k)) if (*k as usize) < members.len() => {
+                    let k = *k as usize;
+                    let skip = members[..k]
+                        .iter()
+                        .fold(0u32, |n, mt| n.saturating_add(opaque_count(self.m, *mt, 0)));
+                    alts.iter_mut().for_each(|a| a.1 = a.1.saturating_add(skip));
+                    members[k]
+                }
+                (_, Idx::Const(k)) => {
+                    return Err(self.err(inst, format!("constant index {k} is out of bounds")))
+                }
+                _ => return Err(self.err(inst, "dynamic index into a struct of samplers")),
+            };
+        }
+        Ok(Val::Image(Handle { alts }))
+    }
+
+    /// Each candidate of `alts` times each element `k` of an array of `len` whose
+    /// elements hold `stride` handles, selected by `index == k`.
+    fn handle_candidates(
+        &mut self,
+        alts: Vec<(Option<Value>, u32)>,
+        index: Value,
+        len: u32,
+        stride: u32,
+        inst: &Instruction,
+    ) -> Result<Vec<(Option<Value>, u32)>, Error> {
+        if (alts.len() as u64).saturating_mul(u64::from(len)) > u64::from(MAX_LOADED_HANDLES) {
+            return Err(self.err(
+                inst,
+                format!("dynamic index selects among more than {MAX_LOADED_HANDLES} samplers"),
+            ));
+        }
+        let mut out = vec![];
+        for (c, o) in alts {
+            for k in 0..len {
+                let is_k = self.index_is(index, k).map_err(|e| self.err(inst, e))?;
+                let cond = match c {
+                    Some(c) => self
+                        .e
+                        .alu(AluOp::IAnd, false, &[c, is_k])
+                        .map_err(|e| self.err(inst, e))?,
+                    None => is_k,
+                };
+                out.push((Some(cond), o.saturating_add(k.saturating_mul(stride))));
             }
         }
-        Ok(Val::Image(base + offset))
+        Ok(out)
     }
 
     fn buffer_tree(&self, var: u32) -> Result<Tree, Error> {
@@ -430,7 +507,7 @@ impl<'a> Translator<'a> {
             .get(&var)
             .ok_or_else(|| self.m.err_plain(format!("%{var} is not a variable")))?;
         if let Some(w) = self.layout.uniform_word.get(&var) {
-            let shape = self.shape(g.ty)?;
+            let shape = data_shape_of(self.m, g.ty)?;
             let mut next = *w;
             if let Some(block) = self.layout.default_ubo {
                 if super::layout::holds_array(self.m, g.ty, 0) {

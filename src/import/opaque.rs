@@ -337,16 +337,46 @@ impl<'a> Translator<'a> {
             return self.opaque(inst, core_name(op), purity, code, &[], extra);
         }
         if op == Op::ImageWrite {
-            let Val::Image(img) = self.val(self.id(inst, 0)?)? else {
-                return Err(self.err(inst, "image operand is not an image handle"));
-            };
+            return self.image_write(inst, purity, &ids[1..]);
+        }
+        self.opaque(inst, core_name(op), purity, code, &ids, Extra::none())
+    }
+
+    /// An image store; through a dynamically indexed handle, one store a candidate
+    /// image, each under the condition that the index selects it (an index past the
+    /// array stores nothing: GLSL leaves it undefined).
+    fn image_write(
+        &mut self,
+        inst: &'a Instruction,
+        purity: Purity,
+        ids: &[usize],
+    ) -> R<Option<Val>> {
+        let Val::Image(handle) = self.val(self.id(inst, 0)?)? else {
+            return Err(self.err(inst, "image operand is not an image handle"));
+        };
+        let code = || OpaqueCode::Core(Op::ImageWrite as u32);
+        for (cond, img) in handle.alts {
             let extra = Extra {
                 resource: Some(Resource::Image(img)),
                 ..Extra::none()
             };
-            return self.opaque(inst, core_name(op), purity, code, &ids[1..], extra);
+            let Some(cond) = cond else {
+                self.opaque(inst, core_name(Op::ImageWrite), purity, code(), ids, extra)?;
+                continue;
+            };
+            self.e.open();
+            let r = self.opaque(inst, core_name(Op::ImageWrite), purity, code(), ids, extra);
+            let then_body = self.e.close();
+            r?;
+            self.e.push_stmt(crate::ir::Stmt::If {
+                cond,
+                then_body,
+                else_body: vec![],
+                phis: vec![],
+                loc: None,
+            });
         }
-        self.opaque(inst, core_name(op), purity, code, &ids, Extra::none())
+        Ok(None)
     }
 
     /// A value instruction varysat has no translation for, carried as an effect when

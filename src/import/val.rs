@@ -27,8 +27,19 @@ pub(crate) enum Val {
     Scalar(Value),
     Composite(Vec<Val>),
     Ptr(Ptr),
-    /// A texture/sampler handle: the sampler binding number `tex` uses.
-    Image(u32),
+    /// A texture/sampler handle (see [`Handle`]).
+    Image(Handle),
+}
+
+/// A texture/sampler handle: the sampler binding numbers `tex` may use. A handle
+/// loaded through constant indices has one; one loaded through dynamic indices into
+/// an array of samplers has one per element, each with the condition (a 1-bit value)
+/// that the indices select it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Handle {
+    /// `(condition, sampler)` in element order; the first has no condition when it
+    /// is the only one.
+    pub alts: Vec<(Option<Value>, u32)>,
 }
 
 impl Val {
