@@ -138,49 +138,9 @@ const CASES: &[(&str, &str, &str)] = &[
         "in:ATTR1.x",
     ),
     (
-        "bcsel-undef-else",
-        "(bcsel (flt in:ATTR0.x in:ATTR1.x) in:ATTR2.x undef32)",
-        "in:ATTR2.x",
-    ),
-    (
-        "bcsel-undef-then",
-        "(bcsel (flt in:ATTR0.x in:ATTR1.x) undef32 in:ATTR2.x)",
-        "in:ATTR2.x",
-    ),
-    (
-        "bcsel-undef-else16",
-        "(bcsel (flt in:ATTR0.x in:ATTR1.x) (f2f16 in:ATTR2.x) undef16)",
-        "(f2f16 in:ATTR2.x)",
-    ),
-    (
-        "bcsel-undef-then16",
-        "(bcsel (flt in:ATTR0.x in:ATTR1.x) undef16 (f2f16 in:ATTR2.x))",
-        "(f2f16 in:ATTR2.x)",
-    ),
-    (
         "per-emit-same",
         "(per-emit 1i32 in:ATTR0.x in:ATTR0.x)",
         "in:ATTR0.x",
-    ),
-    (
-        "per-emit-undef-tail",
-        "(per-emit 0i32 opaque:3:32 undef32)",
-        "opaque:3:32",
-    ),
-    (
-        "per-emit-undef-head",
-        "(per-emit 2i32 undef32 uniform:0)",
-        "uniform:0",
-    ),
-    (
-        "per-emit-undef-tail16",
-        "(per-emit 0i32 opaque:3:16 undef16)",
-        "opaque:3:16",
-    ),
-    (
-        "per-emit-undef-head16",
-        "(per-emit 0i32 undef16 1f16)",
-        "1f16",
     ),
 ];
 

@@ -181,10 +181,43 @@ struct Graph {
 const POLL_EVERY: u32 = 256;
 
 impl Graph {
+    /// Adds `node`, except that a select with an `undef` operand is its other operand.
     fn add(&mut self, node: VNode) -> Id {
+        if let Some(id) = self.defined_operand(&node) {
+            return id;
+        }
         let id = self.egraph.add(node.clone());
         self.original.push((node, id));
         id
+    }
+
+    /// The operand a select `(bcsel c a b)` may be replaced by because its other
+    /// operand is `undef`, which may be any value, whatever `c` is. This refinement is
+    /// made here, once and in one direction, and never as a rewrite rule: a rule
+    /// would union the select's class with the operand, and once the condition is
+    /// known to be constant (at once, or after values propagate into it) `bcsel-true`
+    /// or `bcsel-false` unions the same class with undef, so undef and every operand
+    /// refined this way become one class (17.0 = undef = 1.0).
+    fn defined_operand(&self, node: &VNode) -> Option<Id> {
+        let VNode::Alu {
+            op: crate::ir::AluOp::BCsel,
+            children,
+            ..
+        } = node
+        else {
+            return None;
+        };
+        let is_undef = |c: Id| {
+            self.egraph[c]
+                .nodes
+                .iter()
+                .any(|n| matches!(n, VNode::Undef(_)))
+        };
+        match children.as_slice() {
+            [_, a, b] if is_undef(*b) => Some(*a),
+            [_, a, b] if is_undef(*a) => Some(*b),
+            _ => None,
+        }
     }
 
     /// Whether lowering is out of time, reading the clock every `POLL_EVERY` calls.
@@ -1104,24 +1137,10 @@ fn pin_tcs_off_vertex_outputs(prod: &mut ProducerModel, g: &Graph, pins: &mut Pi
 }
 
 fn ungated_invariant(g: &Graph, id: Id) -> Option<Id> {
-    let eg = &g.egraph;
-    let same = |c: Id| eg[c].data.is_free() || eg[c].data.convergent_p;
-    if same(id) {
-        return Some(id);
-    }
-    let is_undef = |c: Id| eg[c].nodes.iter().any(|n| matches!(n, VNode::Undef(_)));
-    eg[id].nodes.iter().find_map(|n| match n {
-        VNode::Alu {
-            op: crate::ir::AluOp::BCsel,
-            children,
-            ..
-        } => match children.as_slice() {
-            [_, a, b] if is_undef(*b) && same(*a) => Some(*a),
-            [_, a, b] if is_undef(*a) && same(*b) => Some(*b),
-            _ => None,
-        },
-        _ => None,
-    })
+    // A store under `if (invocation_id == 0)` is already its stored value here: the
+    // select with the undef of the other invocations was refined at `Graph::add`.
+    let data = &g.egraph[id].data;
+    (data.is_free() || data.convergent_p).then_some(id)
 }
 
 fn lower_once(

@@ -16,8 +16,9 @@
 //! way (an inexact law may cancel large terms) and is tried on zeros and normal
 //! floats only, skipping cases where either side leaves them (overflows to Inf,
 //! makes a NaN or a denormal): NIR's default float mode, the setting of these laws,
-//! preserves none of them. Undefined on the left may become anything on the right (a
-//! refinement), never the other way round.
+//! preserves none of them. A side is undefined exactly where the other is: undefined
+//! on the left becoming a value on the right is a refinement, which only lowering
+//! may make (rules/README.md).
 
 pub mod cache;
 mod eval;
@@ -193,11 +194,11 @@ enum Outcome {
 /// interpolated), so any two NaNs agree whatever their payloads and denormals are
 /// numbers; otherwise the interpreter's own comparison decides.
 fn agree(l: Scalar, r: Scalar, float: bool, inexact: bool, scale: f32) -> bool {
-    if !l.defined {
-        return true;
-    }
-    if !r.defined {
-        return false;
+    // Undefined only where the other side is: a rule is an equality, and a union
+    // that refines undef into a value also makes that value equal to every other
+    // value undef is refined to (rules/README.md, "Soundness").
+    if !l.defined || !r.defined {
+        return l.defined == r.defined;
     }
     let default = EquivConfig::default();
     let tol = match (inexact, l.size) {
