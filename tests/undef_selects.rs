@@ -54,8 +54,14 @@ fn pair_text(stored: u32, selects: &[UndefSelect]) -> String {
     for (i, s) in selects.iter().enumerate() {
         let cond = match s.cond {
             0 => format!("(%c{i} = ine %zero %zero)"),
-            1 => format!("(%k{i} = const 32 {})\n    (%c{i} = ine %v %k{i})", s.against),
-            2 => format!("(%k{i} = const 32 {})\n    (%c{i} = ieq %v %k{i})", s.against),
+            1 => format!(
+                "(%k{i} = const 32 {})\n    (%c{i} = ine %v %k{i})",
+                s.against
+            ),
+            2 => format!(
+                "(%k{i} = const 32 {})\n    (%c{i} = ieq %v %k{i})",
+                s.against
+            ),
             _ => format!("(%c{i} = flt %zero %w)"),
         };
         let undef = if s.via_varying { "%uv" } else { "%u" }.to_string();
