@@ -251,6 +251,8 @@ struct ProducerWalk<'a> {
     shader: &'a Shader,
     g: &'a mut Graph,
     terms: Vec<Option<Id>>,
+    /// The values whose terms the walk uses (`needed_values`); the others get none.
+    needed: Vec<bool>,
     invocation_ids: BTreeSet<Value>,
     pins: &'a mut Pins,
     stored: BTreeSet<IoSlot>,
@@ -279,6 +281,10 @@ fn range(io: IoSlot, indirect: &Option<Indirect>) -> Vec<Slot> {
 impl ProducerWalk<'_> {
     fn term(&self, v: Value) -> Option<Id> {
         self.terms.get(v.index()).copied().flatten()
+    }
+
+    fn needed(&self, v: Value) -> bool {
+        self.needed.get(v.index()).copied().unwrap_or(false)
     }
 
     fn set(&mut self, v: Value, t: Option<Id>) {
@@ -407,6 +413,9 @@ impl ProducerWalk<'_> {
                         env.insert(io, merged);
                     }
                     for phi in phis {
+                        if !self.needed(phi.dst) {
+                            continue;
+                        }
                         let (a, b) = (self.term(phi.then_val), self.term(phi.else_val));
                         let sel = match (a, b, self.term(*cond)) {
                             (Some(a), Some(b), Some(c)) => Some(self.g.add(VNode::Alu {
@@ -422,6 +431,9 @@ impl ProducerWalk<'_> {
                 }
                 Stmt::Loop { phis, body, .. } => {
                     for phi in phis {
+                        if !self.needed(phi.dst) {
+                            continue;
+                        }
                         let t = self.opaque_if_top(phi.dst, depth == 0);
                         self.set(phi.dst, t);
                     }
@@ -517,9 +529,62 @@ impl ProducerWalk<'_> {
             }
             _ => {}
         }
-        if let Some(r) = result {
+        if let Some(r) = result.filter(|r| self.needed(*r)) {
             let t = self.value_term(kind, r, depth == 0);
             self.set(r, t);
+        }
+    }
+}
+
+/// The producer values whose terms the walk reads: the operands of output stores and
+/// `if` conditions (a store under an `if` becomes a select on it), and, transitively,
+/// the operands of needed values and of needed `if` phis. Nothing else can reach a
+/// stored value, so a term for it would only grow the graph that `keep_region` then
+/// throws away: on generated pairs, where most instructions are dead, that graph was
+/// the largest structure of the whole run (docs/performance.md). One backward pass:
+/// in SSA every use comes after its definition, an `if`'s phis after its branches.
+fn needed_values(shader: &Shader) -> Vec<bool> {
+    let mut need = vec![false; shader.values.len()];
+    mark_needed(&shader.body, &mut need);
+    need
+}
+
+fn mark_needed(block: &[Stmt], need: &mut [bool]) {
+    fn mark(need: &mut [bool], v: Value) {
+        if let Some(n) = need.get_mut(v.index()) {
+            *n = true;
+        }
+    }
+    let is = |need: &[bool], v: Value| need.get(v.index()).copied().unwrap_or(false);
+    for stmt in block.iter().rev() {
+        match stmt {
+            Stmt::Inst(inst) => {
+                let store = inst.kind.output_store().is_some();
+                if store || inst.result.is_some_and(|r| is(need, r)) {
+                    for v in inst.kind.operands() {
+                        mark(need, v);
+                    }
+                }
+            }
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+                phis,
+                ..
+            } => {
+                mark(need, *cond);
+                for phi in phis {
+                    if is(need, phi.dst) {
+                        mark(need, phi.then_val);
+                        mark(need, phi.else_val);
+                    }
+                }
+                mark_needed(else_body, need);
+                mark_needed(then_body, need);
+            }
+            Stmt::Loop { body, .. } => mark_needed(body, need),
+            Stmt::Break { .. } | Stmt::Continue { .. } => {}
         }
     }
 }
@@ -552,6 +617,7 @@ fn lower_producer(shader: &Shader, g: &mut Graph, pins: &mut Pins) -> ProducerMo
         shader,
         g,
         terms: vec![None; shader.values.len()],
+        needed: needed_values(shader),
         invocation_ids: invocation_ids(shader),
         pins,
         stored: BTreeSet::new(),
