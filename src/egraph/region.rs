@@ -156,6 +156,58 @@ mod tests {
         assert!(!lowered.outputs.contains_key(&IoSlot::new(Slot::Pos, 0)));
     }
 
+    /// A VS whose dead `i2f32` of an integer 2 folds to the float 2.0 the stored value
+    /// uses, and whose dead `if` phi and dead product under an `if` reach nothing
+    /// stored; the live `if` phi (VAR1.x) needs its condition and both sides.
+    const DEAD_PAIR: &str = "(pair
+  (producer vs
+    (%a = load_input ATTR1.x)
+    (%two = const 32 2.0)
+    (%r = fmul %a %two)
+    (%i2 = const 32 2)
+    (%dead = i2f32 %i2)
+    (%b = load_input ATTR2.x)
+    (%zero = const 32 0.0)
+    (%c = flt %zero %b)
+    (if %c
+      (then (%t = fadd %a %b) (%u = fmul %b %b))
+      (else (%e = fsub %a %b) (%w = fmul %a %a))
+      (%s = phi %t %e)
+      (%deadphi = phi %u %w))
+    (store_output VAR0.x %r)
+    (store_output VAR1.x %s))
+  (consumer fs
+    (%x = load_interpolated_input VAR0.x persp center)
+    (%y = load_interpolated_input VAR1.x persp center)
+    (%z = fadd %x %y)
+    (store_output DATA0.x %z)))";
+
+    /// Dead producer code does not enter the graph, even where it would fold or
+    /// hash-cons into a class the region keeps: the `i2f32` equals the live 2.0 and
+    /// was kept in its class before `needed_values` (the test fails without it).
+    #[test]
+    fn dead_producer_values_do_not_shape_region_classes() {
+        let pair = crate::text::parse(DEAD_PAIR, Some("dead.pair")).unwrap();
+        let lowered = lower(&pair, VAnalysis::default(), false);
+        let g = &lowered.egraph;
+        let has = |op: crate::ir::AluOp| {
+            g.classes()
+                .any(|c| c.nodes.iter().any(|n| matches!(n, VNode::Alu { op: o, .. } if *o == op)))
+        };
+        assert!(!has(crate::ir::AluOp::I2F32), "{:?}", g.dump());
+        // The live `if` is a select on its condition; the dead phi's products are not
+        // lowered (the only `fmul` is the stored `%a * 2.0`).
+        assert!(has(crate::ir::AluOp::BCsel), "{:?}", g.dump());
+        let fmuls = g
+            .classes()
+            .flat_map(|c| c.nodes.iter())
+            .filter(|n| matches!(n, VNode::Alu { op: crate::ir::AluOp::FMul, .. }))
+            .count();
+        assert_eq!(fmuls, 1, "{:?}", g.dump());
+        let out = crate::optimize(&pair, &crate::Options::new()).unwrap();
+        check_equivalent(&pair, &out.pipeline, &EquivConfig::default()).unwrap();
+    }
+
     #[test]
     fn work_outside_the_region_is_still_emitted() {
         let pair = crate::text::parse(PAIR, Some("region.pair")).unwrap();
