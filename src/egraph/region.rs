@@ -191,8 +191,11 @@ mod tests {
         let lowered = lower(&pair, VAnalysis::default(), false);
         let g = &lowered.egraph;
         let has = |op: crate::ir::AluOp| {
-            g.classes()
-                .any(|c| c.nodes.iter().any(|n| matches!(n, VNode::Alu { op: o, .. } if *o == op)))
+            g.classes().any(|c| {
+                c.nodes
+                    .iter()
+                    .any(|n| matches!(n, VNode::Alu { op: o, .. } if *o == op))
+            })
         };
         assert!(!has(crate::ir::AluOp::I2F32), "{:?}", g.dump());
         // The live `if` is a select on its condition; the dead phi's products are not
@@ -201,7 +204,15 @@ mod tests {
         let fmuls = g
             .classes()
             .flat_map(|c| c.nodes.iter())
-            .filter(|n| matches!(n, VNode::Alu { op: crate::ir::AluOp::FMul, .. }))
+            .filter(|n| {
+                matches!(
+                    n,
+                    VNode::Alu {
+                        op: crate::ir::AluOp::FMul,
+                        ..
+                    }
+                )
+            })
             .count();
         assert_eq!(fmuls, 1, "{:?}", g.dump());
         let out = crate::optimize(&pair, &crate::Options::new()).unwrap();
