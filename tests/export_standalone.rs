@@ -273,22 +273,35 @@ fn unread_float_outputs_are_declared_float() {
       (consumer fs
         (%r = load_input VAR3.x)
         (store_output DATA0.x %r)))";
+    assert_exported_scalars(
+        src,
+        &[
+            ("VAR0_x", "float"),
+            ("VAR1_x", "uint"),
+            ("VAR2_x", "uint"),
+            ("VAR2_y", "uint"),
+            ("VAR3_x", "uint"),
+        ],
+    );
+}
+
+/// Exports the pair `src` standalone, checks both modules with spirv-val, and
+/// asserts that the VS output and FS input named in `want` are declared with the
+/// given scalar type on both sides.
+fn assert_exported_scalars(src: &str, want: &[(&str, &str)]) {
     let pipe = varysat::text::parse(src, None).expect("parses");
     let (vs, fs) = varysat::export::standalone_to_spirv(&pipe).unwrap_or_else(|e| panic!("{e}"));
     validate(&vs, "vs").unwrap_or_else(|e| panic!("{e}"));
     validate(&fs, "fs").unwrap_or_else(|e| panic!("{e}"));
     use rspirv::spirv::StorageClass::{Input, Output};
-    let want = [
-        ("VAR0_x", "float"),
-        ("VAR1_x", "uint"),
-        ("VAR2_x", "uint"),
-        ("VAR2_y", "uint"),
-        ("VAR3_x", "uint"),
-    ];
     for (words, class, side) in [(&vs, Output, "vs"), (&fs, Input, "fs")] {
         let got = declared_scalars(words, class);
         for (name, kind) in want {
-            assert_eq!(got.get(name).copied(), Some(kind), "{side} {name}: {got:?}");
+            assert_eq!(
+                got.get(*name).copied(),
+                Some(*kind),
+                "{side} {name}: {got:?}"
+            );
         }
     }
 }
@@ -400,22 +413,14 @@ fn flat_read_and_phi_floats_are_declared_float() {
         (%s2 = iadd %s %s)
         (store_output DATA0.x %r2)
         (store_output DATA0.y %s2)))";
-    let pipe = varysat::text::parse(src, None).expect("parses");
-    let (vs, fs) = varysat::export::standalone_to_spirv(&pipe).unwrap_or_else(|e| panic!("{e}"));
-    validate(&vs, "vs").unwrap_or_else(|e| panic!("{e}"));
-    validate(&fs, "fs").unwrap_or_else(|e| panic!("{e}"));
-    use rspirv::spirv::StorageClass::{Input, Output};
-    let want = [
-        ("VAR0_x", "float"),
-        ("VAR1_x", "uint"),
-        ("VAR2_x", "float"),
-        ("VAR3_x", "uint"),
-        ("VAR4_x", "float"),
-    ];
-    for (words, class, side) in [(&vs, Output, "vs"), (&fs, Input, "fs")] {
-        let got = declared_scalars(words, class);
-        for (name, kind) in want {
-            assert_eq!(got.get(name).copied(), Some(kind), "{side} {name}: {got:?}");
-        }
-    }
+    assert_exported_scalars(
+        src,
+        &[
+            ("VAR0_x", "float"),
+            ("VAR1_x", "uint"),
+            ("VAR2_x", "float"),
+            ("VAR3_x", "uint"),
+            ("VAR4_x", "float"),
+        ],
+    );
 }
