@@ -55,10 +55,14 @@ fn internal(msg: String) -> Error {
     Error::Limit(format!("optimizer emission: {msg}"))
 }
 
-/// The value names of one shader being emitted, and where the search for the next
-/// fresh `vyN` name resumes.
+/// The fresh `vyN` names of one shader being emitted already taken, and where the
+/// search for the next one resumes.
 struct FreshNames {
-    taken: BTreeSet<String>,
+    /// The `N` of every taken name of the form `vyN`, `N` in decimal without leading
+    /// zeros (as `take` writes it): no other name can equal a fresh one, so only these
+    /// are kept. A set of every name (a copy of each) was, at 100k instructions, one
+    /// of the largest structures live at emission.
+    taken: BTreeSet<usize>,
     /// Every `vyN` below this was taken when last looked at. Names are only added, so
     /// the search never needs to look below it again; restarting it from the value
     /// count made re-optimizing an output (whose `vyN` names run past its value count)
@@ -68,8 +72,12 @@ struct FreshNames {
 
 impl FreshNames {
     fn of(shader: &Shader) -> Self {
+        Self::from_names(shader.values.iter().map(|v| v.name.as_str()))
+    }
+
+    fn from_names<'n>(names: impl Iterator<Item = &'n str>) -> Self {
         FreshNames {
-            taken: shader.values.iter().map(|v| v.name.clone()).collect(),
+            taken: names.filter_map(fresh_number).collect(),
             next: 0,
         }
     }
@@ -77,17 +85,24 @@ impl FreshNames {
     /// The first `vyN` name not taken with `N >= from`, which is then taken.
     fn take(&mut self, from: usize) -> String {
         let mut n = from.max(self.next);
-        let name = loop {
-            let candidate = format!("vy{n}");
-            if !self.taken.contains(&candidate) {
-                break candidate;
-            }
+        while self.taken.contains(&n) {
             n += 1;
-        };
+        }
         self.next = n + 1;
-        self.taken.insert(name.clone());
-        name
+        self.taken.insert(n);
+        format!("vy{n}")
     }
+}
+
+/// `N` when `name` is `vyN` written as [`FreshNames::take`] writes it (decimal digits,
+/// no sign, no leading zero but in `vy0`); `None` for any other name, which no fresh
+/// name can equal.
+fn fresh_number(name: &str) -> Option<usize> {
+    let digits = name.strip_prefix("vy")?;
+    let canonical = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits.len() == 1 || !digits.starts_with('0'));
+    canonical.then(|| digits.parse().ok()).flatten()
 }
 
 impl Builder<'_> {
@@ -383,9 +398,20 @@ fn strip_region(block: &mut Block, region: &BTreeSet<Value>) {
     });
 }
 
+/// A copy of `s` with room for the values emission adds. A clone's value table is
+/// exactly full, so the first fresh value would double it (3.8 MB of slack for the
+/// producer of the 100k-instruction pair, at the peak of `optimize`). Emission adds
+/// at most one value per chosen (class, stage) outside a GS's per-emit copies; past
+/// that the table grows as before.
+fn copy_for_emission(s: &Shader, input: &EmitInput<'_>) -> Shader {
+    let mut copy = s.clone();
+    copy.values.reserve_exact(input.selection.choice.len());
+    copy
+}
+
 /// Rewrites the consumer: region values re-emitted at the start, the rest untouched.
 pub fn emit_consumer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Error> {
-    let mut shader = p.consumer.clone();
+    let mut shader = copy_for_emission(&p.consumer, input);
     let mut names = FreshNames::of(&shader);
     let mut b = Builder {
         input,
@@ -497,7 +523,7 @@ impl Builder<'_> {
 /// Rewrites the producer: original varying stores dropped, the surviving varyings
 /// stored at the end (before each emit for a GS).
 pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Error> {
-    let mut shader = p.producer.clone();
+    let mut shader = copy_for_emission(&p.producer, input);
     let link = (p.producer.stage(), p.consumer.stage());
     filter_stores(&mut shader.body, input.lowered, link);
     let stage = shader.stage();
@@ -773,10 +799,7 @@ mod tests {
     use super::*;
 
     fn taken(names: &[&str]) -> FreshNames {
-        FreshNames {
-            taken: names.iter().map(|n| n.to_string()).collect(),
-            next: 0,
-        }
+        FreshNames::from_names(names.iter().copied())
     }
 
     #[test]
@@ -789,9 +812,19 @@ mod tests {
         assert_eq!(names.take(2), "vy8");
         // A value count ahead of the search moves it forward.
         assert_eq!(names.take(20), "vy20");
-        assert!(["vy5", "vy7", "vy8", "vy20"]
-            .iter()
-            .all(|n| names.taken.contains(*n)));
+        assert!([5, 7, 8, 20].iter().all(|n| names.taken.contains(n)));
+    }
+
+    #[test]
+    fn only_names_a_fresh_name_can_equal_are_taken() {
+        // `vy07`, `vy+8`, `vy` and `xvy9` can never be written by `take`, so they do
+        // not hold back `vy7`, `vy8` or `vy9`; `vy0` and `vy10` do.
+        let mut names = taken(&["vy07", "vy+8", "vy", "xvy9", "vy0", "vy10", "vy18446744073709551616"]);
+        assert_eq!(names.take(0), "vy1");
+        assert_eq!(names.take(7), "vy7");
+        assert_eq!(names.take(8), "vy8");
+        assert_eq!(names.take(9), "vy9");
+        assert_eq!(names.take(10), "vy11");
     }
 
     #[test]
@@ -799,8 +832,9 @@ mod tests {
         // The same names as the search from the value count alone, which restarted
         // every time: with names only added and value counts never falling (values are
         // only added too), resuming changes no choice.
-        let mut resumed = taken(&["vy0", "vy2", "vy3", "vy9"]);
-        let mut restarted = resumed.taken.clone();
+        let names = ["vy0", "vy2", "vy3", "vy9"];
+        let mut resumed = taken(&names);
+        let mut restarted: BTreeSet<String> = names.iter().map(|n| n.to_string()).collect();
         for count in [0, 1, 1, 4, 5, 5, 12] {
             let first_free = (count..)
                 .map(|n| format!("vy{n}"))
