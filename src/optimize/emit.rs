@@ -819,7 +819,15 @@ mod tests {
     fn only_names_a_fresh_name_can_equal_are_taken() {
         // `vy07`, `vy+8`, `vy` and `xvy9` can never be written by `take`, so they do
         // not hold back `vy7`, `vy8` or `vy9`; `vy0` and `vy10` do.
-        let mut names = taken(&["vy07", "vy+8", "vy", "xvy9", "vy0", "vy10", "vy18446744073709551616"]);
+        let mut names = taken(&[
+            "vy07",
+            "vy+8",
+            "vy",
+            "xvy9",
+            "vy0",
+            "vy10",
+            "vy18446744073709551616",
+        ]);
         assert_eq!(names.take(0), "vy1");
         assert_eq!(names.take(7), "vy7");
         assert_eq!(names.take(8), "vy8");
