@@ -557,6 +557,9 @@ impl<'a> Translator<'a> {
             return Err(self.err(inst, "extended instruction set other than GLSL.std.450"));
         }
         let code = lit_at(inst, 1).ok_or_else(|| self.err(inst, "missing extended opcode"))?;
+        if matches!(code, 35 | 51 | 52) {
+            return self.modf_frexp(inst, code).map(Some);
+        }
         if self.touches_wide(inst) {
             return self.wide_ext(inst, code).map(Some);
         }
@@ -713,6 +716,122 @@ impl<'a> Translator<'a> {
         Ok(Val::Composite(vec![fract, whole]))
     }
 
+    /// `Modf` (35: the fraction, the whole part stored through the pointer operand),
+    /// `Frexp` (51: the significand, the exponent stored) and `FrexpStruct` (52:
+    /// `{significand, exponent}`), on 16-, 32- or 64-bit floats.
+    fn modf_frexp(&mut self, inst: &'a Instruction, code: u32) -> R<Val> {
+        let x_id = self.id(inst, 2)?;
+        let x = self.val(x_id)?;
+        let (width, vector) = match self.m.ty(self.type_of(inst, x_id)?)? {
+            Ty::Float { width } => (*width, false),
+            Ty::Vector { elem, .. } => match self.m.ty(*elem)? {
+                Ty::Float { width } => (*width, true),
+                _ => return Err(self.err(inst, "operand is not a float")),
+            },
+            _ => return Err(self.err(inst, "operand is not a float")),
+        };
+        let (first, second) = match (code, width) {
+            (35, 64) => pair(self.wide_ext(inst, 36)?),
+            (35, _) => pair(self.modf_struct(inst, &x)?),
+            _ => self.frexp(inst, &x, width, vector)?,
+        }
+        .ok_or_else(|| self.err(inst, "result is not a pair"))?;
+        if code == 52 {
+            return Ok(Val::Composite(vec![first, second]));
+        }
+        let Val::Ptr(p) = self.val(self.id(inst, 3)?)? else {
+            return Err(self.err(inst, "out operand is not a pointer"));
+        };
+        self.store(&p, second, Some(inst))?;
+        Ok(first)
+    }
+
+    /// `frexp`: per component, the significand in [0.5, 1) with `x`'s sign and the
+    /// exponent, from the bits: the exponent field less the bias minus one, the
+    /// field replaced by the bias minus one. A zero or denormal `x` gives a signed
+    /// zero and exponent 0: GLSL lets denormals be flushed to zero; for infinities
+    /// and NaNs it leaves both results undefined.
+    fn frexp(
+        &mut self,
+        inst: &Instruction,
+        x: &Val,
+        width: u32,
+        vector: bool,
+    ) -> R<Option<(Val, Val)>> {
+        let layout = match width {
+            32 => FloatBits {
+                shift: 23,
+                field: 0xff,
+                bias: 126,
+                keep: 0x807f_ffff,
+            },
+            // The high word of a double (low word first): 11 exponent bits.
+            64 => FloatBits {
+                shift: 20,
+                field: 0x7ff,
+                bias: 1022,
+                keep: 0x800f_ffff,
+            },
+            _ => {
+                return Err(self.err(
+                    inst,
+                    format!("frexp of {width}-bit floats is not supported"),
+                ))
+            }
+        };
+        let comps = match (vector, x.items()) {
+            (true, Some(items)) => items.to_vec(),
+            _ => vec![x.clone()],
+        };
+        let (mut sig, mut exp) = (vec![], vec![]);
+        for c in comps {
+            let words = c
+                .leaves()
+                .ok_or_else(|| self.err(inst, "operand is not a number"))?;
+            let (&hi, lo) = match words.as_slice() {
+                [w] => (w, None),
+                [lo, hi] if width == 64 => (hi, Some(*lo)),
+                _ => return Err(self.err(inst, "operand is not a float")),
+            };
+            let (m_hi, e, zero) = self.frexp_word(hi, &layout)?;
+            exp.push(Val::Scalar(e));
+            sig.push(match lo {
+                None => Val::Scalar(m_hi),
+                Some(lo) => {
+                    let z = self.e.u32(0);
+                    let m_lo = self.alu(AluOp::BCsel, &[zero, z, lo])?;
+                    Val::Composite(vec![Val::Scalar(m_lo), Val::Scalar(m_hi)])
+                }
+            });
+        }
+        let pack = |mut v: Vec<Val>| match vector {
+            false => v.remove(0),
+            true => Val::Composite(v),
+        };
+        Ok(Some((pack(sig), pack(exp))))
+    }
+
+    /// The significand word, exponent and "zero or denormal" condition of the word
+    /// holding a float's exponent field.
+    fn frexp_word(&mut self, w: Value, l: &FloatBits) -> R<(Value, Value, Value)> {
+        use AluOp as A;
+        let k = |t: &mut Self, v: u32| t.e.u32(v);
+        let (shift, field, zero_k) = (k(self, l.shift), k(self, l.field), k(self, 0));
+        let f = self.alu(A::UShr, &[w, shift])?;
+        let f = self.alu(A::IAnd, &[f, field])?;
+        let zero = self.alu(A::IEq, &[f, zero_k])?;
+        let minus_bias = k(self, l.bias.wrapping_neg());
+        let e = self.alu(A::IAdd, &[f, minus_bias])?;
+        let e = self.alu(A::BCsel, &[zero, zero_k, e])?;
+        let (keep, half) = (k(self, l.keep), k(self, l.bias << l.shift));
+        let m = self.alu(A::IAnd, &[w, keep])?;
+        let m = self.alu(A::IOr, &[m, half])?;
+        let sign_mask = k(self, 0x8000_0000);
+        let sign = self.alu(A::IAnd, &[w, sign_mask])?;
+        let m = self.alu(A::BCsel, &[zero, sign, m])?;
+        Ok((m, e, zero))
+    }
+
     fn clamp(&mut self, inst: &Instruction, args: &[Val], max: AluOp, min: AluOp) -> R<Val> {
         self.map(inst, &args[..3], |t, s| {
             let lo = t.alu(max, &[s[0], s[1]])?;
@@ -807,6 +926,27 @@ impl<'a> Translator<'a> {
             out.push(self.e.inst(kind, *b));
         }
         shape.val(&mut out.into_iter())
+    }
+}
+
+/// Where a float's exponent field lies in the word that holds it (`frexp`).
+struct FloatBits {
+    shift: u32,
+    field: u32,
+    /// The exponent bias less one: the field of a significand in [0.5, 1).
+    bias: u32,
+    /// The sign and the fraction bits.
+    keep: u32,
+}
+
+/// The two members of a struct value (`ModfStruct`'s).
+fn pair(v: Val) -> Option<(Val, Val)> {
+    match v {
+        Val::Composite(mut items) if items.len() == 2 => {
+            let b = items.pop()?;
+            Some((items.pop()?, b))
+        }
+        _ => None,
     }
 }
 

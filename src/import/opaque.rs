@@ -234,7 +234,7 @@ impl<'a> Translator<'a> {
     }
 
     /// The type id of a value id (instruction result, parameter or constant).
-    fn type_of(&self, inst: &Instruction, id: u32) -> R<u32> {
+    pub(crate) fn type_of(&self, inst: &Instruction, id: u32) -> R<u32> {
         self.m
             .value_types
             .get(&id)
