@@ -127,3 +127,51 @@ fn frexp_struct_and_modf_of_doubles_satisfy_their_identities() {
     equivalent(&p, &vs_fs("frexp64-identity", &identity, FS_COLOR));
     optimizes_equivalently(&p);
 }
+
+#[test]
+fn constant_indices_past_an_array_read_undef_and_write_nothing() {
+    if !tools() {
+        return;
+    }
+    // piglit's out-of-bounds tests: spirv-opt folds `idx` into a constant index
+    // past the array. GLSL leaves both accesses undefined: the read is `undef`,
+    // the write changes nothing.
+    let fs = |body: &str| {
+        format!(
+            "#version 450
+layout(location=0) in vec4 v;
+layout(location=0) out vec4 color;
+float array[4] = float[](1.0, 2.0, 3.0, 4.0);
+void main() {{
+  int idx = 20;
+  int neg = -2;
+{body}
+}}
+"
+        )
+    };
+    let vs = vs_of("  v = x;");
+    let read = vs_fs("oob-read", &vs, &fs("  color = vec4(array[idx], v.yzw);"));
+    // Undefined: any value refines it (a defined read would match one at most).
+    for k in ["123.0", "-7.0"] {
+        let other = vs_fs(
+            &format!("oob-{k}"),
+            &vs,
+            &fs(&format!("  color = vec4({k}, v.yzw);")),
+        );
+        equivalent(&read, &other);
+    }
+    optimizes_equivalently(&read);
+    let write = vs_fs(
+        "oob-write",
+        &vs,
+        &fs("  array[idx] = 5.0;\n  array[neg] = 6.0;\n  color = vec4(array[0], array[1], array[2], array[3]) + v;"),
+    );
+    let plain = vs_fs(
+        "oob-none",
+        &vs,
+        &fs("  color = vec4(1.0, 2.0, 3.0, 4.0) + v;"),
+    );
+    equivalent(&write, &plain);
+    optimizes_equivalently(&write);
+}

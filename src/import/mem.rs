@@ -655,7 +655,9 @@ impl<'a> Translator<'a> {
         tree.walk(path, io, &mut s)
     }
 
-    /// Reads `path` out of a scalarized value; dynamic indices select with `bcsel`.
+    /// Reads `path` out of a scalarized value; dynamic indices select with `bcsel`
+    /// (element 0 when the index matches none), a constant index past the array
+    /// reads an undefined value.
     pub fn extract(&mut self, v: Val, path: &[Idx]) -> Result<Val, String> {
         let Some((first, rest)) = path.split_first() else {
             return Ok(v);
@@ -665,13 +667,16 @@ impl<'a> Translator<'a> {
             .ok_or("access chain indexes into a scalar")?
             .to_vec();
         match first {
-            Idx::Const(k) => {
-                let item = items
-                    .into_iter()
-                    .nth(*k as usize)
-                    .ok_or_else(|| format!("constant index {k} is out of bounds"))?;
-                self.extract(item, rest)
-            }
+            Idx::Const(k) => match items.get(*k as usize) {
+                Some(item) => self.extract(item.clone(), rest),
+                None => {
+                    let like = items
+                        .first()
+                        .ok_or_else(|| format!("constant index {k} into an empty array"))?;
+                    let item = self.undef_like(like)?;
+                    self.extract(item, rest)
+                }
+            },
             Idx::Dyn(i) => {
                 let mut acc: Option<Val> = None;
                 for (k, item) in items.into_iter().enumerate() {
@@ -689,6 +694,21 @@ impl<'a> Translator<'a> {
         }
     }
 
+    /// An undefined value of `like`'s shape: what a read past the end of an array
+    /// gives (GLSL leaves it undefined; spirv-opt folds such an index to a constant).
+    fn undef_like(&mut self, like: &Val) -> Result<Val, String> {
+        let leaves = like.leaves().ok_or("an array of pointers")?;
+        let undefs: Vec<Value> = leaves
+            .into_iter()
+            .map(|l| {
+                let bits = self.e.bits(l);
+                self.e.undef(bits)
+            })
+            .collect();
+        like.rebuild(&mut undefs.into_iter())
+            .ok_or_else(|| "undefined element shape".into())
+    }
+
     /// Writes `x` at `path` into a scalarized value.
     pub fn insert(&mut self, v: Val, path: &[Idx], x: Val) -> Result<Val, String> {
         let Some((first, rest)) = path.split_first() else {
@@ -699,12 +719,12 @@ impl<'a> Translator<'a> {
             .ok_or("access chain indexes into a scalar")?
             .to_vec();
         match first {
+            // A store past the array (GLSL leaves it undefined) changes nothing.
             Idx::Const(k) => {
-                let slot = items
-                    .get_mut(*k as usize)
-                    .ok_or_else(|| format!("constant index {k} is out of bounds"))?;
-                let old = std::mem::replace(slot, Val::Composite(vec![]));
-                *slot = self.insert(old, rest, x)?;
+                if let Some(slot) = items.get_mut(*k as usize) {
+                    let old = std::mem::replace(slot, Val::Composite(vec![]));
+                    *slot = self.insert(old, rest, x)?;
+                }
             }
             Idx::Dyn(i) => {
                 for (k, item) in items.iter_mut().enumerate() {
