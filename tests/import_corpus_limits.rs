@@ -175,3 +175,40 @@ void main() {{
     equivalent(&write, &plain);
     optimizes_equivalently(&write);
 }
+
+#[test]
+fn a_dynamic_index_into_an_attribute_array_selects_among_its_elements() {
+    if !tools() {
+        return;
+    }
+    // piglit's enhanced-layouts test: attributes cannot be indexed indirectly in
+    // the IR (validation refuses `ATTR` indirects, and import used to write one).
+    let vs = |read: &str| {
+        format!(
+            "#version 450
+layout(location=0) in vec3 vertex;
+layout(location=1) in float red[3];
+layout(location=0) out vec4 v;
+void main() {{
+  gl_Position = vec4(vertex, 1.0);
+  int i = gl_VertexIndex % 3;
+  v = vec4({read}, 0.0, 0.0, 1.0);
+}}
+"
+        )
+    };
+    let p = vs_fs("attr-dyn", &vs("red[i]"), FS_COLOR);
+    let cases = vs_fs(
+        "attr-cases",
+        &vs("i == 0 ? red[0] : i == 1 ? red[1] : red[2]"),
+        FS_COLOR,
+    );
+    equivalent(&p, &cases);
+    let swapped = vs_fs(
+        "attr-swap",
+        &vs("i == 0 ? red[0] : i == 1 ? red[2] : red[1]"),
+        FS_COLOR,
+    );
+    assert!(check_equivalent(&p, &swapped, &config()).is_err());
+    optimizes_equivalently(&p);
+}

@@ -123,7 +123,13 @@ impl<'a> Translator<'a> {
         let first = self.layout.first_loc.get(&var).copied().unwrap_or(0);
         let mut xfb_off = d.offset;
         let comp = d.component.unwrap_or(0);
-        let tree = self.loc_tree(ty, 0, comp, &d, &ctx, &mut xfb_off, Some((ty, first)), 0)?;
+        let mut tree = self.loc_tree(ty, 0, comp, &d, &ctx, &mut xfb_off, Some((ty, first)), 0)?;
+        if !family.indexable() {
+            // VS attributes and FS outputs cannot be indexed indirectly in the IR:
+            // a dynamic index into them reads every element and selects, or stores
+            // each under its own condition (`mem.rs`).
+            tree.drop_strides();
+        }
         Ok((tree, pv))
     }
 

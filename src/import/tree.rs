@@ -96,6 +96,15 @@ impl Tree {
         }
     }
 
+    /// Forgets every array stride, so a walk leaves dynamic indices to be applied
+    /// to the loaded values (or to guarded stores) instead of addressing offsets.
+    pub fn drop_strides(&mut self) {
+        if let Tree::Node { kids, stride, .. } = self {
+            *stride = None;
+            kids.iter_mut().for_each(Tree::drop_strides);
+        }
+    }
+
     /// Applies `f` to every leaf, in order, until it fails.
     pub fn map_leaves(
         &mut self,

@@ -108,6 +108,15 @@ pub enum SlotClass {
 const COMPONENTS: [char; 4] = ['x', 'y', 'z', 'w'];
 
 impl Slot {
+    /// Whether an indirect (dynamically indexed) access may address this slot's
+    /// family: the generic varyings, texture coordinates and clip/cull distances.
+    pub fn indexable(self) -> bool {
+        matches!(
+            self,
+            Slot::Var(_) | Slot::Patch(_) | Slot::Tex(_) | Slot::ClipDist(_) | Slot::CullDist(_)
+        )
+    }
+
     /// Every slot, in a fixed order (useful for exhaustive tests and generators).
     pub fn all() -> Vec<Slot> {
         let mut v = vec![

@@ -124,10 +124,7 @@ fn patch_problem(stage: Stage, access: Access, io: IoSlot) -> Option<String> {
 
 /// Indirect arrays stay inside one indexable slot family.
 fn indirect_problem(slot: Slot, ind: Indirect) -> Option<String> {
-    let indexable = matches!(
-        slot,
-        Slot::Var(_) | Slot::Patch(_) | Slot::Tex(_) | Slot::ClipDist(_) | Slot::CullDist(_)
-    );
+    let indexable = slot.indexable();
     if ind.len == 0 {
         return Some(format!("indirect array at `{slot}` has length 0"));
     }
