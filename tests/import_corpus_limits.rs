@@ -212,3 +212,54 @@ void main() {{
     assert!(check_equivalent(&p, &swapped, &config()).is_err());
     optimizes_equivalently(&p);
 }
+
+/// The `PATCHn` slots a shader's output stores reach (an indirect one its range).
+fn patch_slots(s: &Shader) -> std::collections::BTreeSet<u32> {
+    let mut out = std::collections::BTreeSet::new();
+    s.for_each_inst(|i| {
+        let (slot, len) = match &i.kind {
+            InstKind::StoreOutput { slot, indirect, .. } => {
+                (slot.slot, indirect.map_or(1, |d| d.len))
+            }
+            _ => return,
+        };
+        if let varysat::ir::Slot::Patch(n) = slot {
+            out.extend(u32::from(n)..u32::from(n) + u32::from(len));
+        }
+    });
+    out
+}
+
+#[test]
+fn unlocated_patch_varyings_outside_the_pair_number_from_patch0() {
+    if !tools() {
+        return;
+    }
+    // piglit's tcs-output-array: a TCS (the consumer of a VS) writes a 31-location
+    // per-vertex block and 30 patch floats. glslang numbers them in one sequence
+    // (patch ones from 31); GL gives patch varyings their own space, PATCH0..29.
+    let vs = "#version 150
+in vec4 pos;
+void main() { gl_Position = pos; }
+";
+    let tcs = "#version 150
+#extension GL_ARB_tessellation_shader : require
+layout(vertices = 4) out;
+out block { float m1[16]; float m2[15]; } blk[];
+patch out float p1[16];
+patch out float p2[14];
+void main() {
+  for (int i = 0; i < 16; i++) blk[gl_InvocationID].m1[i] = float(i);
+  for (int i = 0; i < 15; i++) blk[gl_InvocationID].m2[i] = float(16 + i);
+  for (int i = 0; i < 16; i++) p1[i] = float(31 + i);
+  for (int i = 0; i < 14; i++) p2[i] = float(47 + i);
+  gl_out[gl_InvocationID].gl_Position = gl_in[gl_InvocationID].gl_Position;
+  gl_TessLevelOuter = float[4](1.0, 1.0, 1.0, 1.0);
+  gl_TessLevelInner = float[2](1.0, 1.0);
+}
+";
+    let p =
+        import("patch-outer", &[("a.vert", vs), ("a.tesc", tcs)]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(patch_slots(&p.consumer), (0..30).collect());
+    optimizes_equivalently(&p);
+}
