@@ -86,23 +86,38 @@ echo "pairs found: $found; selected $total (every ${step}. one); shard $SHARD: $
 
 # One pair: appends `PRODUCER CONSUMER<TAB>import|opt|equiv|ok <cause>` (the first
 # stage that failed) to the results, in one write so parallel jobs do not interleave.
-# The loop budget is raised (piglit's loop tests run hundreds of iterations a vertex).
+# The loop budget is raised (piglit's loop tests run hundreds of iterations a vertex),
+# and a piglit program's default-block uniforms are bound to the values its
+# `.shader_test` sets (`uniform int iters 300`; scripts/piglit_uniforms.py, by the
+# names `import --uniform-words` lists; split file tN.STAGE is line N+1 of `files`),
+# so loops over them run as the test runs them.
 cat > "$work/one.sh" <<'ONE'
 #!/usr/bin/env bash
 BIN=$1; CACHE=$2; RESULTS=$3; a=$4; b=$5; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+UNIFORMS=@UNIFORMS@
 cause() { head -1 | sed -E 's/^[^ ]*: error: //; s/^error: //; s/%[0-9]+/%N/g; s/[0-9]+/N/g; s/`[^`]*`/`…`/g'; }
+piglit_values() {
+    case "$a" in */split/t[0-9]*) ;; *) return 0 ;; esac
+    n=$(basename "$a" | sed -E 's/^t([0-9]+)\..*/\1/')
+    test=$(sed -n "$((n + 1))p" "$(dirname "$CACHE")/files")
+    case "$test" in *.shader_test) python3 "$UNIFORMS" "$test" "$tmp/u.txt" ;; esac
+}
 outcome() {
-    if ! err=$(timeout 60 "$BIN" import "$a" "$b" --glsl-cache "$CACHE" -o "$tmp/p.pair" 2>&1); then
+    if ! err=$(timeout 60 "$BIN" import "$a" "$b" --glsl-cache "$CACHE" -o "$tmp/p.pair" \
+            --uniform-words "$tmp/u.txt" 2>&1); then
         echo "import $(echo "$err" | cause)"; return; fi
     if ! err=$(timeout 120 "$BIN" opt "$tmp/p.pair" -o "$tmp/o.pair" 2>&1); then
         echo "opt $(echo "$err" | cause)"; return; fi
-    if ! err=$(timeout 120 "$BIN" equiv "$tmp/p.pair" "$tmp/o.pair" --runs 4 --loop-limit 100000 2>&1); then
+    # shellcheck disable=SC2046 # one argument a word
+    if ! err=$(timeout 120 "$BIN" equiv "$tmp/p.pair" "$tmp/o.pair" --runs 4 --loop-limit 100000 \
+            $(piglit_values) 2>&1); then
         echo "equiv $(echo "$err" | cause) [$a $b]"; return; fi
     echo "ok"
 }
 line=$(printf '%s %s\t%s\n' "$a" "$b" "$(outcome | tr '\t' ' ')")
 echo "$line" >> "$RESULTS"
 ONE
+sed -i "s|@UNIFORMS@|$(cd "$(dirname "$0")" && pwd)/piglit_uniforms.py|" "$work/one.sh"
 chmod +x "$work/one.sh"
 nice -n "$NICE" xargs -r -P "$JOBS" -L 1 "$work/one.sh" "$BIN" "$work/glsl-cache" "$work/results" \
     < "$work/todo.$shard_i"

@@ -935,6 +935,21 @@ fn link_uniforms(
     Ok(next)
 }
 
+/// The default-block uniforms a stage reads, as `(name, first word, words)`:
+/// the name is the one both stages link by (`location N` for an unnamed one).
+pub(crate) fn default_uniforms(
+    m: &Module,
+    l: &StageLayout,
+) -> Result<Vec<(String, u32, u32)>, Error> {
+    let mut out = vec![];
+    for (id, word) in &l.uniform_word {
+        let ty = m.vars.get(id).map(|g| g.ty).unwrap_or(0);
+        let words = data_shape_of(m, ty)?.leaf_bits().len() as u32;
+        out.push((uniform_key(m, *id), *word, words));
+    }
+    Ok(out)
+}
+
 fn uniform_key(m: &Module, var: u32) -> String {
     match m.deco(var).location {
         Some(l) if m.name(var).is_empty() => format!("location {l}"),

@@ -232,6 +232,75 @@ pub fn import_files_with_warnings(
     import_files_with_modules(producer, consumer, opts).map(|(i, _)| i)
 }
 
+/// A default-block uniform of an imported pair (GLSL's `uniform int n;`): its
+/// name and where import put it, words `word .. word + words` of the pair's
+/// uniform storage (`load_uniform WORD`), which `varysat equiv --uniform` binds.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DefaultUniform {
+    /// First word.
+    pub word: u32,
+    /// Number of words (scalar leaves, sampler members not counted).
+    pub words: u32,
+    /// The name both stages link it by.
+    pub name: String,
+}
+
+/// The default-block uniforms of the pair `import_files` makes of these files, in
+/// word order: the pair's word numbering by name, since the `.pair` keeps no
+/// names. Compiles and links the stages as import does (a `glsl_cache` makes the
+/// compiles after an import hits).
+pub fn default_uniforms(
+    producer: &Path,
+    consumer: &Path,
+    opts: &ImportOptions,
+) -> Result<Vec<DefaultUniform>, Error> {
+    let mut notes = vec![];
+    let (pb, pg) = load_stage(producer, opts, &mut notes)?;
+    let (cb, cg) = load_stage(consumer, opts, &mut notes)?;
+    let (pn, cn) = (
+        producer.display().to_string(),
+        consumer.display().to_string(),
+    );
+    let p = module::Module::load(&pb, &pn, &opts.spec)?;
+    let c = module::Module::load(&cb, &cn, &opts.spec)?;
+    let glsl = match (&pg, &cg) {
+        (Some(p), Some(c)) => Some([p, c]),
+        _ => None,
+    };
+    let by_name = opts.match_by_name.unwrap_or(glsl.is_some());
+    let linked = link::link(&p, &c, by_name, glsl.is_some(), glsl.filter(|_| by_name))?;
+    let mut all = std::collections::BTreeSet::new();
+    for (m, l) in [(&p, &linked.producer), (&c, &linked.consumer)] {
+        for (name, word, words) in link::default_uniforms(m, l)? {
+            all.insert(DefaultUniform { word, words, name });
+        }
+    }
+    Ok(all.into_iter().collect())
+}
+
+/// Reads one stage: SPIR-V as it is, GLSL compiled as for import (its glslang
+/// notes appended to `notes`), with which varyings its source located.
+fn load_stage(
+    p: &Path,
+    opts: &ImportOptions,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<u8>, Option<Explicit>), Error> {
+    let bytes = crate::input::read_bytes(p)?;
+    let spv = bytes.len() >= 4
+        && (bytes[..4] == [0x03, 0x02, 0x23, 0x07] || bytes[..4] == [0x07, 0x23, 0x02, 0x03]);
+    if spv {
+        return Ok((bytes, None));
+    }
+    if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("spv")) {
+        let file = p.display().to_string();
+        let msg = "not a SPIR-V module (it does not start with the SPIR-V magic number)";
+        return Err(Error::Import(Diagnostic::new(Some(&file), None, msg)));
+    }
+    let c = glsl::compile_glsl_explicit(p, opts.spirv_opt, opts.glsl_cache.as_deref())?;
+    notes.extend(c.notes);
+    Ok((c.spirv, Some(c.explicit)))
+}
+
 /// The two SPIR-V modules a pair was imported from (GLSL compiled as for import),
 /// as [`crate::export`] needs them. When glslang's automatic locations link a GLSL
 /// pair otherwise than GL links the sources (crossed names, or an unlocated
@@ -248,24 +317,8 @@ pub fn import_files_with_modules(
     opts: &ImportOptions,
 ) -> Result<(Imported, Modules), Error> {
     let mut notes = vec![];
-    let mut load = |p: &Path| -> Result<(Vec<u8>, Option<Explicit>), Error> {
-        let bytes = crate::input::read_bytes(p)?;
-        let spv = bytes.len() >= 4
-            && (bytes[..4] == [0x03, 0x02, 0x23, 0x07] || bytes[..4] == [0x07, 0x23, 0x02, 0x03]);
-        if spv {
-            return Ok((bytes, None));
-        }
-        if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("spv")) {
-            let file = p.display().to_string();
-            let msg = "not a SPIR-V module (it does not start with the SPIR-V magic number)";
-            return Err(Error::Import(Diagnostic::new(Some(&file), None, msg)));
-        }
-        let c = glsl::compile_glsl_explicit(p, opts.spirv_opt, opts.glsl_cache.as_deref())?;
-        notes.extend(c.notes);
-        Ok((c.spirv, Some(c.explicit)))
-    };
-    let (pb, pg) = load(producer)?;
-    let (cb, cg) = load(consumer)?;
+    let (pb, pg) = load_stage(producer, opts, &mut notes)?;
+    let (cb, cg) = load_stage(consumer, opts, &mut notes)?;
     let (pn, cn) = (
         producer.display().to_string(),
         consumer.display().to_string(),

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use varysat::import::{import_files_with_warnings, ImportOptions};
+use varysat::import::{default_uniforms, import_files_with_warnings, ImportOptions};
 use varysat::Error;
 
 /// Arguments of `varysat import`.
@@ -36,10 +36,15 @@ pub struct Args {
     /// there when the same source comes again (for corpus runs).
     #[arg(long, value_name = "DIR")]
     pub glsl_cache: Option<PathBuf>,
+    /// Also write the pair's default-block uniforms here, one `NAME WORD WORDS` line
+    /// each in word order (the `.pair` numbers them without names; `varysat equiv
+    /// --uniform WORD=VALUE` binds them).
+    #[arg(long, value_name = "FILE")]
+    pub uniform_words: Option<PathBuf>,
 }
 
-/// `ID=VALUE` of `--spec`.
-fn parse_spec(s: &str) -> Result<(u32, u32), String> {
+/// `ID=VALUE` of `--spec` (and `WORD=VALUE` of `equiv --uniform`).
+pub(crate) fn parse_spec(s: &str) -> Result<(u32, u32), String> {
     let (id, v) = s
         .split_once('=')
         .ok_or_else(|| format!("expected ID=VALUE, found `{s}`"))?;
@@ -81,6 +86,16 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Error> {
     let (pipe, warnings) = import_files_with_warnings(&args.producer, &args.consumer, &opts)?;
     for w in warnings {
         eprintln!("warning: {w}");
+    }
+    if let Some(path) = &args.uniform_words {
+        let mut list = String::new();
+        for u in default_uniforms(&args.producer, &args.consumer, &opts)? {
+            list.push_str(&format!("{} {} {}\n", u.name, u.word, u.words));
+        }
+        std::fs::write(path, list).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
     }
     let text = varysat::text::print(&pipe);
     match &args.output {
