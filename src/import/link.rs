@@ -389,8 +389,8 @@ fn link_gl(
         Stage::Vertex => vec![],
         _ => varyings_of(c, StorageClass::Input, Some(ec))?,
     };
-    link_outer_gl(p, StorageClass::Input, ep, lp)?;
-    link_outer_gl(c, StorageClass::Output, ec, lc)?;
+    link_outer(p, StorageClass::Input, lp)?;
+    link_outer(c, StorageClass::Output, lc)?;
     // GL checks qualifiers by the program's version, the higher of the two.
     let version = ep.version.max(ec.version);
     let mut unmatched = vec![];
@@ -831,47 +831,6 @@ fn link_outer(m: &Module, class: StorageClass, l: &mut StageLayout) -> Result<()
         let end = check_range(m, &v, base)?;
         *n = (*n).max(end);
         l.io_base.insert(v.var, base);
-    }
-    Ok(())
-}
-
-/// [`link_outer`] for GLSL: varyings the source located keep their locations; the
-/// others take the first free slots of their family (`VARn` or `PATCHn`) in
-/// glslang's order. glslang's own locations for them number per-vertex and
-/// per-patch varyings in one sequence, which put a TCS's patch outputs after its
-/// per-vertex ones (`PATCH31..` behind a 31-location block) although GL gives
-/// patch varyings a space of their own.
-fn link_outer_gl(
-    m: &Module,
-    class: StorageClass,
-    located: &Explicit,
-    l: &mut StageLayout,
-) -> Result<(), Error> {
-    let skip = match class {
-        StorageClass::Input => m.stage == Stage::Vertex,
-        _ => m.stage == Stage::Fragment,
-    };
-    if skip {
-        return Ok(());
-    }
-    let all = varyings_of(m, class, Some(located))?;
-    for patch in [false, true] {
-        let (fixed, mut free): (Vec<&Varying>, Vec<&Varying>) = all
-            .iter()
-            .filter(|v| v.patch == patch)
-            .partition(|v| v.explicit);
-        let mut used = 0u64;
-        for v in fixed {
-            let base = v.loc.unwrap_or(0);
-            used |= slot_mask(base, check_range(m, v, base)?);
-            l.io_base.insert(v.var, base);
-        }
-        free.sort_by_key(|v| (v.loc.unwrap_or(u32::MAX), v.var));
-        for v in free {
-            let base = first_free(used, v.slots);
-            used |= slot_mask(base, check_range(m, v, base)?);
-            l.io_base.insert(v.var, base);
-        }
     }
     Ok(())
 }
