@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use varysat::import::{import_files, tool_available, ImportOptions, GLSLANG};
 use varysat::interpreter::{check_equivalent, EquivConfig};
-use varysat::ir::{InstKind, Pipeline, Shader};
+use varysat::ir::Pipeline;
 use varysat::{optimize, Options};
 
 fn tools() -> bool {
