@@ -391,22 +391,44 @@ fn only(srcs: &[Value]) -> Result<Value, Error> {
 }
 
 fn strip_region(block: &mut Block, region: &BTreeSet<Value>) {
-    for_each_block_mut(block, |b| {
-        b.retain(
-            |stmt| !matches!(stmt, Stmt::Inst(i) if i.result.is_some_and(|r| region.contains(&r))),
-        )
-    });
+    for_each_block_mut(block, |b| b.retain(|stmt| !defines(stmt, region)));
 }
 
-/// A copy of `s` with room for the values emission adds. A clone's value table is
-/// exactly full, so the first fresh value would double it (3.8 MB of slack for the
-/// producer of the 100k-instruction pair, at the peak of `optimize`). Emission adds
-/// at most one value per chosen (class, stage) outside a GS's per-emit copies; past
-/// that the table grows as before.
+/// Whether `stmt` is an instruction defining a value of `region`.
+fn defines(stmt: &Stmt, region: &BTreeSet<Value>) -> bool {
+    matches!(stmt, Stmt::Inst(i) if i.result.is_some_and(|r| region.contains(&r)))
+}
+
+/// [`strip_region`] on the blocks nested in `stmt`.
+fn strip_nested(stmt: &mut Stmt, region: &BTreeSet<Value>) {
+    match stmt {
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => {
+            strip_region(then_body, region);
+            strip_region(else_body, region);
+        }
+        Stmt::Loop { body, .. } => strip_region(body, region),
+        Stmt::Inst(_) | Stmt::Break { .. } | Stmt::Continue { .. } => {}
+    }
+}
+
+/// A copy of `s` without its body, with room for the values emission adds. A cloned
+/// value table is exactly full, so the first fresh value would double it (3.8 MB of
+/// slack for the producer of the 100k-instruction pair, at the peak of `optimize`).
+/// Emission adds at most one value per chosen (class, stage) outside a GS's per-emit
+/// copies; past that the table grows as before.
 fn copy_for_emission(s: &Shader, input: &EmitInput<'_>) -> Shader {
-    let mut copy = s.clone();
-    copy.values.reserve_exact(input.selection.choice.len());
-    copy
+    let mut values = Vec::with_capacity(s.values.len() + input.selection.choice.len());
+    values.extend_from_slice(&s.values);
+    Shader {
+        info: s.info.clone(),
+        values,
+        body: vec![],
+        loc: s.loc,
+    }
 }
 
 /// Rewrites the consumer: region values re-emitted at the start, the rest untouched.
@@ -429,10 +451,17 @@ pub fn emit_consumer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Erro
         b.emit(*id, Ctx::C, Some(*v))?;
     }
     let mut body = std::mem::take(&mut b.out);
-    strip_region(&mut shader.body, &input.lowered.region);
-    // Exact sizes: a doubled statement vector is megabytes on a large shader.
-    body.reserve_exact(shader.body.len());
-    body.append(&mut shader.body);
+    // The input's statements outside the region are copied once, behind the emitted
+    // ones, into exact room (a doubled statement vector is megabytes on a large
+    // shader; cloning the whole body first held two copies at once).
+    let region = &input.lowered.region;
+    let kept = |stmt: &&Stmt| !defines(stmt, region);
+    body.reserve_exact(p.consumer.body.iter().filter(kept).count());
+    let start = body.len();
+    body.extend(p.consumer.body.iter().filter(kept).cloned());
+    for stmt in &mut body[start..] {
+        strip_nested(stmt, region);
+    }
     shader.body = body;
     Ok(shader)
 }
@@ -524,6 +553,7 @@ impl Builder<'_> {
 /// stored at the end (before each emit for a GS).
 pub fn emit_producer(p: &Pipeline, input: &EmitInput<'_>) -> Result<Shader, Error> {
     let mut shader = copy_for_emission(&p.producer, input);
+    shader.body = p.producer.body.clone();
     let link = (p.producer.stage(), p.consumer.stage());
     filter_stores(&mut shader.body, input.lowered, link);
     let stage = shader.stage();
