@@ -755,3 +755,67 @@ fn loose_uniform_names(words: &[u32]) -> std::collections::BTreeSet<String> {
         .filter_map(|i| i.result_id.and_then(|id| names.get(&id).cloned()))
         .collect()
 }
+
+/// A GS consumer's compatibility-profile colour output (`gl_FrontColor`, the
+/// importer's `varysat_COL0` variable, slot `COL0`) stays the original variable when
+/// the export regenerates the GS. Before, the export looked the GS's outputs up by
+/// location only and refused the optimized pair: "COL0.x has no variable in the
+/// original module" (2 of the 989 real pairs of `scripts/export_corpus.sh`).
+#[test]
+fn geometry_consumer_fixed_function_colour_output_exports() {
+    if !tools() {
+        return;
+    }
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let ((pipe, _), (pm, cm)) = import_files_with_modules(
+        &fx.join("ff_gs.vert"),
+        &fx.join("ff_gs.geom"),
+        &ImportOptions::default(),
+    )
+    .expect("imports");
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    assert!(
+        outcome.report.after.components < outcome.report.before.components,
+        "the constant colour is propagated, so the GS is regenerated"
+    );
+    let (vs, gs) = varysat::export::to_spirv(&outcome, &pm, &cm).expect("exports");
+    validate_for(&vs, "vs", environment(&vs)).unwrap_or_else(|e| panic!("{e}"));
+    validate_for(&gs, "gs", environment(&gs)).unwrap_or_else(|e| panic!("{e}"));
+    let outputs = output_names(&gs);
+    assert!(
+        outputs.contains("varysat_COL0"),
+        "the GS keeps its colour output: {outputs:?}"
+    );
+    let back = varysat::import::import_spirv(
+        &varysat::export::to_bytes(&vs),
+        &varysat::export::to_bytes(&gs),
+        &ImportOptions::default(),
+    )
+    .expect("the export imports again");
+    let cfg = varysat::interpreter::EquivConfig {
+        runs: 16,
+        ..Default::default()
+    };
+    varysat::interpreter::check_equivalent(&pipe, &back, &cfg)
+        .unwrap_or_else(|e| panic!("exported pair differs from the original: {e}"));
+}
+
+/// Names of the `Output` variables of a module.
+fn output_names(words: &[u32]) -> std::collections::BTreeSet<String> {
+    use rspirv::dr::Operand::{IdRef, LiteralString, StorageClass};
+    let m = rspirv::dr::load_words(words).expect("loads");
+    let outputs: std::collections::BTreeSet<u32> = m
+        .types_global_values
+        .iter()
+        .filter(|i| i.class.opcode == rspirv::spirv::Op::Variable)
+        .filter(|i| i.operands.first() == Some(&StorageClass(rspirv::spirv::StorageClass::Output)))
+        .filter_map(|i| i.result_id)
+        .collect();
+    m.debug_names
+        .iter()
+        .filter_map(|i| match (i.operands.first(), i.operands.get(1)) {
+            (Some(IdRef(id)), Some(LiteralString(s))) if outputs.contains(id) => Some(s.clone()),
+            _ => None,
+        })
+        .collect()
+}

@@ -1217,12 +1217,24 @@ fn original_slots(
             continue;
         }
         let d = m.deco(*var);
-        let (family, loc): (fn(u8) -> Slot, u32) = match (m.stage, class) {
-            (Stage::Vertex, StorageClass::Input) => (Slot::Attr, d.location.unwrap_or(0)),
-            (Stage::Fragment, StorageClass::Output) => (Slot::Data, d.location.unwrap_or(0)),
+        // The families and bases the importer gives (`import::iface`): a
+        // compatibility-profile variable (`varysat_COL0`, ...) is its fixed-function
+        // slot whatever its location, as a GS or TES consumer's `gl_FrontColor` output.
+        let fixed = crate::import::compat::fixed_function_slot(m.name(*var));
+        let (family, loc) = match (m.stage, class, fixed) {
+            (Stage::Vertex, StorageClass::Input, _) => (Slot::Attr(0), d.location.unwrap_or(0)),
+            (Stage::Fragment, StorageClass::Output, _) => (Slot::Data(0), d.location.unwrap_or(0)),
+            (_, _, Some(slot)) => (slot, 0),
             _ => {
                 let base = layout.io_base.get(var).copied().unwrap_or(0);
-                (if d.patch { Slot::Patch } else { Slot::Var }, base)
+                (
+                    if d.patch {
+                        Slot::Patch(0)
+                    } else {
+                        Slot::Var(0)
+                    },
+                    base,
+                )
             }
         };
         let mut ty = gv.ty;
@@ -1235,7 +1247,9 @@ fn original_slots(
         let mut leaves = vec![];
         flatten(m, ty, loc, d.component.unwrap_or(0), vec![], &mut leaves, 0)?;
         for (l, c, path, scalar, word) in leaves {
-            let slot = family(u8::try_from(l).map_err(|_| fail("location out of range"))?);
+            let slot = family
+                .offset(l)
+                .ok_or_else(|| fail(format!("location {l} is out of range for {family}")))?;
             out.insert(
                 (slot, c as u8),
                 Place {

@@ -12,7 +12,7 @@
 
 mod alu;
 mod cfg;
-mod compat;
+pub(crate) mod compat;
 mod context;
 mod emit;
 mod explicit;
