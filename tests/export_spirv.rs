@@ -819,3 +819,111 @@ fn output_names(words: &[u32]) -> std::collections::BTreeSet<String> {
         })
         .collect()
 }
+
+/// An OpenGL `bool` default-block uniform stays the `UniformConstant` boolean glslang
+/// declares (the FS export declares a copy of it, with its `Location`): a `uint` in its
+/// place would change the uniform's GL type. The SPIR-V working group allows booleans
+/// in `UniformConstant` (SPIRV-Registry issue 72; SPIRV-Tools accepts them since
+/// 2023, PR 5237), but older validators (Debian 12's SPIRV-Tools v2023.1) reject them
+/// in glslang's own module too. So the check is differential: the export has no
+/// validation error that glslang's original VS module does not have, and it is clean
+/// on a validator that has the fix. docs/export.md, "`bool` loose uniforms".
+#[test]
+fn opengl_bool_uniform_exports_as_glslang_declares_it() {
+    if !tools() {
+        return;
+    }
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let ((pipe, _), (pm, cm)) = import_files_with_modules(
+        &fx.join("gl_bool.vert"),
+        &fx.join("gl_bool.frag"),
+        &ImportOptions::default(),
+    )
+    .expect("imports");
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    assert_eq!(outcome.report.after.components, 0, "`shade` is propagated");
+    let (vs, fs) = varysat::export::to_spirv(&outcome, &pm, &cm).expect("exports");
+    assert!(
+        loose_uniform_names(&fs).contains("flip"),
+        "FS declares `flip`"
+    );
+    assert_eq!(
+        uniform_bool_locations(&fs),
+        vec![0],
+        "`flip` is a UniformConstant bool at location 0"
+    );
+    let original: Vec<u32> = pm
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .collect();
+    let glslang = validate_for(&original, "original vs", "opengl4.5").err();
+    for (what, words) in [("vs", &vs), ("fs", &fs)] {
+        match (validate_for(words, what, "opengl4.5"), &glslang) {
+            (Ok(()), _) => {}
+            (Err(e), Some(g)) => assert_eq!(
+                first_error(&e),
+                first_error(g),
+                "the export fails only as glslang's module does"
+            ),
+            (Err(e), None) => panic!("{e}"),
+        }
+    }
+    let back = varysat::import::import_spirv(
+        &varysat::export::to_bytes(&vs),
+        &varysat::export::to_bytes(&fs),
+        &ImportOptions::default(),
+    )
+    .expect("the export imports again");
+    let cfg = varysat::interpreter::EquivConfig {
+        runs: 16,
+        ..Default::default()
+    };
+    varysat::interpreter::check_equivalent(&pipe, &back, &cfg)
+        .unwrap_or_else(|e| panic!("exported pair differs from the original: {e}"));
+}
+
+/// The message of spirv-val's first error, without the stage prefix and line number.
+fn first_error(log: &str) -> String {
+    let line = log.lines().find(|l| l.contains("error:")).unwrap_or(log);
+    let msg = line.split("error:").nth(1).unwrap_or(line);
+    msg.split_once(": ")
+        .map_or(msg, |(_, m)| m)
+        .trim()
+        .to_string()
+}
+
+/// The `Location`s of the `UniformConstant` boolean variables of a module.
+fn uniform_bool_locations(words: &[u32]) -> Vec<u32> {
+    use rspirv::dr::Operand::{Decoration, IdRef, LiteralBit32, StorageClass};
+    use rspirv::spirv::{Op, StorageClass as Class};
+    let m = rspirv::dr::load_words(words).expect("loads");
+    let find = |op: Op, ok: &dyn Fn(&rspirv::dr::Instruction) -> bool| -> Vec<u32> {
+        m.types_global_values
+            .iter()
+            .filter(|i| i.class.opcode == op && ok(i))
+            .filter_map(|i| i.result_id)
+            .collect()
+    };
+    let bools = find(Op::TypeBool, &|_| true);
+    let ptrs = find(Op::TypePointer, &|i| {
+        i.operands.first() == Some(&StorageClass(Class::UniformConstant))
+            && matches!(i.operands.get(1), Some(IdRef(t)) if bools.contains(t))
+    });
+    let vars = find(Op::Variable, &|i| {
+        i.result_type.is_some_and(|t| ptrs.contains(&t))
+    });
+    let mut locs: Vec<u32> = m
+        .annotations
+        .iter()
+        .filter_map(|i| match i.operands.as_slice() {
+            [IdRef(v), Decoration(rspirv::spirv::Decoration::Location), LiteralBit32(l)]
+                if vars.contains(v) =>
+            {
+                Some(*l)
+            }
+            _ => None,
+        })
+        .collect();
+    locs.sort_unstable();
+    locs
+}
