@@ -61,6 +61,16 @@ const CASES: &[(&str, &str, &str)] = &[
         "(flrp in:ATTR0.x in:ATTR0.x in:ATTR1.x)",
         "in:ATTR0.x",
     ),
+    (
+        "flat-bcsel-complement",
+        "(xfer flat (bcsel (flt in:ATTR0.x in:ATTR1.x) 0f32 1f32))",
+        "(fadd 1f32 (fneg (xfer flat (bcsel (flt in:ATTR0.x in:ATTR1.x) 1f32 0f32))))",
+    ),
+    (
+        "flat-bcsel-complement",
+        "(xfer flat (bcsel (flt uniform:0 uniform:1) 0f32 1f32))",
+        "(fadd 1f32 (fneg (xfer flat (bcsel (flt uniform:0 uniform:1) 1f32 0f32))))",
+    ),
     ("iadd-zero", "(iadd in:ATTR0.x 0i32)", "in:ATTR0.x"),
     ("imul-one", "(imul in:ATTR0.x 1i32)", "in:ATTR0.x"),
     ("ior-zero", "(ior in:ATTR0.x 0i32)", "in:ATTR0.x"),
@@ -462,4 +472,24 @@ fn a_stopping_budget_is_reported_and_the_result_stays_correct() {
     let out = optimize(&p, &Options::new().node_limit(1)).expect("optimizes");
     assert_eq!(out.report.stop_reason, "node-limit (1)");
     assert!(check_equivalent(&p, &out.pipeline, &EquivConfig::default()).is_ok());
+}
+
+/// `flat-bcsel-complement` holds bit for bit only where the consumer receives the
+/// producer's value unchanged: interpolating `c ? 0 : 1` is not `1 - ` the
+/// interpolated `c ? 1 : 0` in the last bits, so an interpolated transfer is left.
+#[test]
+fn bcsel_complement_needs_an_uninterpolated_transfer() {
+    let (x, y) = (
+        "(bcsel (flt in:ATTR0.x in:ATTR1.x) 0f32 1f32)",
+        "(bcsel (flt in:ATTR0.x in:ATTR1.x) 1f32 0f32)",
+    );
+    for (mode, joined) in [
+        ("flat", true),
+        ("(vertex 1i32)", true),
+        ("persp.center", false),
+    ] {
+        let a = format!("(xfer {mode} {x})");
+        let b = format!("(fadd 1f32 (fneg (xfer {mode} {y})))");
+        assert_eq!(joins("flat-bcsel-complement", &a, &b), joined, "{mode}");
+    }
 }
