@@ -62,12 +62,12 @@ const CASES: &[(&str, &str, &str)] = &[
         "in:ATTR0.x",
     ),
     (
-        "flat-bcsel-complement",
+        "xfer-bcsel-complement",
         "(xfer flat (bcsel (flt in:ATTR0.x in:ATTR1.x) 0f32 1f32))",
         "(fadd 1f32 (fneg (xfer flat (bcsel (flt in:ATTR0.x in:ATTR1.x) 1f32 0f32))))",
     ),
     (
-        "flat-bcsel-complement",
+        "xfer-bcsel-complement",
         "(xfer flat (bcsel (flt uniform:0 uniform:1) 0f32 1f32))",
         "(fadd 1f32 (fneg (xfer flat (bcsel (flt uniform:0 uniform:1) 1f32 0f32))))",
     ),
@@ -474,7 +474,7 @@ fn a_stopping_budget_is_reported_and_the_result_stays_correct() {
     assert!(check_equivalent(&p, &out.pipeline, &EquivConfig::default()).is_ok());
 }
 
-/// `flat-bcsel-complement` holds bit for bit only where the consumer receives the
+/// `xfer-bcsel-complement` holds bit for bit only where the consumer receives the
 /// producer's value unchanged: interpolating `c ? 0 : 1` is not `1 - ` the
 /// interpolated `c ? 1 : 0` in the last bits, so an interpolated transfer is left.
 #[test]
@@ -490,6 +490,6 @@ fn bcsel_complement_needs_an_uninterpolated_transfer() {
     ] {
         let a = format!("(xfer {mode} {x})");
         let b = format!("(fadd 1f32 (fneg (xfer {mode} {y})))");
-        assert_eq!(joins("flat-bcsel-complement", &a, &b), joined, "{mode}");
+        assert_eq!(joins("xfer-bcsel-complement", &a, &b), joined, "{mode}");
     }
 }
