@@ -211,6 +211,17 @@ fn spirv_buffer_offsets_past_4_gib_are_an_error() {
     assert!(err.to_string().contains("reaches past byte 2^32"), "{err}");
 }
 
+/// A uniform block member in the last word below 2^32 overflowed the block's end
+/// (`attempt to add with overflow` in `layout::buf_size`, `import_spirv` target,
+/// 2026-11-27 seventh session, 12 minutes into the run). The end is now checked.
+#[test]
+fn spirv_buffer_member_in_the_last_word_is_an_error() {
+    let err = import_fuzz_input(include_bytes!(
+        "fuzz_inputs/import_spirv_buffer_end_overflow.bin"
+    ));
+    assert!(err.to_string().contains("reaches past byte 2^32"), "{err}");
+}
+
 /// A continue block that branched back into its loop's body instead of to the
 /// header (a cycle that does not pass through a loop header, which structured control
 /// flow forbids) made the translator walk round the cycle until its block budget:

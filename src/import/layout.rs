@@ -444,12 +444,15 @@ pub(crate) fn buf_size(m: &Module, ty: u32) -> Result<u32, Error> {
         },
         0,
     )?;
-    Ok(t.leaves()
-        .iter()
-        .filter_map(|l| match l.addr {
-            Addr::Ubo { offset, .. } => Some(offset + 4),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0))
+    // A member may start at any offset below 2^32; its word then ends past it.
+    let mut end = 0u32;
+    for l in t.leaves() {
+        if let Addr::Ubo { offset, .. } = l.addr {
+            let last = offset
+                .checked_add(4)
+                .ok_or_else(|| m.err_plain(format!("buffer type %{ty} reaches past byte 2^32")))?;
+            end = end.max(last);
+        }
+    }
+    Ok(end)
 }
