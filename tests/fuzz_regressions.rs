@@ -222,6 +222,25 @@ fn spirv_buffer_member_in_the_last_word_is_an_error() {
     assert!(err.to_string().contains("reaches past byte 2^32"), "{err}");
 }
 
+/// A TCS/TES read of input vertex 2^32 - 1 at a constant index overflowed the
+/// count of vertices it proves the patch has (`attempt to add with overflow` in
+/// `mem::load_io`, `import_spirv` target, seventh 2026-11-27 session, 2 minutes into
+/// the run after the buffer-end fix). The count now saturates (it is capped at 255
+/// anyway), and the import gives a clean result: an error, or a pair that validates.
+#[test]
+fn spirv_input_vertex_at_u32_max_does_not_overflow() {
+    use varysat::import::{import_spirv, ImportOptions};
+    let data = include_bytes!("fuzz_inputs/import_spirv_vertex_index_overflow.bin");
+    let (head, rest) = data.split_at(4);
+    let split =
+        u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize % (rest.len() + 1);
+    let (producer, consumer) = rest.split_at(split);
+    match import_spirv(producer, consumer, &ImportOptions::default()) {
+        Ok(p) => validate(&p).unwrap_or_else(|e| panic!("imported pair is invalid: {e}")),
+        Err(e) => assert!(e.to_string().contains("error"), "{e}"),
+    }
+}
+
 /// A continue block that branched back into its loop's body instead of to the
 /// header (a cycle that does not pass through a loop header, which structured control
 /// flow forbids) made the translator walk round the cycle until its block budget:

@@ -222,7 +222,7 @@ impl<'a> Translator<'a> {
                 Some((v, rest)) => {
                     path = rest;
                     if let Idx::Const(k) = v {
-                        self.max_vertex = self.max_vertex.max(*k + 1);
+                        self.max_vertex = self.max_vertex.max(k.saturating_add(1));
                     }
                     Some(self.index_value(v))
                 }
