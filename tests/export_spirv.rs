@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use varysat::import::{import_files_with_modules, tool_available, ImportOptions, GLSLANG};
+use varysat::import::{import_files_with_modules, ImportOptions, GLSLANG};
 
 mod export_support;
 
@@ -14,16 +14,10 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/glsl")
 }
 
+mod tool_support;
+
 fn tools() -> bool {
-    if tool_available(GLSLANG) && tool_available("spirv-val") {
-        return true;
-    }
-    assert!(
-        !std::env::var("CI").is_ok_and(|v| !v.is_empty()),
-        "glslang or spirv-val missing in CI: run scripts/setup.sh"
-    );
-    eprintln!("skipping: glslang or spirv-val not installed (run scripts/setup.sh)");
-    false
+    tool_support::installed(&[GLSLANG, "spirv-val"])
 }
 
 fn validate(words: &[u32], what: &str) -> Result<(), String> {

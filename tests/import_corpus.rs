@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use varysat::import::{import_files, import_glsl, stats, tool_available, ImportOptions, GLSLANG};
+use varysat::import::{import_files, import_glsl, stats, ImportOptions, GLSLANG};
 use varysat::ir::{InstKind, Interp, InterpLoc, Slot, Stage};
 use varysat::Pipeline;
 
@@ -13,15 +13,10 @@ fn corpus() -> PathBuf {
 }
 
 /// Whether the GLSL tools are there; outside CI their absence skips the test.
+mod tool_support;
+
 fn tools() -> bool {
-    if tool_available(GLSLANG) {
-        return true;
-    }
-    if std::env::var("CI").is_ok_and(|v| !v.is_empty()) {
-        panic!("{GLSLANG} is missing in CI: run scripts/setup.sh");
-    }
-    eprintln!("skipping: {GLSLANG} not installed (run scripts/setup.sh)");
-    false
+    tool_support::installed(&[GLSLANG])
 }
 
 fn pairs() -> Vec<(String, String)> {

@@ -3,9 +3,7 @@
 
 use std::path::Path;
 
-use varysat::import::{
-    import_files, import_spirv, rewrite_desktop_glsl, tool_available, ImportOptions, GLSLANG,
-};
+use varysat::import::{import_files, import_spirv, rewrite_desktop_glsl, ImportOptions, GLSLANG};
 use varysat::{Error, Stage};
 
 #[test]
@@ -53,16 +51,10 @@ fn desktop_rewrite_is_line_preserving() {
     );
 }
 
+mod tool_support;
+
 fn tools() -> bool {
-    if tool_available(GLSLANG) {
-        return true;
-    }
-    assert!(
-        std::env::var("CI").map(|v| v.is_empty()).unwrap_or(true),
-        "{GLSLANG} missing in CI"
-    );
-    eprintln!("skipping: {GLSLANG} not installed (run scripts/setup.sh)");
-    false
+    tool_support::installed(&[GLSLANG])
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {

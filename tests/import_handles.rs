@@ -7,20 +7,15 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use varysat::import::{import_files, tool_available, ImportOptions, GLSLANG};
+use varysat::import::{import_files, ImportOptions, GLSLANG};
 use varysat::interpreter::{check_equivalent, EquivConfig};
 use varysat::ir::{InstKind, Pipeline, Resource, Shader};
 use varysat::{optimize, Options};
 
+mod tool_support;
+
 fn tools() -> bool {
-    if tool_available(GLSLANG) {
-        return true;
-    }
-    if std::env::var("CI").is_ok_and(|v| !v.is_empty()) {
-        panic!("{GLSLANG} is missing in CI: run scripts/setup.sh");
-    }
-    eprintln!("skipping: {GLSLANG} not installed (run scripts/setup.sh)");
-    false
+    tool_support::installed(&[GLSLANG])
 }
 
 fn import(name: &str, vs: &str, fs: &str) -> Pipeline {

@@ -9,18 +9,12 @@
 
 use std::path::PathBuf;
 
-use varysat::import::{import_files, tool_available, ImportOptions, GLSLANG};
+use varysat::import::{import_files, ImportOptions, GLSLANG};
+
+mod tool_support;
 
 fn tools() -> bool {
-    if tool_available(GLSLANG) {
-        return true;
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |v| v.is_empty()),
-        "{GLSLANG} is missing in CI: run scripts/setup.sh"
-    );
-    eprintln!("skipping: {GLSLANG} not installed (run scripts/setup.sh)");
-    false
+    tool_support::installed(&[GLSLANG])
 }
 
 /// Imports a VS/FS pair written into a fresh directory; the error text on failure.
