@@ -255,12 +255,14 @@ pub fn default_uniforms(
     opts: &ImportOptions,
 ) -> Result<Vec<DefaultUniform>, Error> {
     let mut notes = vec![];
-    let (pb, pg) = load_stage(producer, opts, &mut notes)?;
-    let (cb, cg) = load_stage(consumer, opts, &mut notes)?;
-    let (pn, cn) = (
-        producer.display().to_string(),
-        consumer.display().to_string(),
-    );
+    let Stages {
+        pb,
+        pg,
+        pn,
+        cb,
+        cg,
+        cn,
+    } = load_stages(producer, consumer, opts, &mut notes)?;
     let p = module::Module::load(&pb, &pn, &opts.spec)?;
     let c = module::Module::load(&cb, &cn, &opts.spec)?;
     let glsl = match (&pg, &cg) {
@@ -276,6 +278,35 @@ pub fn default_uniforms(
         }
     }
     Ok(all.into_iter().collect())
+}
+
+/// Both stages of a pair as `load_stage` reads them, each with the file name its
+/// diagnostics use (`p*` the producer, `c*` the consumer).
+struct Stages {
+    pb: Vec<u8>,
+    pg: Option<Explicit>,
+    pn: String,
+    cb: Vec<u8>,
+    cg: Option<Explicit>,
+    cn: String,
+}
+
+fn load_stages(
+    producer: &Path,
+    consumer: &Path,
+    opts: &ImportOptions,
+    notes: &mut Vec<String>,
+) -> Result<Stages, Error> {
+    let (pb, pg) = load_stage(producer, opts, notes)?;
+    let (cb, cg) = load_stage(consumer, opts, notes)?;
+    Ok(Stages {
+        pb,
+        pg,
+        pn: producer.display().to_string(),
+        cb,
+        cg,
+        cn: consumer.display().to_string(),
+    })
 }
 
 /// Reads one stage: SPIR-V as it is, GLSL compiled as for import (its glslang
@@ -317,12 +348,14 @@ pub fn import_files_with_modules(
     opts: &ImportOptions,
 ) -> Result<(Imported, Modules), Error> {
     let mut notes = vec![];
-    let (pb, pg) = load_stage(producer, opts, &mut notes)?;
-    let (cb, cg) = load_stage(consumer, opts, &mut notes)?;
-    let (pn, cn) = (
-        producer.display().to_string(),
-        consumer.display().to_string(),
-    );
+    let Stages {
+        pb,
+        pg,
+        pn,
+        cb,
+        cg,
+        cn,
+    } = load_stages(producer, consumer, opts, &mut notes)?;
     let glsl = match (&pg, &cg) {
         (Some(p), Some(c)) => Some([p, c]),
         _ => None,
