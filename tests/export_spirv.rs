@@ -921,3 +921,177 @@ fn uniform_bool_locations(words: &[u32]) -> Vec<u32> {
     locs.sort_unstable();
     locs
 }
+
+/// The little-endian words of a module's bytes.
+fn le_words(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// The pair, exported as imported and optimized (`exported_and_valid`), imported
+/// again from the exported words: interpreter-equivalent to `pipe`.
+fn exports_import_back_equivalent(
+    pipe: &varysat::Pipeline,
+    outcome: &varysat::Outcome,
+    (pm, cm): (&[u8], &[u8]),
+    consumer: &str,
+) -> Vec<(&'static str, Vec<u32>, Vec<u32>)> {
+    let out = exported_and_valid(pipe, outcome, (pm, cm), consumer);
+    let cfg = varysat::interpreter::EquivConfig {
+        runs: 8,
+        ..Default::default()
+    };
+    for (what, x, y) in &out {
+        let back = varysat::import::import_spirv(
+            &varysat::export::to_bytes(x),
+            &varysat::export::to_bytes(y),
+            &ImportOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("{what}: the export imports again: {e}"));
+        varysat::interpreter::check_equivalent(pipe, &back, &cfg)
+            .unwrap_or_else(|e| panic!("{what}: exported pair differs from the original: {e}"));
+    }
+    out
+}
+
+/// A TCS consumer whose patch outputs (to a TES outside the pair) glslang numbers
+/// behind a 31-location per-vertex block, at 31..60 (piglit's
+/// `tcs-output-array` tests): import moves them into `PATCH0..29`, and export
+/// finds each by that slot and writes it back at its own location. Before, import
+/// refused them ("beyond the 32 generic slots"); with import alone changed,
+/// export failed ("PATCH0.x has no variable in the original module").
+#[test]
+fn outer_patch_varyings_behind_the_generic_slots_export_at_their_locations() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 150
+in vec4 pos;
+out vec4 w;
+void main() { gl_Position = pos; w = pos * 2.0; }
+";
+    let tcs = "#version 150
+#extension GL_ARB_tessellation_shader : require
+layout(vertices = 4) out;
+in vec4 w[];
+out block { float m1[16]; float m2[15]; } blk[];
+patch out float p1[16];
+patch out float p2[14];
+void main() {
+  blk[gl_InvocationID].m1[3] = w[gl_InvocationID].x;
+  blk[gl_InvocationID].m2[14] = w[gl_InvocationID].y;
+  p1[0] = w[0].z;
+  p1[15] = w[1].w + w[2].x;
+  p2[0] = w[3].y;
+  p2[13] = 5.0;
+  gl_out[gl_InvocationID].gl_Position = gl_in[gl_InvocationID].gl_Position;
+  gl_TessLevelOuter = float[4](1.0, 1.0, 1.0, 1.0);
+  gl_TessLevelInner = float[2](1.0, 1.0);
+}
+";
+    let (pipe, (pm, cm), outcome) =
+        import_and_optimize("patch-outer", [("a.vert", vs), ("a.tesc", tcs)]);
+    assert_eq!(varying_locations(&le_words(&cm)).get("p1"), Some(&31));
+    for (what, _, y) in exports_import_back_equivalent(&pipe, &outcome, (&pm, &cm), "tcs") {
+        let at = varying_locations(&y);
+        assert_eq!(
+            (at.get("p1"), at.get("p2")),
+            (Some(&31), Some(&47)),
+            "{what}: {at:?}"
+        );
+    }
+}
+
+/// `Location` of each member of the struct type named `name`.
+fn member_locations(words: &[u32], name: &str) -> Vec<(u32, u32)> {
+    use rspirv::dr::Operand;
+    use rspirv::spirv::{Decoration, Op};
+    let m = rspirv::dr::load_words(words).expect("parses");
+    let ty = m.debug_names.iter().find_map(|i| match &i.operands[..] {
+        [Operand::IdRef(t), Operand::LiteralString(s)]
+            if i.class.opcode == Op::Name && s == name =>
+        {
+            Some(*t)
+        }
+        _ => None,
+    });
+    m.annotations
+        .iter()
+        .filter_map(|i| match &i.operands[..] {
+            [Operand::IdRef(t), Operand::LiteralBit32(k), Operand::Decoration(Decoration::Location), Operand::LiteralBit32(l)]
+                if Some(*t) == ty =>
+            {
+                Some((*k, *l))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// SPIR-V (glslang `-V`, without `--aml`, whose block variable `Location` beside
+/// member ones `spirv-val` refuses) of a GLSL source file named `name`.
+fn compile_plain(name: &str, src: &str) -> Vec<u8> {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-export-plain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (path, spv) = (dir.join(name), dir.join(format!("{name}.spv")));
+    std::fs::write(&path, src).expect("write shader");
+    let o = Command::new(GLSLANG)
+        .arg("-V")
+        .arg(&path)
+        .arg("-o")
+        .arg(&spv)
+        .output()
+        .expect("runs glslang");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    std::fs::read(&spv).expect("read module")
+}
+
+/// A per-patch output block outside the pair whose members carry `Location`s
+/// past the 32 slots and whose `Patch` decorations are on its members, as glslang
+/// writes a `patch out` block. Import moves it into `PATCH0..20` (members in their
+/// places relative to the first); export laid members out at their absolute
+/// locations and took the block as per-vertex (its variable has no `Patch`), so it
+/// found no variable for `PATCH0.x`.
+#[test]
+fn an_outer_patch_block_with_member_locations_exports_in_place() {
+    if !tools() {
+        return;
+    }
+    let vs = compile_plain(
+        "b.vert",
+        "#version 450
+layout(location = 0) in vec4 pos;
+layout(location = 0) out vec4 v;
+void main() { gl_Position = pos; v = pos * 2.0; }
+",
+    );
+    let tcs = compile_plain(
+        "b.tesc",
+        "#version 450
+layout(vertices = 4) out;
+layout(location = 0) in vec4 v[];
+layout(location = 0) out block { float m1[16]; float m2[15]; } blk[];
+layout(location = 31) patch out PB { float p[16]; layout(location = 50) vec4 q; float r; } pb;
+void main() {
+  blk[gl_InvocationID].m1[3] = v[gl_InvocationID].x;
+  pb.p[0] = v[0].z;
+  pb.p[15] = v[1].w + v[0].x;
+  pb.q = v[2];
+  pb.r = v[3].y;
+  gl_out[gl_InvocationID].gl_Position = gl_in[gl_InvocationID].gl_Position;
+  gl_TessLevelOuter = float[4](1.0, 1.0, 1.0, 1.0);
+  gl_TessLevelInner = float[2](1.0, 1.0);
+}
+",
+    );
+    let pipe = varysat::import::import_spirv(&vs, &tcs, &ImportOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    let original = member_locations(&le_words(&tcs), "PB");
+    assert_eq!(original, [(0, 31), (1, 50), (2, 51)]);
+    for (what, _, y) in exports_import_back_equivalent(&pipe, &outcome, (&vs, &tcs), "tcs") {
+        assert_eq!(member_locations(&y, "PB"), original, "{what}");
+    }
+}

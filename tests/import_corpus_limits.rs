@@ -207,3 +207,109 @@ void main() {{
     assert!(check_equivalent(&p, &swapped, &config()).is_err());
     optimizes_equivalently(&p);
 }
+
+/// The `PATCHn` slots the stores (`output`) or loads of `s` reach, an indirect
+/// access its whole range.
+fn patch_slots(s: &varysat::ir::Shader, output: bool) -> std::collections::BTreeSet<u32> {
+    use varysat::ir::{InstKind, Slot};
+    let mut out = std::collections::BTreeSet::new();
+    s.for_each_inst(|i| {
+        let (slot, indirect) = match &i.kind {
+            InstKind::StoreOutput { slot, indirect, .. } if output => (slot, indirect),
+            InstKind::LoadInput { slot, indirect, .. } if !output => (slot, indirect),
+            _ => return,
+        };
+        if let Slot::Patch(n) = slot.slot {
+            let len = indirect.map_or(1, |d| u32::from(d.len));
+            out.extend(u32::from(n)..u32::from(n) + len);
+        }
+    });
+    out
+}
+
+/// piglit's `tcs-output-array` family: a 31-location per-vertex block and 30
+/// patch floats, without locations. glslang's `--aml` numbers them in one
+/// sequence, so the patch floats sit at locations 31..60; GL (and varysat's
+/// `PATCHn`) gives patch varyings a space of their own.
+const TCS_PATCH_BEHIND_BLOCK: &str = "#version 150
+#extension GL_ARB_tessellation_shader : require
+layout(vertices = 4) out;
+out block { float m1[16]; float m2[15]; } blk[];
+patch out float p1[16];
+patch out float p2[14];
+void main() {
+  for (int i = 0; i < 16; i++) blk[gl_InvocationID].m1[i] = float(i);
+  for (int i = 0; i < 15; i++) blk[gl_InvocationID].m2[i] = float(16 + i);
+  for (int i = 0; i < 16; i++) p1[i] = float(31 + i) * gl_in[0].gl_Position.x;
+  for (int i = 0; i < 14; i++) p2[i] = float(47 + i);
+  gl_out[gl_InvocationID].gl_Position = gl_in[gl_InvocationID].gl_Position;
+  gl_TessLevelOuter = float[4](1.0, 1.0, 1.0, 1.0);
+  gl_TessLevelInner = float[2](1.0, 1.0);
+}
+";
+
+#[test]
+fn patch_varyings_outside_the_pair_move_into_the_patch_slots() {
+    if !tools() {
+        return;
+    }
+    // A VS + TCS pair: the TCS's outputs go to a TES outside the pair.
+    let vs = "#version 150
+in vec4 pos;
+void main() { gl_Position = pos; }
+";
+    let p = import("patch-outer-tcs", &[("a.vert", vs), ("a.tesc", TCS_PATCH_BEHIND_BLOCK)])
+        .unwrap_or_else(|e| panic!("{e}"));
+    // At 31..60 they would not fit; moved down by 31, they keep their layout.
+    assert_eq!(patch_slots(&p.consumer, true), (0..30).collect());
+    optimizes_equivalently(&p);
+    // A TES + FS pair: the TES's inputs come from a TCS outside the pair.
+    let tes = "#version 150
+#extension GL_ARB_tessellation_shader : require
+layout(quads, equal_spacing) in;
+in block { float m1[16]; float m2[15]; } blk[];
+patch in float p1[16];
+patch in float p2[14];
+out vec4 color;
+void main() {
+  color = vec4(blk[0].m1[3], blk[3].m2[14], p1[0] + p1[15], p2[0] * p2[13]);
+  gl_Position = gl_in[0].gl_Position;
+}
+";
+    let fs = "#version 150
+in vec4 color;
+out vec4 outcolor;
+void main() { outcolor = color; }
+";
+    let p = import("patch-outer-tes", &[("a.tese", tes), ("a.frag", fs)])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(patch_slots(&p.producer, false), [0, 15, 16, 29].into());
+    optimizes_equivalently(&p);
+}
+
+#[test]
+fn outer_patch_varyings_that_span_more_than_32_slots_are_an_error() {
+    if !tools() {
+        return;
+    }
+    // Moving a family down cannot make a span of 33 locations fit.
+    let tcs = "#version 150
+#extension GL_ARB_tessellation_shader : require
+layout(vertices = 4) out;
+patch out float p1[16];
+patch out float p2[17];
+void main() {
+  p1[0] = 1.0;
+  p2[16] = 2.0;
+  gl_out[gl_InvocationID].gl_Position = gl_in[gl_InvocationID].gl_Position;
+  gl_TessLevelOuter = float[4](1.0, 1.0, 1.0, 1.0);
+  gl_TessLevelInner = float[2](1.0, 1.0);
+}
+";
+    let vs = "#version 150
+in vec4 pos;
+void main() { gl_Position = pos; }
+";
+    let e = import("patch-outer-33", &[("a.vert", vs), ("a.tesc", tcs)]).unwrap_err();
+    assert!(e.contains("beyond the 32 generic slots"), "{e}");
+}

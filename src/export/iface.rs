@@ -1217,6 +1217,9 @@ fn original_slots(
             continue;
         }
         let d = m.deco(*var);
+        // Per patch by its own decoration or its block members' (glslang
+        // decorates the members of a `patch out` block), as the importer reads it.
+        let patch = d.patch || crate::import::link::is_patch_block(m, gv.ty);
         // The families and bases the importer gives (`import::iface`): a
         // compatibility-profile variable (`varysat_COL0`, ...) is its fixed-function
         // slot whatever its location, as a GS or TES consumer's `gl_FrontColor` output.
@@ -1228,7 +1231,7 @@ fn original_slots(
             _ => {
                 let base = layout.io_base.get(var).copied().unwrap_or(0);
                 (
-                    if d.patch {
+                    if patch {
                         Slot::Patch(0)
                     } else {
                         Slot::Var(0)
@@ -1238,15 +1241,20 @@ fn original_slots(
             }
         };
         let mut ty = gv.ty;
-        let per_vertex = crate::import::layout::per_vertex(m.stage, class, d.patch);
+        let per_vertex = crate::import::layout::per_vertex(m.stage, class, patch);
         if per_vertex {
             if let Ty::Array { elem, .. } = m.ty(ty)? {
                 ty = *elem;
             }
         }
+        // Laid out in the module's own locations (a block's member `Location`s
+        // are absolute), then moved to the slots: the importer may place a
+        // variable elsewhere than its first location (`link::link_outer`).
+        let first = layout.first_loc.get(var).copied().unwrap_or(loc);
         let mut leaves = vec![];
-        flatten(m, ty, loc, d.component.unwrap_or(0), vec![], &mut leaves, 0)?;
+        flatten(m, ty, first, d.component.unwrap_or(0), vec![], &mut leaves, 0)?;
         for (l, c, path, scalar, word) in leaves {
+            let l = (i64::from(l) - i64::from(first) + i64::from(loc)).max(0) as u32;
             let slot = family
                 .offset(l)
                 .ok_or_else(|| fail(format!("location {l} is out of range for {family}")))?;

@@ -190,7 +190,9 @@ fn strip_vertex(m: &Module, var: u32) -> Option<u32> {
     Some(g.ty)
 }
 
-fn is_patch_block(m: &Module, ty: u32) -> bool {
+/// Whether a block (or array of blocks) is per patch by its members' `Patch`
+/// decorations.
+pub(crate) fn is_patch_block(m: &Module, ty: u32) -> bool {
     let inner = match m.types.get(&ty) {
         Some(Ty::Array { elem, .. }) => *elem,
         _ => ty,
@@ -815,7 +817,9 @@ fn type_name(m: &Module, ty: u32, depth: u32) -> String {
 }
 
 /// The interfaces outside the pair (producer inputs, consumer outputs) keep their
-/// locations, or are numbered in order when they have none.
+/// locations, or are numbered in order when they have none; a family (per-vertex,
+/// per-patch) that does not fit the 32 slots there moves down by its lowest
+/// location, keeping its own layout ([`outer_shift`]).
 fn link_outer(m: &Module, class: StorageClass, l: &mut StageLayout) -> Result<(), Error> {
     let skip = match class {
         StorageClass::Input => m.stage == Stage::Vertex,
@@ -824,15 +828,47 @@ fn link_outer(m: &Module, class: StorageClass, l: &mut StageLayout) -> Result<()
     if skip {
         return Ok(());
     }
-    let mut next = [0u32; 2];
-    for v in varyings(m, class)? {
-        let n = &mut next[v.patch as usize];
-        let base = v.loc.unwrap_or(*n);
-        let end = check_range(m, &v, base)?;
-        *n = (*n).max(end);
-        l.io_base.insert(v.var, base);
+    let all = varyings(m, class)?;
+    for patch in [false, true] {
+        let mut next = 0u32;
+        let mut placed = vec![];
+        for v in all.iter().filter(|v| v.patch == patch) {
+            let base = v.loc.unwrap_or(next);
+            // Its locations must exist before any move (export lays the variable
+            // out in them).
+            let Some(end) = base.checked_add(v.slots) else {
+                return check_range(m, v, base).map(|_| ());
+            };
+            next = next.max(end);
+            placed.push((v, base));
+        }
+        let shift = outer_shift(&placed);
+        for (v, base) in placed {
+            check_range(m, v, base - shift)?;
+            l.io_base.insert(v.var, base - shift);
+        }
     }
     Ok(())
+}
+
+/// How far a family of outer varyings (each with its location) moves down: 0 when
+/// every one ends within the 32 slots, else the lowest location. Nothing in the
+/// pair links to them, so any placement that keeps them apart means the same;
+/// this one is a function of the module alone, so that export, which links the
+/// modules again, finds each variable at the slot import gave it (and writes it
+/// back with its own `Location`). glslang's `--aml` numbers a GLSL stage's
+/// per-vertex and per-patch varyings in one sequence, which puts a TCS's patch
+/// outputs behind its per-vertex ones (piglit: 30 patch floats at 31..60 behind a
+/// 31-location block), while GL, like varysat's `PATCHn`, gives them their own
+/// space.
+fn outer_shift(placed: &[(&Varying, u32)]) -> u32 {
+    let fits = placed
+        .iter()
+        .all(|(v, base)| u64::from(*base) + u64::from(v.slots) <= 32);
+    match fits {
+        true => 0,
+        false => placed.iter().map(|(_, base)| *base).min().unwrap_or(0),
+    }
 }
 
 /// Checks that `v` placed at `base` fits the 32 generic slots; returns its end. The
@@ -847,7 +883,7 @@ fn check_range(m: &Module, v: &Varying, base: u32) -> Result<u32, Error> {
             Err(m.err_plain(format!(
                 "varying `{}` needs {what}{base}..{what}{}, beyond the 32 generic slots",
                 m.name(v.var),
-                u64::from(base) + u64::from(v.slots) - 1
+                (u64::from(base) + u64::from(v.slots)).saturating_sub(1)
             )))
         }
     }
