@@ -258,8 +258,11 @@ fn patch_varyings_outside_the_pair_move_into_the_patch_slots() {
 in vec4 pos;
 void main() { gl_Position = pos; }
 ";
-    let p = import("patch-outer-tcs", &[("a.vert", vs), ("a.tesc", TCS_PATCH_BEHIND_BLOCK)])
-        .unwrap_or_else(|e| panic!("{e}"));
+    let p = import(
+        "patch-outer-tcs",
+        &[("a.vert", vs), ("a.tesc", TCS_PATCH_BEHIND_BLOCK)],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     // At 31..60 they would not fit; moved down by 31, they keep their layout.
     assert_eq!(patch_slots(&p.consumer, true), (0..30).collect());
     optimizes_equivalently(&p);

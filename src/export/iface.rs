@@ -1230,14 +1230,7 @@ fn original_slots(
             (_, _, Some(slot)) => (slot, 0),
             _ => {
                 let base = layout.io_base.get(var).copied().unwrap_or(0);
-                (
-                    if patch {
-                        Slot::Patch(0)
-                    } else {
-                        Slot::Var(0)
-                    },
-                    base,
-                )
+                (if patch { Slot::Patch(0) } else { Slot::Var(0) }, base)
             }
         };
         let mut ty = gv.ty;
@@ -1252,7 +1245,15 @@ fn original_slots(
         // variable elsewhere than its first location (`link::link_outer`).
         let first = layout.first_loc.get(var).copied().unwrap_or(loc);
         let mut leaves = vec![];
-        flatten(m, ty, first, d.component.unwrap_or(0), vec![], &mut leaves, 0)?;
+        flatten(
+            m,
+            ty,
+            first,
+            d.component.unwrap_or(0),
+            vec![],
+            &mut leaves,
+            0,
+        )?;
         for (l, c, path, scalar, word) in leaves {
             let l = (i64::from(l) - i64::from(first) + i64::from(loc)).max(0) as u32;
             let slot = family
