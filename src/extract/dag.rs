@@ -242,26 +242,102 @@ fn units(bits: BitSize) -> u64 {
     }
 }
 
-/// Half-components (16-bit units; a 32-bit value takes two) per group of varyings
-/// that may share a vec4: flat, interpolated fp32, interpolated fp16, per-vertex and
-/// patch.
-fn packing_groups(vars: &[VaryingKey]) -> BTreeMap<(u8, bool), u64> {
-    let mut groups: BTreeMap<(u8, bool), u64> = BTreeMap::new();
-    for v in vars {
-        let group = match v.kind {
-            VaryingKind::Flat => (0, false),
-            VaryingKind::Interp(_) => (1, v.bits == BitSize::B16),
-            VaryingKind::PerVertex => (2, false),
-            VaryingKind::Patch => (3, false),
-        };
-        *groups.entry(group).or_default() += units(v.bits);
-    }
-    groups
-}
-
 /// Estimated packed components: two 16-bit values of one group share a component.
 pub fn packed_components(vars: &[VaryingKey]) -> u64 {
-    packing_groups(vars).values().map(|u| u.div_ceil(2)).sum()
+    let c = VaryingCounts::of(vars);
+    c.units.iter().map(|u| u.div_ceil(2)).sum()
+}
+
+/// Packing groups of `VaryingCounts::units`: varyings of one group may share a vec4.
+const GROUPS: usize = 5;
+/// The group of patch varyings (priced per component between non-FS stages).
+const PATCH_GROUP: usize = 4;
+
+/// The packing group of a varying: flat, interpolated fp32, interpolated fp16,
+/// per-vertex, patch.
+fn group(v: &VaryingKey) -> usize {
+    match v.kind {
+        VaryingKind::Flat => 0,
+        VaryingKind::Interp(_) => 1 + usize::from(v.bits == BitSize::B16),
+        VaryingKind::PerVertex => 3,
+        VaryingKind::Patch => PATCH_GROUP,
+    }
+}
+
+/// What the price of a set of varyings depends on (`varying_cost`), as counts that
+/// one varying more or less changes by a constant: the global search keeps them up to
+/// date as varyings enter and leave its selection (`super::tally`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct VaryingCounts {
+    /// Half-components (16-bit units) per packing group.
+    units: [u64; GROUPS],
+    /// Varyings read interpolated.
+    interpolated: u64,
+    /// Varyings read otherwise.
+    other: u64,
+    /// Distinct interpolation qualifiers among them (kept by the caller, who knows
+    /// which qualifiers are still in use).
+    pub(crate) qualifiers: u64,
+}
+
+impl VaryingCounts {
+    /// The counts of `vars`.
+    pub(crate) fn of(vars: &[VaryingKey]) -> VaryingCounts {
+        let mut c = VaryingCounts::default();
+        let mut qualifiers = BTreeSet::new();
+        for v in vars {
+            c.add(v);
+            if let VaryingKind::Interp(m) = v.kind {
+                qualifiers.insert(m);
+            }
+        }
+        c.qualifiers = qualifiers.len() as u64;
+        c
+    }
+
+    /// Counts one varying more (all but its qualifier).
+    pub(crate) fn add(&mut self, v: &VaryingKey) {
+        self.units[group(v)] += units(v.bits);
+        match v.kind {
+            VaryingKind::Interp(_) => self.interpolated += 1,
+            _ => self.other += 1,
+        }
+    }
+
+    /// Counts one varying fewer (all but its qualifier); it was counted before.
+    pub(crate) fn remove(&mut self, v: &VaryingKey) {
+        self.units[group(v)] -= units(v.bits);
+        match v.kind {
+            VaryingKind::Interp(_) => self.interpolated -= 1,
+            _ => self.other -= 1,
+        }
+    }
+
+    /// The cost and estimated packed vec4 slots of the counted varyings
+    /// (`varying_cost` says how).
+    pub(crate) fn price(&self, model: &CostModel, consumer: &StageInfo) -> (Cost, u64) {
+        let fs = consumer.stage() == Stage::Fragment;
+        let mut cost = Cost(0);
+        if fs {
+            cost += Cost(model.interp_component) * self.interpolated;
+            cost += Cost(model.flat_component) * self.other;
+        }
+        let per_vertex = model
+            .stage_slot_per_vertex
+            .saturating_mul(vertices(consumer));
+        let mut slots = 0;
+        for (g, u) in self.units.iter().enumerate() {
+            let s = u.div_ceil(8);
+            slots += s;
+            cost += match (fs, g) {
+                (true, _) => Cost(s) * model.fs_slot,
+                (false, PATCH_GROUP) => Cost(u.div_ceil(2)) * model.patch_component,
+                (false, _) => Cost(s) * per_vertex,
+            };
+        }
+        let extra = self.qualifiers.saturating_sub(1);
+        (cost + Cost(extra) * model.extra_barycentric, slots)
+    }
 }
 
 /// Estimated packed vec4 slots and their cost: flat and interpolated components never
@@ -269,41 +345,10 @@ pub fn packed_components(vars: &[VaryingKey]) -> u64 {
 /// (AMD flexible interpolation) but each barycentric set beyond the first is charged;
 /// two 16-bit values share a component. Slots between TCS/TES/GS stages are paid per
 /// input vertex; patch varyings per packed component (`patch_component`), since AMD
-/// stores and loads them in off-chip memory one dword at a time.
+/// stores and loads them in off-chip memory one dword at a time. (In an FS every
+/// component is charged as well.)
 pub fn varying_cost(model: &CostModel, consumer: &StageInfo, vars: &[VaryingKey]) -> (Cost, u64) {
-    let groups = packing_groups(vars);
-    let mut interp_sets = BTreeSet::new();
-    let mut cost = Cost(0);
-    let fs = consumer.stage() == Stage::Fragment;
-    for v in vars {
-        if let VaryingKind::Interp(m) = v.kind {
-            interp_sets.insert(m);
-        }
-        if fs {
-            cost += Cost(match v.kind {
-                VaryingKind::Interp(_) => model.interp_component,
-                _ => model.flat_component,
-            });
-        }
-    }
-    let mut slots = 0;
-    for ((kind, _), u) in &groups {
-        let s = u.div_ceil(8);
-        slots += s;
-        cost += match (fs, kind) {
-            (true, _) => Cost(s) * model.fs_slot,
-            (false, 3) => Cost(u.div_ceil(2)) * model.patch_component,
-            (false, _) => {
-                Cost(s)
-                    * model
-                        .stage_slot_per_vertex
-                        .saturating_mul(vertices(consumer))
-            }
-        };
-    }
-    let extra = (interp_sets.len() as u64).saturating_sub(1);
-    cost += Cost(extra) * model.extra_barycentric;
-    (cost, slots)
+    VaryingCounts::of(vars).price(model, consumer)
 }
 
 struct Eval<'a> {
@@ -892,6 +937,113 @@ mod tests {
         let gs = StageInfo::default_for(Stage::Geometry);
         let per_vertex = [key(VaryingKind::PerVertex, 0, BitSize::B32)];
         assert_eq!(varying_cost(&model, &gs, &per_vertex), (Cost(4 * 3), 1));
+    }
+
+    /// `varying_cost` as it was written before the counts (one map of packing groups
+    /// and one set of qualifiers per call): the yardstick for `VaryingCounts`.
+    fn varying_cost_by_groups(
+        model: &CostModel,
+        consumer: &StageInfo,
+        vars: &[VaryingKey],
+    ) -> (Cost, u64) {
+        let mut groups: BTreeMap<(u8, bool), u64> = BTreeMap::new();
+        let mut interp_sets = BTreeSet::new();
+        let mut cost = Cost(0);
+        let fs = consumer.stage() == Stage::Fragment;
+        for v in vars {
+            let group = match v.kind {
+                VaryingKind::Flat => (0, false),
+                VaryingKind::Interp(_) => (1, v.bits == BitSize::B16),
+                VaryingKind::PerVertex => (2, false),
+                VaryingKind::Patch => (3, false),
+            };
+            *groups.entry(group).or_default() += units(v.bits);
+            if let VaryingKind::Interp(m) = v.kind {
+                interp_sets.insert(m);
+            }
+            if fs {
+                cost += Cost(match v.kind {
+                    VaryingKind::Interp(_) => model.interp_component,
+                    _ => model.flat_component,
+                });
+            }
+        }
+        let mut slots = 0;
+        for ((kind, _), u) in &groups {
+            let s = u.div_ceil(8);
+            slots += s;
+            cost += match (fs, kind) {
+                (true, _) => Cost(s) * model.fs_slot,
+                (false, 3) => Cost(u.div_ceil(2)) * model.patch_component,
+                (false, _) => {
+                    Cost(s)
+                        * model
+                            .stage_slot_per_vertex
+                            .saturating_mul(vertices(consumer))
+                }
+            };
+        }
+        let extra = (interp_sets.len() as u64).saturating_sub(1);
+        cost += Cost(extra) * model.extra_barycentric;
+        (cost, slots)
+    }
+
+    proptest::proptest! {
+        /// Prices from counts equal the per-group formula on every set of varyings
+        /// (kinds, sizes and qualifiers mixed) into every consumer stage, and counts
+        /// kept up to date one varying at a time equal the counts of the final set.
+        #[test]
+        fn varying_counts_price_as_the_groups_do(
+            picks in proptest::collection::vec((0u8..8, 0u8..3, 0usize..40), 0..60),
+            stage in 0usize..4,
+            removals in proptest::collection::vec(0usize..60, 0..30),
+        ) {
+            use crate::ir::{Interp, InterpLoc, InterpMode};
+            let modes = [
+                InterpMode::PERSP_CENTER,
+                InterpMode { interp: Interp::Linear, loc: InterpLoc::Center },
+                InterpMode { interp: Interp::Persp, loc: InterpLoc::Centroid },
+                InterpMode { interp: Interp::Color, loc: InterpLoc::Sample },
+                InterpMode { interp: Interp::Linear, loc: InterpLoc::AtOffset },
+            ];
+            let vars: Vec<VaryingKey> = picks
+                .iter()
+                .map(|&(kind, bits, value)| VaryingKey {
+                    kind: match kind {
+                        0 => VaryingKind::Flat,
+                        1 => VaryingKind::PerVertex,
+                        2 => VaryingKind::Patch,
+                        k => VaryingKind::Interp(modes[usize::from(k - 3)]),
+                    },
+                    value: Id::from(value),
+                    bits: [BitSize::B1, BitSize::B16, BitSize::B32][usize::from(bits)],
+                })
+                .collect();
+            let consumer = StageInfo::default_for(
+                [Stage::Fragment, Stage::Geometry, Stage::TessEval, Stage::TessCtrl][stage],
+            );
+            let model = CostModel::amd_gfx10();
+            proptest::prop_assert_eq!(
+                varying_cost(&model, &consumer, &vars),
+                varying_cost_by_groups(&model, &consumer, &vars)
+            );
+            // Remove some, one at a time, from counts of the whole set.
+            let mut kept = vars.clone();
+            let mut counts = VaryingCounts::of(&vars);
+            for r in removals {
+                if kept.is_empty() {
+                    break;
+                }
+                let v = kept.remove(r % kept.len());
+                counts.remove(&v);
+            }
+            counts.qualifiers = VaryingCounts::of(&kept).qualifiers;
+            proptest::prop_assert_eq!(&counts, &VaryingCounts::of(&kept));
+            proptest::prop_assert_eq!(
+                counts.price(&model, &consumer),
+                varying_cost_by_groups(&model, &consumer, &kept)
+            );
+        }
     }
 
     #[test]

@@ -12,7 +12,9 @@
 //! best selection is polished by single-choice local search. Re-extraction is
 //! incremental (`super::reprice`): each path step or accepted add move commits a base
 //! set, and a candidate re-prices only the classes above the one varying it changes,
-//! then is rolled back.
+//! then is rolled back. Its whole-DAG cost is incremental too (`super::tally`):
+//! reference counts per (class, stage) price what the changed choices add to and
+//! remove from the DAG.
 
 use std::collections::BTreeSet;
 
@@ -125,20 +127,36 @@ impl Search<'_, '_> {
         self.reprice.commit();
     }
 
-    /// Re-extraction with `free` varyings already paid and `forbidden` ones unusable,
-    /// re-priced from the committed base and costed on the table's arrays: its cost
-    /// and the varyings it uses. The selection stays in `self.reprice` until the next
-    /// re-extraction (`current` copies it).
-    fn priced(&mut self, free: &Set, forbidden: &Set) -> (Cost, Set) {
+    /// Re-extraction of the committed base with `change` (a varying and its new
+    /// price) applied, re-priced from the base and costed incrementally (both checked
+    /// against the full passes in debug builds): its cost. The selection stays in
+    /// `self.reprice` until the next re-extraction (`used` and `current` read it).
+    fn priced(&mut self, change: Option<(u32, Price)>) -> Cost {
         self.evaluations += 1;
-        let prices = self.prices(free, forbidden);
         self.reprice.rollback();
-        self.reprice.set(&prices);
-        let dense = self.reprice.choice();
-        debug_assert_eq!(dense, &self.table.extract(&prices), "incremental = full");
-        let (cost, used) = self.table.cost(self.p, dense);
+        if let Some((v, price)) = change {
+            self.reprice.set_one(v, price);
+        }
+        let cost = self.reprice.cost(self.p);
+        debug_assert_eq!(
+            self.reprice.choice(),
+            &self.table.extract(self.reprice.prices()),
+            "incremental = full extraction"
+        );
+        debug_assert!(
+            {
+                let (walked, used) = self.table.cost(self.p, self.reprice.choice());
+                walked == cost && (cost == Cost::INFINITE || used == self.reprice.used())
+            },
+            "incremental = full whole-DAG cost"
+        );
         self.keep_if_best(cost, |s| s.table.selection(s.reprice.choice()));
-        (cost, used.into_iter().collect())
+        cost
+    }
+
+    /// The varyings the last re-extraction uses.
+    fn used(&self) -> Set {
+        self.reprice.used().into_iter().collect()
     }
 
     /// The last re-extraction as a scored candidate.
@@ -159,17 +177,15 @@ impl Search<'_, '_> {
             // Every candidate of this step differs from the base in one varying.
             self.rebase(&used, &forbidden);
             let mut step: Option<(Cost, u32, Set)> = None;
+            // A used varying is free in the base (never forbidden: a selection of
+            // finite cost reads no forbidden varying), so forbidding it is one change.
             for v in &used {
                 if self.out_of_budget() {
                     break;
                 }
-                let mut f = forbidden.clone();
-                f.insert(*v);
-                let mut free = used.clone();
-                free.remove(v);
-                let (cost, used) = self.priced(&free, &f);
+                let cost = self.priced(Some((*v, Price::Forbidden)));
                 if cost < Cost::INFINITE && step.as_ref().is_none_or(|(c, _, _)| cost < *c) {
-                    step = Some((cost, *v, used));
+                    step = Some((cost, *v, self.used()));
                 }
             }
             let Some((_, v, next)) = step else {
@@ -187,14 +203,15 @@ impl Search<'_, '_> {
         loop {
             self.rebase(&cur.used, &none);
             let mut improved = false;
+            // A candidate not in use is priced in the base: making it free is one
+            // change.
             for c in candidates.difference(&cur.used.clone()) {
                 if self.out_of_budget() {
                     return cur;
                 }
-                let mut free = cur.used.clone();
-                free.insert(*c);
-                let (cost, used) = self.priced(&free, &none);
+                let cost = self.priced(Some((*c, Price::Free)));
                 if cost < cur.cost {
+                    let used = self.used();
                     cur = self.current(cost, used);
                     improved = true;
                     break;
@@ -261,7 +278,10 @@ impl Extractor for GlobalExtractor {
         let single_flip = s.consider(self.polish.extract_from(p, greedy));
         let single_flip_cost = single_flip.cost;
         starts.push(single_flip);
-        let (cost, used) = s.priced(&all, &Set::new());
+        // The table starts with every varying free: the "everything free" start is
+        // its base, with no change.
+        let cost = s.priced(None);
+        let used = s.used();
         starts.push(s.current(cost, used));
         // Each drop path gets an equal share; the add moves get what is left.
         let share = budget / (starts.len() + 1);

@@ -18,9 +18,10 @@ use egg::{Id, Language};
 use super::cost::Cost;
 use super::dag::{
     alu_cost, child_ctx, dag_cost, valid, varying_cost, varying_key, xfer_estimate, Ctx, Problem,
-    Selection, VaryingKey,
+    Selection, VaryingKey, VaryingKind,
 };
 use crate::egraph::VNode;
+use crate::ir::InterpMode;
 
 /// One valid alternative of one key.
 struct Entry {
@@ -113,6 +114,9 @@ pub(crate) struct Table {
     users: Rows,
     /// Per varying: the entries that read it, in entry order.
     readers: Rows,
+    /// Per varying: the index of its interpolation qualifier among those of the
+    /// table's varyings (`None`: not interpolated).
+    qualifiers: Vec<Option<u32>>,
 }
 
 impl Table {
@@ -191,6 +195,7 @@ impl Table {
             }
         }
         Table {
+            qualifiers: qualifier_indices(&varyings),
             users: Rows::new(keys.len(), &uses),
             readers: Rows::new(varyings.len(), &reads),
             key_start,
@@ -230,6 +235,48 @@ impl Table {
     /// The entries that read varying `v`.
     pub(crate) fn readers(&self, v: u32) -> &[u32] {
         self.readers.row(v)
+    }
+
+    /// The keys of the problem's roots.
+    pub(crate) fn roots(&self) -> &[u32] {
+        &self.roots
+    }
+
+    /// Whether whole-DAG costs need the GS per-emit accounting, which only the
+    /// general evaluator does (`Table::cost` hands them over to it).
+    pub(crate) fn prices_emits(&self) -> bool {
+        self.gs
+    }
+
+    /// The child keys of entry `e`, in operand order.
+    pub(crate) fn kids(&self, e: u32) -> &[u32] {
+        &self.entries[e as usize].kids
+    }
+
+    /// Entry `e`'s ALU cost as the whole-DAG cost counts it.
+    pub(crate) fn alu(&self, e: u32) -> Cost {
+        self.entries[e as usize].alu
+    }
+
+    /// The varying entry `e` reads, if any.
+    pub(crate) fn reads(&self, e: u32) -> Option<u32> {
+        self.entries[e as usize].varying.map(|(v, _)| v)
+    }
+
+    /// Varying `v`'s key.
+    pub(crate) fn varying(&self, v: u32) -> &VaryingKey {
+        &self.varyings[v as usize]
+    }
+
+    /// The index of varying `v`'s interpolation qualifier (`None`: not interpolated);
+    /// indices are `0..qualifier_count()`.
+    pub(crate) fn qualifier(&self, v: u32) -> Option<u32> {
+        self.qualifiers[v as usize]
+    }
+
+    /// Number of distinct interpolation qualifiers among the varyings.
+    pub(crate) fn qualifier_count(&self) -> usize {
+        self.qualifiers.iter().flatten().map(|q| *q as usize + 1).max().unwrap_or(0)
     }
 
     /// The value of entry `e` under `prices` given its children's `values`; `None`
@@ -381,6 +428,25 @@ impl Table {
         let (vcost, _) = varying_cost(p.model, p.consumer, &keys);
         (vcost + alu, used)
     }
+}
+
+/// Per varying, the index of its interpolation qualifier among the distinct ones
+/// of `varyings` (in qualifier order).
+fn qualifier_indices(varyings: &[VaryingKey]) -> Vec<Option<u32>> {
+    let qualifier = |v: &VaryingKey| match v.kind {
+        VaryingKind::Interp(m) => Some(m),
+        _ => None,
+    };
+    let mut distinct: Vec<InterpMode> = varyings.iter().filter_map(qualifier).collect();
+    distinct.sort();
+    distinct.dedup();
+    varyings
+        .iter()
+        .map(|v| {
+            let m = qualifier(v)?;
+            distinct.binary_search(&m).ok().map(|i| i as u32)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -11,12 +11,16 @@
 //! larger than their chosen children's, so the fixed point is unique: the result is
 //! the full pass's table exactly, whatever order the worklist takes. Every
 //! change is logged so that a candidate is taken back cheaply (`rollback`) to the
-//! committed base the search moves from.
+//! committed base the search moves from. The whole-DAG cost of the current choice is
+//! kept by `super::tally` from the keys whose choice changed since it was last asked.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::cost::Cost;
+use super::dag::Problem;
 use super::priced::{Best, Dense, Price, Table};
+use super::tally::Tally;
 
 /// One logged change, undone by restoring the old state.
 enum Change {
@@ -41,6 +45,24 @@ pub(crate) struct Reprice<'t> {
     /// Keys to re-price, lowest index first: keys are in class-id order and lowering
     /// adds children before parents, so this mostly visits children first.
     queue: BinaryHeap<Reverse<u32>>,
+    /// The whole-DAG cost of `choice` as of the last `cost`.
+    tally: Tally,
+    /// Keys whose choice changed since the tally last caught up (`changed` marks
+    /// them, so each is listed once).
+    stale: Vec<u32>,
+    changed: Vec<bool>,
+    /// Keys whose value's term size saturated. Sizes grow strictly from a chosen
+    /// entry's children to its key unless they saturate, so with none saturated the
+    /// choice is acyclic, which the tally's counts need; otherwise the walk, which
+    /// notes a cycle, prices it.
+    saturated: usize,
+    /// The varyings the last cost's walk found, when a walk priced it.
+    walked: Option<Vec<u32>>,
+}
+
+/// Whether a key's value has a saturated term size (see `Reprice::saturated`).
+fn saturates(b: Option<Best>) -> bool {
+    b.is_some_and(|b| b.value.1 == u64::MAX)
 }
 
 /// Free < priced < forbidden: how dear a price makes the entries that read it.
@@ -56,18 +78,55 @@ impl<'t> Reprice<'t> {
     /// The fixed point of `t` under `prices`, by the full pass; nothing to undo.
     pub(crate) fn new(t: &'t Table, prices: Vec<Price>) -> Reprice<'t> {
         let best = t.extract_best(&prices);
-        let choice = best.iter().map(|b| b.map(|b| b.entry)).collect();
+        let choice: Dense = best.iter().map(|b| b.map(|b| b.entry)).collect();
         let n = t.key_count();
         Reprice {
             t,
             prices,
+            saturated: best.iter().filter(|b| saturates(**b)).count(),
             best,
+            tally: Tally::new(t, &choice),
             choice,
             log: vec![],
             queued: vec![false; n],
             cleared: vec![false; n],
             queue: BinaryHeap::new(),
+            stale: vec![],
+            changed: vec![false; n],
+            walked: None,
         }
+    }
+
+    /// The whole-DAG cost of the current choice (`Table::cost`'s): by the tally's
+    /// counts, caught up with the keys changed since the last call, or by a walk
+    /// where the counts do not apply (a GS producer's per-emit pricing, a possibly
+    /// cyclic choice).
+    pub(crate) fn cost(&mut self, p: &Problem<'_>) -> Cost {
+        if self.t.prices_emits() || self.saturated > 0 {
+            let (cost, used) = self.t.cost(p, &self.choice);
+            self.walked = Some(used);
+            return cost;
+        }
+        self.walked = None;
+        self.tally.update(self.t, &self.choice, &self.stale);
+        for k in self.stale.drain(..) {
+            self.changed[k as usize] = false;
+        }
+        self.tally.cost(p.model, p.consumer)
+    }
+
+    /// The varyings the choice priced by the last [`Reprice::cost`] reads, sorted (when
+    /// finite; otherwise some of them). No re-pricing may come between the two.
+    pub(crate) fn used(&self) -> Vec<u32> {
+        match &self.walked {
+            Some(used) => used.clone(),
+            None => self.tally.used().collect(),
+        }
+    }
+
+    /// The price of each varying.
+    pub(crate) fn prices(&self) -> &[Price] {
+        &self.prices
     }
 
     /// The chosen entry per key under the current prices.
@@ -90,10 +149,7 @@ impl<'t> Reprice<'t> {
     pub(crate) fn rollback(&mut self) {
         while let Some(c) = self.log.pop() {
             match c {
-                Change::Key(k, b) => {
-                    self.best[k as usize] = b;
-                    self.choice[k as usize] = b.map(|b| b.entry);
-                }
+                Change::Key(k, b) => self.put(k, b),
                 Change::Price(v, p) => self.prices[v as usize] = p,
             }
         }
@@ -103,23 +159,37 @@ impl<'t> Reprice<'t> {
     pub(crate) fn set(&mut self, prices: &[Price]) {
         let mut rises = vec![];
         for (v, &p) in prices.iter().enumerate() {
-            let old = self.prices[v];
-            if old == p {
-                continue;
-            }
-            self.log.push(Change::Price(v as u32, old));
-            self.prices[v] = p;
-            let rise = rank(p) > rank(old);
-            for &e in self.t.readers(v as u32) {
-                let k = self.t.key_of_entry(e);
-                if rise && self.choice[k as usize] == Some(e) {
-                    rises.push(k);
-                }
-                self.push(k);
-            }
+            self.change(v as u32, p, &mut rises);
         }
         self.clear_dependents(rises);
         self.drain();
+    }
+
+    /// Re-prices the table for varying `v` at price `p`, the others unchanged.
+    pub(crate) fn set_one(&mut self, v: u32, p: Price) {
+        let mut rises = vec![];
+        self.change(v, p, &mut rises);
+        self.clear_dependents(rises);
+        self.drain();
+    }
+
+    /// Gives varying `v` price `p` and queues the keys of the entries that read it;
+    /// on a rise, the keys whose chosen entry reads it go to `rises`.
+    fn change(&mut self, v: u32, p: Price, rises: &mut Vec<u32>) {
+        let old = self.prices[v as usize];
+        if old == p {
+            return;
+        }
+        self.log.push(Change::Price(v, old));
+        self.prices[v as usize] = p;
+        let rise = rank(p) > rank(old);
+        for &e in self.t.readers(v) {
+            let k = self.t.key_of_entry(e);
+            if rise && self.choice[k as usize] == Some(e) {
+                rises.push(k);
+            }
+            self.push(k);
+        }
     }
 
     /// Clears (value and choice) every key whose chosen tree contains one of `keys`,
@@ -170,25 +240,36 @@ impl<'t> Reprice<'t> {
 
     /// Sets key `k` to `best`, logging the old state.
     fn record(&mut self, k: u32, best: Option<Best>) {
+        self.log.push(Change::Key(k, self.best[k as usize]));
+        self.put(k, best);
+    }
+
+    /// Sets key `k` to `best`, noting it for the tally and the saturation count.
+    fn put(&mut self, k: u32, best: Option<Best>) {
         let i = k as usize;
-        self.log.push(Change::Key(k, self.best[i]));
+        self.saturated -= usize::from(saturates(self.best[i]));
+        self.saturated += usize::from(saturates(best));
         self.best[i] = best;
         self.choice[i] = best.map(|b| b.entry);
+        if !std::mem::replace(&mut self.changed[i], true) {
+            self.stale.push(k);
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::extract::dag::Problem;
     use crate::extract::incremental::tests::graphs;
     use crate::extract::CostModel;
 
     /// A small deterministic generator (xorshift) for the move sequence.
-    struct Rng(u64);
+    pub(crate) struct Rng(pub(crate) u64);
 
     impl Rng {
-        fn below(&mut self, n: usize) -> usize {
+        /// The next number in `0..n`.
+        pub(crate) fn below(&mut self, n: usize) -> usize {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;
@@ -196,7 +277,7 @@ mod tests {
         }
     }
 
-    const PRICES: [Price; 3] = [Price::Free, Price::Priced, Price::Forbidden];
+    pub(crate) const PRICES: [Price; 3] = [Price::Free, Price::Priced, Price::Forbidden];
 
     /// The incremental state equals the full pass's (values, passes and entries).
     fn check(r: &Reprice<'_>, t: &Table, prices: &[Price], what: &str) {
