@@ -276,7 +276,12 @@ impl Table {
 
     /// Number of distinct interpolation qualifiers among the varyings.
     pub(crate) fn qualifier_count(&self) -> usize {
-        self.qualifiers.iter().flatten().map(|q| *q as usize + 1).max().unwrap_or(0)
+        self.qualifiers
+            .iter()
+            .flatten()
+            .map(|q| *q as usize + 1)
+            .max()
+            .unwrap_or(0)
     }
 
     /// The value of entry `e` under `prices` given its children's `values`; `None`

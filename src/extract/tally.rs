@@ -223,7 +223,10 @@ mod tests {
             }
             let mut base = vec![Price::Free; n];
             let mut r = Reprice::new(&t, base.clone());
-            assert!(!t.prices_emits(), "no GS producer pricing in these problems");
+            assert!(
+                !t.prices_emits(),
+                "no GS producer pricing in these problems"
+            );
             let mut last = check(&mut r, &t, &p, "start");
             for step in 0..(4 * n).min(120) {
                 r.rollback();
@@ -256,7 +259,10 @@ mod tests {
         // Floors against a graph set whose moves price (almost) nothing.
         assert!(priced > 1000, "{priced} moves priced");
         assert!(finite > priced / 2, "{finite} of {priced} moves finite");
-        assert!(changed > priced / 8, "{changed} of {priced} moves change the price");
+        assert!(
+            changed > priced / 8,
+            "{changed} of {priced} moves change the price"
+        );
     }
 
     /// Counts moved straight from one extraction to an unrelated one (most keys
@@ -272,9 +278,8 @@ mod tests {
             let t = Table::new(&p);
             let n = t.varying_count();
             let all: Vec<u32> = (0..t.key_count() as u32).collect();
-            let random = |rng: &mut Rng| -> Vec<Price> {
-                (0..n).map(|_| PRICES[rng.below(3)]).collect()
-            };
+            let random =
+                |rng: &mut Rng| -> Vec<Price> { (0..n).map(|_| PRICES[rng.below(3)]).collect() };
             let first = t.extract(&random(&mut rng));
             let mut tally = Tally::new(&t, &first);
             for _ in 0..12 {
