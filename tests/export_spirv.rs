@@ -1095,3 +1095,43 @@ void main() {
         assert_eq!(member_locations(&y, "PB"), original, "{what}");
     }
 }
+
+#[test]
+fn compatibility_colours_export_under_names_the_import_maps_back() {
+    if !tools() {
+        return;
+    }
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let ((pipe, _), (pm, cm)) = import_files_with_modules(
+        &fx.join("ff_two_sided.vert"),
+        &fx.join("ff_two_sided.frag"),
+        &ImportOptions::default(),
+    )
+    .expect("imports");
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    assert!(
+        outcome.report.after.components < outcome.report.before.components,
+        "the uniform-only varying is propagated, so both stages are regenerated"
+    );
+    let (vs, fs) = varysat::export::to_spirv(&outcome, &pm, &cm).expect("exports");
+    validate_for(&vs, "vs", environment(&vs)).unwrap_or_else(|e| panic!("{e}"));
+    validate_for(&fs, "fs", environment(&fs)).unwrap_or_else(|e| panic!("{e}"));
+    let outputs = output_names(&vs);
+    for name in ["varysat_COL0_x", "varysat_COL1_w", "varysat_BFC1_z"] {
+        assert!(outputs.contains(name), "VS writes `{name}`: {outputs:?}");
+    }
+    // Read as generic varyings, the clamp of the front colour and the FS's choice
+    // of the back secondary colour on back faces would be lost.
+    let back = varysat::import::import_spirv(
+        &varysat::export::to_bytes(&vs),
+        &varysat::export::to_bytes(&fs),
+        &ImportOptions::default(),
+    )
+    .expect("the export imports again");
+    let cfg = varysat::interpreter::EquivConfig {
+        runs: 16,
+        ..Default::default()
+    };
+    varysat::interpreter::check_equivalent(&pipe, &back, &cfg)
+        .unwrap_or_else(|e| panic!("exported pair differs from the original: {e}"));
+}

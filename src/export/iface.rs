@@ -851,7 +851,9 @@ impl<'a> StageIo<'a> {
         if let Some((start, len)) = self.plan.array_of(slot) {
             return self.array_place(g, slot, start, len);
         }
-        let name = format!("{slot}").replace('.', "_");
+        // A fixed-function varying keeps a name the importer maps back to its slot.
+        let name = crate::import::compat::component_name(slot)
+            .unwrap_or_else(|| format!("{slot}").replace('.', "_"));
         let (var, class, per_vertex, scalar) = self.declare_user_var(g, slot, None, &name)?;
         if self.producer {
             self.plan.xfb.decorate(g, var, slot);
@@ -1224,6 +1226,8 @@ fn original_slots(
         // compatibility-profile variable (`varysat_COL0`, ...) is its fixed-function
         // slot whatever its location, as a GS or TES consumer's `gl_FrontColor` output.
         let fixed = crate::import::compat::fixed_function_slot(m.name(*var));
+        let named_comp = fixed.and_then(|(_, comp)| comp).map(u32::from);
+        let fixed = fixed.map(|(slot, _)| slot);
         let (family, loc) = match (m.stage, class, fixed) {
             (Stage::Vertex, StorageClass::Input, _) => (Slot::Attr(0), d.location.unwrap_or(0)),
             (Stage::Fragment, StorageClass::Output, _) => (Slot::Data(0), d.location.unwrap_or(0)),
@@ -1245,15 +1249,8 @@ fn original_slots(
         // variable elsewhere than its first location (`link::link_outer`).
         let first = layout.first_loc.get(var).copied().unwrap_or(loc);
         let mut leaves = vec![];
-        flatten(
-            m,
-            ty,
-            first,
-            d.component.unwrap_or(0),
-            vec![],
-            &mut leaves,
-            0,
-        )?;
+        let comp = named_comp.unwrap_or(d.component.unwrap_or(0));
+        flatten(m, ty, first, comp, vec![], &mut leaves, 0)?;
         for (l, c, path, scalar, word) in leaves {
             let l = (i64::from(l) - i64::from(first) + i64::from(loc)).max(0) as u32;
             let slot = family

@@ -26,17 +26,47 @@
 //! point state structs, `gl_ClipVertex` in geometry and tessellation shaders, and
 //! the TCS's fixed-function outputs (`gl_out[i].gl_FrontColor`).
 
-use crate::ir::{Slot, Stage};
+use crate::ir::{Half, IoSlot, Slot, Stage};
 
 /// Prefix of the variables standing for fixed-function varyings.
 const PREFIX: &str = "varysat_";
 
-/// The slot a fixed-function varying variable (by its GLSL name) occupies.
-/// A geometry shader's per-vertex inputs carry `IN_` after the prefix (`gs4.rs`),
-/// since it may declare the same slot as an output too.
-pub(crate) fn fixed_function_slot(name: &str) -> Option<Slot> {
+/// Where a fixed-function varying variable (by its name) lives: its slot, and
+/// the component when the name gives one. A geometry shader's per-vertex inputs
+/// carry `IN_` after the prefix (`gs4.rs`), since it may declare the same slot as
+/// an output too. Whole-slot names are the GLSL rewrite's (`varysat_COL0`, a
+/// `vec4`); per-component names (`varysat_COL0_y`, a scalar) are the SPIR-V
+/// export's, which packs components wherever the packer puts them, so the
+/// component comes from the name and not from the `Component` decoration.
+pub(crate) fn fixed_function_slot(name: &str) -> Option<(Slot, Option<u8>)> {
     let name = name.strip_prefix(PREFIX)?;
-    Some(match name.strip_prefix("IN_").unwrap_or(name) {
+    let name = name.strip_prefix("IN_").unwrap_or(name);
+    if let Ok(io) = name.replace('_', ".").parse::<IoSlot>() {
+        return (io.half == Half::Full && is_fixed_function_varying(io.slot))
+            .then_some((io.slot, Some(io.comp)));
+    }
+    Some((whole_slot(name)?, None))
+}
+
+/// The name the SPIR-V export gives the scalar variable of component `io` when it
+/// is a fixed-function varying, so that importing the export finds its slot again.
+pub(crate) fn component_name(io: IoSlot) -> Option<String> {
+    (io.half == Half::Full && is_fixed_function_varying(io.slot))
+        .then(|| format!("{PREFIX}{io}").replace('.', "_"))
+}
+
+/// The fixed-function varyings the export may pack per component: the colours,
+/// texture coordinates and fog coordinate both stages see.
+fn is_fixed_function_varying(slot: Slot) -> bool {
+    matches!(
+        slot,
+        Slot::Col(_) | Slot::Bfc(_) | Slot::Tex(_) | Slot::Fogc
+    )
+}
+
+/// The slot of a whole-slot name after the prefix.
+fn whole_slot(name: &str) -> Option<Slot> {
+    Some(match name {
         "COL0" => Slot::Col(0),
         "COL1" => Slot::Col(1),
         "BFC0" => Slot::Bfc(0),
@@ -295,14 +325,45 @@ mod tests {
 
     #[test]
     fn fixed_function_names_map_to_their_slots() {
-        assert_eq!(fixed_function_slot("varysat_BFC1"), Some(Slot::Bfc(1)));
-        assert_eq!(fixed_function_slot("varysat_TEX"), Some(Slot::Tex(0)));
+        assert_eq!(
+            fixed_function_slot("varysat_BFC1"),
+            Some((Slot::Bfc(1), None))
+        );
+        assert_eq!(
+            fixed_function_slot("varysat_TEX"),
+            Some((Slot::Tex(0), None))
+        );
         assert_eq!(
             fixed_function_slot("varysat_CLIP_VERTEX"),
-            Some(Slot::ClipVertex)
+            Some((Slot::ClipVertex, None))
         );
-        assert_eq!(fixed_function_slot("varysat_IN_COL1"), Some(Slot::Col(1)));
+        assert_eq!(
+            fixed_function_slot("varysat_IN_COL1"),
+            Some((Slot::Col(1), None))
+        );
         assert_eq!(fixed_function_slot("varysat_Vertex"), None);
         assert_eq!(fixed_function_slot("COL0"), None);
+    }
+
+    #[test]
+    fn exported_component_names_map_back_to_their_components() {
+        for io in [
+            IoSlot::new(Slot::Col(0), 0),
+            IoSlot::new(Slot::Bfc(1), 3),
+            IoSlot::new(Slot::Tex(7), 2),
+            IoSlot::new(Slot::Fogc, 1),
+        ] {
+            let name = component_name(io).expect("a fixed-function varying");
+            assert_eq!(fixed_function_slot(&name), Some((io.slot, Some(io.comp))));
+        }
+        assert_eq!(component_name(IoSlot::var(0, 1)), None);
+        assert_eq!(component_name(IoSlot::new(Slot::Pos, 0)), None);
+        assert_eq!(
+            component_name(IoSlot::half(Slot::Col(0), 0, Half::Lo)),
+            None
+        );
+        // Generic slots and 16-bit halves spelled with the prefix are no colours.
+        assert_eq!(fixed_function_slot("varysat_VAR0_x"), None);
+        assert_eq!(fixed_function_slot("varysat_COL0_x_lo"), None);
     }
 }

@@ -91,6 +91,8 @@ impl<'a> Translator<'a> {
             }
         }
         let fixed = super::compat::fixed_function_slot(self.m.name(var));
+        let named_comp = fixed.and_then(|(_, comp)| comp).map(u32::from);
+        let fixed = fixed.map(|(slot, _)| slot);
         let family = match (self.m.stage, g.class, fixed) {
             (Stage::Vertex, StorageClass::Input, _) => Slot::Attr(0),
             (Stage::Fragment, StorageClass::Output, _) => Slot::Data(0),
@@ -122,7 +124,7 @@ impl<'a> Translator<'a> {
         };
         let first = self.layout.first_loc.get(&var).copied().unwrap_or(0);
         let mut xfb_off = d.offset;
-        let comp = d.component.unwrap_or(0);
+        let comp = named_comp.unwrap_or(d.component.unwrap_or(0));
         let mut tree = self.loc_tree(ty, 0, comp, &d, &ctx, &mut xfb_off, Some((ty, first)), 0)?;
         if !family.indexable() {
             // VS attributes and FS outputs cannot be indexed indirectly in the IR:
