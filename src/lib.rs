@@ -52,6 +52,13 @@
 //! # Ok::<(), varysat::Error>(())
 //! ```
 #![warn(missing_docs)]
+// Bad input must end in an error, never a panic: library code has no `unwrap`,
+// `expect` or `panic!` (tests and doc examples may use them; an invariant that
+// cannot fail says so with `unreachable!` and its reason).
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

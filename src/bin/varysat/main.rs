@@ -1,6 +1,11 @@
 //! The `varysat` command line: one subcommand per file, each a thin layer over the
 //! library. Errors print as `file:line:col: error: message`; bad input exits 1.
 
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
 mod budget;
 mod check;
 mod equiv;
