@@ -656,21 +656,15 @@ fn opengl_default_block_uniforms_export_and_import_back_equivalent() {
     if !tools() {
         return;
     }
-    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let ((pipe, _), (pm, cm)) = import_files_with_modules(
-        &fx.join("gl_loose.vert"),
-        &fx.join("gl_loose.frag"),
-        &ImportOptions::default(),
-    )
-    .expect("imports");
-    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
-    assert!(
-        outcome.report.after.components < outcome.report.before.components,
-        "the uniform-only varyings are propagated"
+    let (pipe, vs, fs) = exported_fixture(
+        "gl_loose.vert",
+        "gl_loose.frag",
+        "the uniform-only varyings are propagated",
     );
-    let (vs, fs) = varysat::export::to_spirv(&outcome, &pm, &cm).expect("exports");
-    validate_for(&vs, "vs", "opengl4.5").unwrap_or_else(|e| panic!("{e}"));
-    validate_for(&fs, "fs", "opengl4.5").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (environment(&vs), environment(&fs)),
+        ("opengl4.5", "opengl4.5")
+    );
     let fs_uniforms = loose_uniform_names(&fs);
     for name in ["light", "rot", "scale", "flip"] {
         assert!(
@@ -678,9 +672,41 @@ fn opengl_default_block_uniforms_export_and_import_back_equivalent() {
             "FS declares `{name}`: {fs_uniforms:?}"
         );
     }
+    assert_reimports_equivalent(&pipe, &vs, &fs);
+}
+
+/// Imports the GLSL pair `producer` / `consumer` of tests/fixtures with its
+/// modules, optimizes it (asserting that it gains components: `why`), exports both
+/// stages and validates each for its environment.
+fn exported_fixture(
+    producer: &str,
+    consumer: &str,
+    why: &str,
+) -> (varysat::Pipeline, Vec<u32>, Vec<u32>) {
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let ((pipe, _), (pm, cm)) = import_files_with_modules(
+        &fx.join(producer),
+        &fx.join(consumer),
+        &ImportOptions::default(),
+    )
+    .expect("imports");
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    assert!(
+        outcome.report.after.components < outcome.report.before.components,
+        "{why}"
+    );
+    let (x, y) = varysat::export::to_spirv(&outcome, &pm, &cm).expect("exports");
+    validate_for(&x, producer, environment(&x)).unwrap_or_else(|e| panic!("{e}"));
+    validate_for(&y, consumer, environment(&y)).unwrap_or_else(|e| panic!("{e}"));
+    (pipe, x, y)
+}
+
+/// Imports the two exported modules again and checks them against the original
+/// pair with the interpreter.
+fn assert_reimports_equivalent(pipe: &varysat::Pipeline, producer: &[u32], consumer: &[u32]) {
     let back = varysat::import::import_spirv(
-        &varysat::export::to_bytes(&vs),
-        &varysat::export::to_bytes(&fs),
+        &varysat::export::to_bytes(producer),
+        &varysat::export::to_bytes(consumer),
         &ImportOptions::default(),
     )
     .expect("the export imports again");
@@ -688,7 +714,7 @@ fn opengl_default_block_uniforms_export_and_import_back_equivalent() {
         runs: 16,
         ..Default::default()
     };
-    varysat::interpreter::check_equivalent(&pipe, &back, &cfg)
+    varysat::interpreter::check_equivalent(pipe, &back, &cfg)
         .unwrap_or_else(|e| panic!("exported pair differs from the original: {e}"));
 }
 
@@ -760,38 +786,17 @@ fn geometry_consumer_fixed_function_colour_output_exports() {
     if !tools() {
         return;
     }
-    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let ((pipe, _), (pm, cm)) = import_files_with_modules(
-        &fx.join("ff_gs.vert"),
-        &fx.join("ff_gs.geom"),
-        &ImportOptions::default(),
-    )
-    .expect("imports");
-    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
-    assert!(
-        outcome.report.after.components < outcome.report.before.components,
-        "the constant colour is propagated, so the GS is regenerated"
+    let (pipe, vs, gs) = exported_fixture(
+        "ff_gs.vert",
+        "ff_gs.geom",
+        "the constant colour is propagated, so the GS is regenerated",
     );
-    let (vs, gs) = varysat::export::to_spirv(&outcome, &pm, &cm).expect("exports");
-    validate_for(&vs, "vs", environment(&vs)).unwrap_or_else(|e| panic!("{e}"));
-    validate_for(&gs, "gs", environment(&gs)).unwrap_or_else(|e| panic!("{e}"));
     let outputs = output_names(&gs);
     assert!(
         outputs.contains("varysat_COL0"),
         "the GS keeps its colour output: {outputs:?}"
     );
-    let back = varysat::import::import_spirv(
-        &varysat::export::to_bytes(&vs),
-        &varysat::export::to_bytes(&gs),
-        &ImportOptions::default(),
-    )
-    .expect("the export imports again");
-    let cfg = varysat::interpreter::EquivConfig {
-        runs: 16,
-        ..Default::default()
-    };
-    varysat::interpreter::check_equivalent(&pipe, &back, &cfg)
-        .unwrap_or_else(|e| panic!("exported pair differs from the original: {e}"));
+    assert_reimports_equivalent(&pipe, &vs, &gs);
 }
 
 /// Names of the `Output` variables of a module.
@@ -862,18 +867,7 @@ fn opengl_bool_uniform_exports_as_glslang_declares_it() {
             (Err(e), None) => panic!("{e}"),
         }
     }
-    let back = varysat::import::import_spirv(
-        &varysat::export::to_bytes(&vs),
-        &varysat::export::to_bytes(&fs),
-        &ImportOptions::default(),
-    )
-    .expect("the export imports again");
-    let cfg = varysat::interpreter::EquivConfig {
-        runs: 16,
-        ..Default::default()
-    };
-    varysat::interpreter::check_equivalent(&pipe, &back, &cfg)
-        .unwrap_or_else(|e| panic!("exported pair differs from the original: {e}"));
+    assert_reimports_equivalent(&pipe, &vs, &fs);
 }
 
 /// The message of spirv-val's first error, without the stage prefix and line number.
@@ -1101,37 +1095,16 @@ fn compatibility_colours_export_under_names_the_import_maps_back() {
     if !tools() {
         return;
     }
-    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let ((pipe, _), (pm, cm)) = import_files_with_modules(
-        &fx.join("ff_two_sided.vert"),
-        &fx.join("ff_two_sided.frag"),
-        &ImportOptions::default(),
-    )
-    .expect("imports");
-    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
-    assert!(
-        outcome.report.after.components < outcome.report.before.components,
-        "the uniform-only varying is propagated, so both stages are regenerated"
+    let (pipe, vs, fs) = exported_fixture(
+        "ff_two_sided.vert",
+        "ff_two_sided.frag",
+        "the uniform-only varying is propagated, so both stages are regenerated",
     );
-    let (vs, fs) = varysat::export::to_spirv(&outcome, &pm, &cm).expect("exports");
-    validate_for(&vs, "vs", environment(&vs)).unwrap_or_else(|e| panic!("{e}"));
-    validate_for(&fs, "fs", environment(&fs)).unwrap_or_else(|e| panic!("{e}"));
     let outputs = output_names(&vs);
     for name in ["varysat_COL0_x", "varysat_COL1_w", "varysat_BFC1_z"] {
         assert!(outputs.contains(name), "VS writes `{name}`: {outputs:?}");
     }
     // Read as generic varyings, the clamp of the front colour and the FS's choice
     // of the back secondary colour on back faces would be lost.
-    let back = varysat::import::import_spirv(
-        &varysat::export::to_bytes(&vs),
-        &varysat::export::to_bytes(&fs),
-        &ImportOptions::default(),
-    )
-    .expect("the export imports again");
-    let cfg = varysat::interpreter::EquivConfig {
-        runs: 16,
-        ..Default::default()
-    };
-    varysat::interpreter::check_equivalent(&pipe, &back, &cfg)
-        .unwrap_or_else(|e| panic!("exported pair differs from the original: {e}"));
+    assert_reimports_equivalent(&pipe, &vs, &fs);
 }
