@@ -166,6 +166,15 @@ impl Shader {
         Value(self.values.len() as u32 - 1)
     }
 
+    /// Gives back the spare capacity of the value table and the top-level body.
+    /// Both grow by doubling while a shader is built or rewritten, so a 100k
+    /// instruction shader can hold megabytes of slack; a shader that lives on (the
+    /// parsed input, the pre-passed copy that lowering and emission read) sheds it.
+    pub fn shrink_to_fit(&mut self) {
+        self.values.shrink_to_fit();
+        self.body.shrink_to_fit();
+    }
+
     /// Calls `f` on every instruction, in program order, descending into control flow.
     pub fn for_each_inst<'a>(&'a self, f: impl FnMut(&'a Inst)) {
         super::walk::insts(&self.body).for_each(f);

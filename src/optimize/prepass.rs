@@ -30,6 +30,9 @@ pub(crate) fn prepare(p: &Pipeline) -> Prepared {
     if pipeline.consumer.stage() == Stage::Fragment {
         fates.extend(merge_colours(&mut pipeline));
     }
+    // This copy lives until emission ends, through the heap's peak.
+    pipeline.producer.shrink_to_fit();
+    pipeline.consumer.shrink_to_fit();
     Prepared { pipeline, fates }
 }
 
@@ -248,6 +251,37 @@ mod tests {
 
     fn parse(src: &str) -> Pipeline {
         crate::text::parse(src, None).expect("test pair parses")
+    }
+
+    /// The parsed input and the pre-passed copy live through emission, the heap's
+    /// peak at 100k instructions (docs/performance.md): neither keeps the slack of
+    /// a table that grew by doubling. Re-association adds values and statements
+    /// here, so its output would hold up to twice what it uses without the shrink.
+    #[test]
+    fn parsed_and_prepared_shaders_hold_no_growth_slack() {
+        let mut text = String::from("(pair (producer vs");
+        for i in 0..32 {
+            // `(b + 3) + (c + 5)`: rebuilt as `b + c + 8`, a new constant and value.
+            text.push_str(&format!(
+                " (%f{i} = load_input ATTR0.x) (%b{i} = f2i32 %f{i}) (%c{i} = f2u32 %f{i})
+                  (%k{i} = const 32 3) (%l{i} = const 32 5) (%x{i} = iadd %b{i} %k{i})
+                  (%y{i} = iadd %c{i} %l{i}) (%z{i} = iadd %x{i} %y{i})
+                  (%e{i} = i2f32 %z{i}) (store_output VAR{}.{} %e{i})",
+                i / 4,
+                ["x", "y", "z", "w"][i % 4],
+            ));
+        }
+        text.push(')');
+        text.push_str(" (consumer fs (%x = load_input VAR0.x) (store_output DATA0.x %x)))");
+        let p = parse(&text);
+        let exact =
+            |s: &Shader| (s.values.capacity(), s.body.capacity()) == (s.values.len(), s.body.len());
+        assert!(exact(&p.producer) && exact(&p.consumer), "parsed");
+        let prepared = prepare(&p).pipeline;
+        assert!(
+            exact(&prepared.producer) && exact(&prepared.consumer),
+            "prepared"
+        );
     }
 
     #[test]

@@ -203,6 +203,7 @@ fn shader(node: &Node) -> PResult<Shader> {
     shader.loc = Some(node.loc);
     stage_params(&mut cur, &mut shader.info)?;
     shader.body = stmt::body(&mut shader, cur.rest())?;
+    shader.shrink_to_fit();
     Ok(shader)
 }
 
