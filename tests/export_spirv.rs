@@ -672,7 +672,7 @@ fn opengl_default_block_uniforms_export_and_import_back_equivalent() {
             "FS declares `{name}`: {fs_uniforms:?}"
         );
     }
-    assert_reimports_equivalent(&pipe, &vs, &fs);
+    assert_reimports_equivalent(&pipe, "optimized", &vs, &fs);
 }
 
 /// Imports the GLSL pair `producer` / `consumer` of tests/fixtures with its
@@ -703,19 +703,24 @@ fn exported_fixture(
 
 /// Imports the two exported modules again and checks them against the original
 /// pair with the interpreter.
-fn assert_reimports_equivalent(pipe: &varysat::Pipeline, producer: &[u32], consumer: &[u32]) {
+fn assert_reimports_equivalent(
+    pipe: &varysat::Pipeline,
+    what: &str,
+    producer: &[u32],
+    consumer: &[u32],
+) {
     let back = varysat::import::import_spirv(
         &varysat::export::to_bytes(producer),
         &varysat::export::to_bytes(consumer),
         &ImportOptions::default(),
     )
-    .expect("the export imports again");
+    .unwrap_or_else(|e| panic!("{what}: the export imports again: {e}"));
     let cfg = varysat::interpreter::EquivConfig {
         runs: 16,
         ..Default::default()
     };
     varysat::interpreter::check_equivalent(pipe, &back, &cfg)
-        .unwrap_or_else(|e| panic!("exported pair differs from the original: {e}"));
+        .unwrap_or_else(|e| panic!("{what}: exported pair differs from the original: {e}"));
 }
 
 /// The environment a module is for: OpenGL 4.5 when it has loose uniforms
@@ -796,7 +801,7 @@ fn geometry_consumer_fixed_function_colour_output_exports() {
         outputs.contains("varysat_COL0"),
         "the GS keeps its colour output: {outputs:?}"
     );
-    assert_reimports_equivalent(&pipe, &vs, &gs);
+    assert_reimports_equivalent(&pipe, "optimized", &vs, &gs);
 }
 
 /// Names of the `Output` variables of a module.
@@ -867,7 +872,7 @@ fn opengl_bool_uniform_exports_as_glslang_declares_it() {
             (Err(e), None) => panic!("{e}"),
         }
     }
-    assert_reimports_equivalent(&pipe, &vs, &fs);
+    assert_reimports_equivalent(&pipe, "optimized", &vs, &fs);
 }
 
 /// The message of spirv-val's first error, without the stage prefix and line number.
@@ -932,19 +937,8 @@ fn exports_import_back_equivalent(
     consumer: &str,
 ) -> Vec<(&'static str, Vec<u32>, Vec<u32>)> {
     let out = exported_and_valid(pipe, outcome, (pm, cm), consumer);
-    let cfg = varysat::interpreter::EquivConfig {
-        runs: 8,
-        ..Default::default()
-    };
     for (what, x, y) in &out {
-        let back = varysat::import::import_spirv(
-            &varysat::export::to_bytes(x),
-            &varysat::export::to_bytes(y),
-            &ImportOptions::default(),
-        )
-        .unwrap_or_else(|e| panic!("{what}: the export imports again: {e}"));
-        varysat::interpreter::check_equivalent(pipe, &back, &cfg)
-            .unwrap_or_else(|e| panic!("{what}: exported pair differs from the original: {e}"));
+        assert_reimports_equivalent(pipe, what, x, y);
     }
     out
 }
@@ -1106,5 +1100,5 @@ fn compatibility_colours_export_under_names_the_import_maps_back() {
     }
     // Read as generic varyings, the clamp of the front colour and the FS's choice
     // of the back secondary colour on back faces would be lost.
-    assert_reimports_equivalent(&pipe, &vs, &fs);
+    assert_reimports_equivalent(&pipe, "optimized", &vs, &fs);
 }
