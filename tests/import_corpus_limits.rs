@@ -316,3 +316,137 @@ void main() { gl_Position = pos; }
     let e = import("patch-outer-33", &[("a.vert", vs), ("a.tesc", tcs)]).unwrap_err();
     assert!(e.contains("beyond the 32 generic slots"), "{e}");
 }
+
+/// The UBO blocks a shader loads from, and the storage buffers it loads from and
+/// stores to.
+fn buffers(s: &varysat::ir::Shader) -> [std::collections::BTreeSet<u32>; 3] {
+    use varysat::ir::InstKind;
+    let mut out: [std::collections::BTreeSet<u32>; 3] = Default::default();
+    s.for_each_inst(|i| match &i.kind {
+        InstKind::LoadUbo { block, .. } => {
+            out[0].insert(*block);
+        }
+        InstKind::SsboLoad { buffer, .. } => {
+            out[1].insert(*buffer);
+        }
+        InstKind::SsboStore { buffer, .. } => {
+            out[2].insert(*buffer);
+        }
+        _ => {}
+    });
+    out
+}
+
+#[test]
+fn arrays_of_storage_blocks_and_of_arrays_of_uniform_blocks_are_buffers_each() {
+    if !tools() {
+        return;
+    }
+    // piglit's arrays of storage blocks and arrays of arrays of uniform blocks:
+    // each element is a buffer of its own, so the arrays have no ArrayStride
+    // (import refused them: "array %N in a buffer without ArrayStride"). The
+    // elements are consecutive buffers in row-major order.
+    let vs = "#version 450
+layout(location=0) in vec4 x;
+layout(location=0) out vec4 v;
+layout(std430, binding=0) buffer S { vec4 a; vec4 b; } inst[3];
+void main() {
+  gl_Position = x;
+  inst[1].a = x * 2.0;
+  v = inst[2].b;
+}
+";
+    let fs = "#version 450
+layout(location=0) in vec4 v;
+layout(location=0) out vec4 color;
+layout(binding=0) uniform U { vec4 x; } bar[3][4];
+void main() { color = v + bar[2][1].x; }
+";
+    let p = vs_fs("block-arrays", vs, fs);
+    let [_, loads, stores] = buffers(&p.producer);
+    assert_eq!((loads, stores), ([2].into(), [1].into()));
+    assert_eq!(buffers(&p.consumer)[0], [2 * 4 + 1].into());
+    optimizes_equivalently(&p);
+}
+
+#[test]
+fn dynamic_indices_into_arrays_of_blocks_select_among_the_elements() {
+    if !tools() {
+        return;
+    }
+    let vs = |read: &str| {
+        format!(
+            "#version 450
+layout(location=0) in vec4 x;
+layout(location=0) out vec4 v;
+layout(location=1) flat out ivec2 ij;
+layout(std430, binding=0) buffer S {{ vec4 a; }} inst[3];
+void main() {{
+  gl_Position = x;
+  int i = gl_VertexIndex % 3;
+  v = ({read});
+  ij = ivec2(x.xy * 7.0) & 1;
+}}
+"
+        )
+    };
+    let fs = |read: &str| {
+        format!(
+            "#version 450
+layout(location=0) in vec4 v;
+layout(location=1) flat in ivec2 ij;
+layout(location=0) out vec4 color;
+layout(binding=0) uniform U {{ vec4 x; }} bar[2][2];
+void main() {{
+  int i = ij.x;
+  int j = ij.y;
+  color = v + ({read});
+}}
+"
+        )
+    };
+    let indexed = vs_fs("block-dyn", &vs("inst[i].a"), &fs("bar[i][j].x"));
+    let cases = |name: &str, ssbo: &str, ubo: &str| vs_fs(name, &vs(ssbo), &fs(ubo));
+    let spelled = cases(
+        "block-cases",
+        "i == 0 ? inst[0].a : i == 1 ? inst[1].a : inst[2].a",
+        "i == 0 ? (j == 0 ? bar[0][0].x : bar[0][1].x) : (j == 0 ? bar[1][0].x : bar[1][1].x)",
+    );
+    equivalent(&indexed, &spelled);
+    // The check can fail: two elements swapped are caught, in either array.
+    let swapped_ubo = cases(
+        "block-swap-ubo",
+        "i == 0 ? inst[0].a : i == 1 ? inst[1].a : inst[2].a",
+        "i == 0 ? (j == 0 ? bar[0][0].x : bar[1][0].x) : (j == 0 ? bar[0][1].x : bar[1][1].x)",
+    );
+    assert!(check_equivalent(&indexed, &swapped_ubo, &config()).is_err());
+    let swapped_ssbo = cases(
+        "block-swap-ssbo",
+        "i == 0 ? inst[0].a : i == 1 ? inst[2].a : inst[1].a",
+        "i == 0 ? (j == 0 ? bar[0][0].x : bar[0][1].x) : (j == 0 ? bar[1][0].x : bar[1][1].x)",
+    );
+    assert!(check_equivalent(&indexed, &swapped_ssbo, &config()).is_err());
+    optimizes_equivalently(&indexed);
+}
+
+#[test]
+fn a_dynamic_index_into_an_array_of_storage_blocks_in_a_store_is_an_error() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location=0) in vec4 x;
+layout(location=0) out vec4 v;
+layout(std430, binding=0) buffer S { vec4 a; } inst[3];
+void main() {
+  gl_Position = x;
+  inst[gl_VertexIndex % 3].a = x;
+  v = x;
+}
+";
+    let e = import("block-dyn-store", &[("a.vert", vs), ("a.frag", FS_COLOR)]).unwrap_err();
+    assert!(
+        e.contains("dynamic index into an array of storage blocks"),
+        "{e}"
+    );
+}

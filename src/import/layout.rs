@@ -178,15 +178,31 @@ pub(crate) fn holds_array(m: &Module, ty: u32, depth: u32) -> bool {
     }
 }
 
-/// The element type and length of an array of uniform blocks (`uniform B { ... }
-/// arr[4]`). Each element is a block of its own (binding `b + i` in GL, array
-/// element `i` of binding `b` in Vulkan), so the array has no `ArrayStride`: import
-/// numbers the elements as consecutive UBOs (`link::link_buffers`).
-pub(crate) fn block_array(m: &Module, ty: u32) -> Option<(u32, u32)> {
-    match m.types.get(&ty)? {
-        Ty::Array { elem, len } if m.deco(*elem).block => Some((*elem, *len)),
-        _ => None,
+/// The block type and the dimensions (outermost first) of an array of uniform or
+/// storage blocks (`uniform B { ... } arr[4]`, `buffer S { ... } arr[3][2]`). Each
+/// element is a block of its own (binding `b + i` in GL, array element `i` of
+/// binding `b` in Vulkan), so the array has no `ArrayStride`: import numbers the
+/// elements, in row-major order, as consecutive buffers (`link::link_buffers`).
+pub(crate) fn block_array(m: &Module, ty: u32) -> Option<(u32, Vec<u32>)> {
+    let mut dims = vec![];
+    let mut t = ty;
+    while let Some(Ty::Array { elem, len }) = m.types.get(&t) {
+        // SPIR-V nests arrays without limit; a block array of more than a few
+        // dimensions is hostile input, which `buf_size` then refuses.
+        if dims.len() == 8 {
+            return None;
+        }
+        dims.push(*len);
+        t = *elem;
     }
+    let d = m.deco(t);
+    (!dims.is_empty() && (d.block || d.buffer_block)).then_some((t, dims))
+}
+
+/// The number of blocks of an array of blocks with dimensions `dims`, None past
+/// `u32`.
+pub(crate) fn block_count(dims: &[u32]) -> Option<u32> {
+    dims.iter().try_fold(1u32, |n, d| n.checked_mul(*d))
 }
 
 /// The tree of a default-block uniform read through the default block's UBO

@@ -11,8 +11,8 @@ use rspirv::spirv::StorageClass;
 
 use super::explicit::{Explicit, GlslVersion};
 use super::layout::{
-    block_array, buf_size, data_shape_of, holds_array, holds_opaque, locations, opaque_count,
-    per_vertex,
+    block_array, block_count, buf_size, data_shape_of, holds_array, holds_opaque, locations,
+    opaque_count, per_vertex,
 };
 use super::module::{Module, Ty};
 use crate::ir::{SrcLoc, Stage, UboDecl};
@@ -55,7 +55,7 @@ enum Key {
     Binding(u32, u32),
     Push,
     Name(String),
-    /// Element `i` of an array of uniform blocks identified by the key.
+    /// Element `i` (row-major) of an array of blocks identified by the key.
     Element(Box<Key>, u32),
 }
 
@@ -960,25 +960,35 @@ fn resource_key(m: &Module, var: u32) -> Key {
     }
 }
 
-/// Longest array of uniform blocks imported (GL guarantees 14 uniform buffer
-/// bindings per stage, Vulkan 12; this only bounds hostile lengths).
+/// Most blocks an array of uniform or storage blocks imported (GL guarantees 14
+/// uniform buffer bindings per stage, Vulkan 12; this only bounds hostile lengths).
 const MAX_BLOCK_ARRAY: u32 = 1024;
+
+/// The elements of an array of blocks of type `ty` (the whole variable when it
+/// is a single block): their keys and block types.
+fn block_parts(m: &Module, ty: u32, key: Key) -> Result<Vec<(Key, u32)>, Error> {
+    let Some((elem, dims)) = block_array(m, ty) else {
+        return Ok(vec![(key, ty)]);
+    };
+    let len = block_count(&dims)
+        .filter(|n| *n <= MAX_BLOCK_ARRAY)
+        .ok_or_else(|| {
+            m.err_plain(format!(
+                "an array of {dims:?} blocks (more than {MAX_BLOCK_ARRAY})"
+            ))
+        })?;
+    Ok((0..len)
+        .map(|i| (Key::Element(Box::new(key.clone()), i), elem))
+        .collect())
+}
 
 /// The UBOs one uniform variable of type `ty` and key `key` stands for, with their
 /// sizes: itself, or each element of an array of blocks.
 fn ubo_parts(m: &Module, ty: u32, key: Key) -> Result<Vec<(Key, u32)>, Error> {
-    let Some((elem, len)) = block_array(m, ty) else {
-        return Ok(vec![(key, buf_size(m, ty)?)]);
-    };
-    if len > MAX_BLOCK_ARRAY {
-        return Err(m.err_plain(format!(
-            "an array of {len} uniform blocks (more than {MAX_BLOCK_ARRAY})"
-        )));
-    }
-    let size = buf_size(m, elem)?;
-    Ok((0..len)
-        .map(|i| (Key::Element(Box::new(key.clone()), i), size))
-        .collect())
+    block_parts(m, ty, key)?
+        .into_iter()
+        .map(|(k, t)| Ok((k, buf_size(m, t)?)))
+        .collect()
 }
 
 fn link_buffers(
@@ -991,7 +1001,8 @@ fn link_buffers(
     let mut ssbos: BTreeMap<Key, ()> = BTreeMap::new();
     let classify = |m: &Module, id: u32| -> Option<(bool, Key)> {
         let g = m.vars.get(&id)?;
-        let block = m.deco(g.ty);
+        // An array of blocks is a uniform or storage buffer by its element type.
+        let block = m.deco(block_array(m, g.ty).map_or(g.ty, |(elem, _)| elem));
         match g.class {
             StorageClass::PushConstant => Some((true, Key::Push)),
             StorageClass::Uniform if block.buffer_block => Some((false, resource_key(m, id))),
@@ -1010,7 +1021,9 @@ fn link_buffers(
                     }
                 }
                 Some((false, k)) => {
-                    ssbos.insert(k, ());
+                    for (part, _) in block_parts(m, g.ty, k)? {
+                        ssbos.insert(part, ());
+                    }
                 }
                 None => {}
             }
@@ -1032,7 +1045,12 @@ fn link_buffers(
                         .insert(*id, ubo_index.get(&first).copied().unwrap_or(0));
                 }
                 Some((false, k)) => {
-                    l.ssbo.insert(*id, ssbo_index.get(&k).copied().unwrap_or(0));
+                    let first = match block_array(m, g.ty) {
+                        Some(_) => Key::Element(Box::new(k), 0),
+                        None => k,
+                    };
+                    l.ssbo
+                        .insert(*id, ssbo_index.get(&first).copied().unwrap_or(0));
                 }
                 None => {}
             }

@@ -114,8 +114,8 @@ impl<'a> Translator<'a> {
                 self.load_handles(p, inst)
             }
             _ => {
-                if let Some((elem, len)) = self.block_array(p.root) {
-                    return self.load_block_array(p, elem, len, inst);
+                if let Some((elem, dims, first)) = self.block_array(p.root) {
+                    return self.load_block_array(p.root, elem, &dims, first, &p.path, inst);
                 }
                 let tree = self
                     .buffer_tree(p.root)
@@ -139,47 +139,62 @@ impl<'a> Translator<'a> {
         self.extract(v, &walk.rest).map_err(|e| self.err(inst, e))
     }
 
-    /// The element type and length of `var` when it is an array of uniform blocks.
-    fn block_array(&self, var: u32) -> Option<(u32, u32)> {
+    /// The block type, dimensions and first buffer of `var` when it is an array
+    /// of uniform or storage blocks.
+    pub(super) fn block_array(&self, var: u32) -> Option<(u32, Vec<u32>, u32)> {
         let g = self.m.vars.get(&var)?;
-        if !self.layout.ubo_block.contains_key(&var) {
-            return None;
-        }
-        super::layout::block_array(self.m, g.ty)
+        let first = self
+            .layout
+            .ubo_block
+            .get(&var)
+            .or_else(|| self.layout.ssbo.get(&var))?;
+        let (elem, dims) = super::layout::block_array(self.m, g.ty)?;
+        Some((elem, dims, *first))
     }
 
-    /// Loads through an array of uniform blocks, whose elements are consecutive
-    /// UBOs (from the variable's `ubo_block`). An element index cannot be a byte
-    /// offset, so with a dynamic one the rest of the path is loaded from every
-    /// element (dynamic indices inside an element stay indexed loads) and the index
+    /// Loads through an array of blocks, whose elements are consecutive buffers
+    /// from `first` (row-major). An element index cannot be a byte offset, so
+    /// with a dynamic one the rest of the path is loaded from every element
+    /// (dynamic indices inside an element stay indexed loads) and the index
     /// selects among the results, element 0 when it matches none: GLSL and Vulkan
     /// leave an index past the array undefined.
+    #[allow(clippy::too_many_arguments)]
     fn load_block_array(
         &mut self,
-        p: &Ptr,
+        var: u32,
         elem: u32,
-        len: u32,
+        dims: &[u32],
+        first: u32,
+        path: &[Idx],
         inst: &Instruction,
     ) -> Result<Val, Error> {
-        let first = self.layout.ubo_block.get(&p.root).copied().unwrap_or(0);
-        let rest = p.path.get(1..).unwrap_or(&[]);
-        match p.path.first() {
+        let Some((&len, inner)) = dims.split_first() else {
+            return self.load_block_element(var, elem, first, path, inst);
+        };
+        // Bounded by `MAX_BLOCK_ARRAY` when the buffers were linked.
+        let step = super::layout::block_count(inner).unwrap_or(u32::MAX);
+        let at = |k: u32| first.saturating_add(k.saturating_mul(step));
+        let rest = path.get(1..).unwrap_or(&[]);
+        match path.first() {
             None => {
                 let items = (0..len)
-                    .map(|i| self.load_block_element(elem, first + i, rest, inst))
+                    .map(|k| self.load_block_array(var, elem, inner, at(k), &[], inst))
                     .collect::<Result<_, Error>>()?;
                 Ok(Val::Composite(items))
             }
-            Some(Idx::Const(k)) if *k < len => self.load_block_element(elem, first + k, rest, inst),
+            Some(Idx::Const(k)) if *k < len => {
+                self.load_block_array(var, elem, inner, at(*k), rest, inst)
+            }
             Some(Idx::Const(k)) => Err(self.err(
                 inst,
-                format!("constant index {k} is out of bounds of {len} uniform blocks"),
+                format!("constant index {k} is out of bounds of {len} blocks"),
             )),
             Some(Idx::Dyn(i)) => {
-                let mut acc = self.load_block_element(elem, first, rest, inst)?;
+                let i = *i;
+                let mut acc = self.load_block_array(var, elem, inner, first, rest, inst)?;
                 for k in 1..len {
-                    let item = self.load_block_element(elem, first + k, rest, inst)?;
-                    let c = self.index_is(*i, k).map_err(|e| self.err(inst, e))?;
+                    let item = self.load_block_array(var, elem, inner, at(k), rest, inst)?;
+                    let c = self.index_is(i, k).map_err(|e| self.err(inst, e))?;
                     acc = self.select(c, &item, &acc).map_err(|e| self.err(inst, e))?;
                 }
                 Ok(acc)
@@ -187,16 +202,17 @@ impl<'a> Translator<'a> {
         }
     }
 
-    /// Loads `path` from one element (UBO `block`, of block type `elem`) of an array
-    /// of uniform blocks.
-    fn load_block_element(
-        &mut self,
-        elem: u32,
-        block: u32,
-        path: &[Idx],
-        inst: &Instruction,
-    ) -> Result<Val, Error> {
-        let tree = buf_tree(
+    /// The tree of buffer `block` (a storage buffer when `var` is one), of block
+    /// type `elem`: one element of an array of blocks.
+    fn block_element_tree(&self, var: u32, elem: u32, block: u32) -> Result<Tree, Error> {
+        if self.layout.ssbo.contains_key(&var) {
+            let mk = |o| Addr::Ssbo {
+                buffer: block,
+                offset: o,
+            };
+            return buf_tree(self.m, elem, 0, None, &mk, 0);
+        }
+        buf_tree(
             self.m,
             elem,
             0,
@@ -204,8 +220,56 @@ impl<'a> Translator<'a> {
             &|o| Addr::Ubo { block, offset: o },
             0,
         )
-        .map_err(|e| relabel(self, inst, e))?;
+    }
+
+    /// Loads `path` from one element (buffer `block`, of block type `elem`) of an
+    /// array of blocks.
+    fn load_block_element(
+        &mut self,
+        var: u32,
+        elem: u32,
+        block: u32,
+        path: &[Idx],
+        inst: &Instruction,
+    ) -> Result<Val, Error> {
+        let tree = self
+            .block_element_tree(var, elem, block)
+            .map_err(|e| relabel(self, inst, e))?;
         self.load_tree(tree, path, inst)
+    }
+
+    /// The tree a store or an atomic through `p` walks, and the path left to
+    /// walk: the variable's, or in an array of storage blocks the element its
+    /// constant indices name (a dynamic one would need a guarded access to every
+    /// element; not done).
+    fn buffer_root<'p>(&self, p: &'p Ptr) -> Result<(Tree, &'p [Idx]), Error> {
+        let Some((elem, dims, first)) = self.block_array(p.root) else {
+            return Ok((self.buffer_tree(p.root)?, &p.path));
+        };
+        let (idx, rest) = p.path.split_at_checked(dims.len()).ok_or_else(|| {
+            self.m
+                .err_plain("a whole array of storage blocks is accessed at once")
+        })?;
+        let mut block = first;
+        for (n, (i, len)) in idx.iter().zip(&dims).enumerate() {
+            let step = super::layout::block_count(&dims[n + 1..]).unwrap_or(u32::MAX);
+            match i {
+                Idx::Const(k) if k < len => block = block.saturating_add(k.saturating_mul(step)),
+                Idx::Const(k) => {
+                    return Err(self.m.err_plain(format!(
+                        "constant index {k} is out of bounds of {len} blocks"
+                    )))
+                }
+                Idx::Dyn(_) => {
+                    return Err(self.m.err_plain(
+                        "a dynamic index into an array of storage blocks in a store or atomic \
+                         is not supported",
+                    ))
+                }
+            }
+        }
+        let tree = self.block_element_tree(p.root, elem, block)?;
+        Ok((tree, rest))
     }
 
     /// Loads (part of) an I/O variable; `mode` overrides FS interpolation.
@@ -285,10 +349,11 @@ impl<'a> Translator<'a> {
                 None => e,
             }),
             Some(StorageClass::StorageBuffer) | Some(StorageClass::Uniform) => {
-                let tree = self.buffer_tree(p.root)?;
-                let walk = self
-                    .walk(tree, &p.path, false)
-                    .map_err(|e| label(self, e))?;
+                let (tree, path) = self.buffer_root(p).map_err(|e| match inst {
+                    Some(i) => relabel(self, i, e),
+                    None => e,
+                })?;
+                let walk = self.walk(tree, path, false).map_err(|e| label(self, e))?;
                 if !walk.rest.is_empty() {
                     return Err(label(
                         self,
@@ -612,11 +677,9 @@ impl<'a> Translator<'a> {
         {
             return Err(self.err(inst, "atomic on memory other than a storage buffer"));
         }
-        let tree = self
-            .buffer_tree(p.root)
-            .map_err(|e| relabel(self, inst, e))?;
+        let (tree, path) = self.buffer_root(p).map_err(|e| relabel(self, inst, e))?;
         let walk = self
-            .walk(tree, &p.path, false)
+            .walk(tree, path, false)
             .map_err(|e| self.err(inst, e))?;
         match (walk.tree.leaves().as_slice(), walk.rest.is_empty()) {
             ([leaf], true) => {

@@ -322,6 +322,9 @@ impl<'a> Translator<'a> {
         if op == Op::ArrayLength {
             // The member index (a literal in SPIR-V) is a constant operand.
             let p = self.ptr_operand(inst, 0)?;
+            if self.block_array(p.root).is_some() {
+                return Err(self.err(inst, "array length in an array of storage blocks"));
+            }
             let buffer = *self
                 .layout
                 .ssbo
