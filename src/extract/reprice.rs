@@ -39,9 +39,12 @@ pub(crate) struct Reprice<'t> {
     /// The entries of `best`, as the search reads a selection.
     choice: Dense,
     log: Vec<Change>,
-    /// Scratch: keys waiting in `queue`, keys cleared by a rise.
+    /// Scratch: keys waiting in `queue`, keys cleared by a rise; keys whose chosen
+    /// entry got dearer, keys to clear (kept for their capacity).
     queued: Vec<bool>,
     cleared: Vec<bool>,
+    rises: Vec<u32>,
+    to_clear: Vec<u32>,
     /// Keys to re-price, lowest index first: keys are in class-id order and lowering
     /// adds children before parents, so this mostly visits children first.
     queue: BinaryHeap<Reverse<u32>>,
@@ -90,6 +93,8 @@ impl<'t> Reprice<'t> {
             log: vec![],
             queued: vec![false; n],
             cleared: vec![false; n],
+            rises: vec![],
+            to_clear: vec![],
             queue: BinaryHeap::new(),
             stale: vec![],
             changed: vec![false; n],
@@ -157,7 +162,7 @@ impl<'t> Reprice<'t> {
 
     /// Re-prices the table for `prices` (one per varying), logging every change.
     pub(crate) fn set(&mut self, prices: &[Price]) {
-        let mut rises = vec![];
+        let mut rises = std::mem::take(&mut self.rises);
         for (v, &p) in prices.iter().enumerate() {
             self.change(v as u32, p, &mut rises);
         }
@@ -167,7 +172,7 @@ impl<'t> Reprice<'t> {
 
     /// Re-prices the table for varying `v` at price `p`, the others unchanged.
     pub(crate) fn set_one(&mut self, v: u32, p: Price) {
-        let mut rises = vec![];
+        let mut rises = std::mem::take(&mut self.rises);
         self.change(v, p, &mut rises);
         self.clear_dependents(rises);
         self.drain();
@@ -195,7 +200,7 @@ impl<'t> Reprice<'t> {
     /// Clears (value and choice) every key whose chosen tree contains one of `keys`,
     /// and queues it: its value may rise, so it is rebuilt from below.
     fn clear_dependents(&mut self, mut keys: Vec<u32>) {
-        let mut cleared = vec![];
+        let mut cleared = std::mem::take(&mut self.to_clear);
         while let Some(k) = keys.pop() {
             if std::mem::replace(&mut self.cleared[k as usize], true) {
                 continue;
@@ -209,11 +214,15 @@ impl<'t> Reprice<'t> {
             }
         }
         // The closure is taken over the old choices before any is cleared.
-        for k in cleared {
+        for &k in &cleared {
             self.cleared[k as usize] = false;
             self.record(k, None);
             self.push(k);
         }
+        // Both scratch vectors go back, empty, with their capacity.
+        cleared.clear();
+        self.to_clear = cleared;
+        self.rises = keys;
     }
 
     /// Re-prices queued keys until none changes; a key whose state changed queues

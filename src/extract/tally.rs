@@ -82,9 +82,11 @@ impl Tally {
         }
         // Add before removing, so children both entries use stay in the DAG.
         self.add_refs(t);
-        for e in std::mem::take(&mut self.replaced) {
-            self.stack.extend_from_slice(t.kids(e));
+        // (Drained by index: taking the vector would drop its capacity each time.)
+        for i in 0..self.replaced.len() {
+            self.stack.extend_from_slice(t.kids(self.replaced[i]));
         }
+        self.replaced.clear();
         self.remove_refs(t);
     }
 
