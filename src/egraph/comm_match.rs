@@ -243,9 +243,64 @@ impl Found {
     }
 }
 
+/// Random e-graphs for the matcher tests (here and in [`super::share`]).
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::str::FromStr;
+
+    use egg::{Id, Language};
+
+    use crate::egraph::analysis::{VAnalysis, VGraph};
+    use crate::egraph::lang::VNode;
+    use crate::ir::AluOp;
+
+    /// A deterministic xorshift generator.
+    pub struct Rng(pub u64);
+
+    impl Rng {
+        /// A number below `n` (`n > 0`).
+        pub fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// Three uniforms, `ops` random `fadd`/`fmul` (commutative), `fsub` and `fneg`
+    /// nodes over earlier classes, then `unions` random merges: classes with several
+    /// nodes, shared children and both operand orders of `fsub`.
+    pub fn random_graph(rng: &mut Rng, ops: usize, unions: usize) -> VGraph {
+        let mut g = VGraph::new(VAnalysis::default());
+        let mut ids: Vec<Id> = (0..3)
+            .map(|i| g.add_expr(&format!("uniform:{i}").parse().unwrap()))
+            .collect();
+        for _ in 0..ops {
+            let name = ["fadd", "fmul", "fsub", "fneg"][rng.below(4)];
+            let op = AluOp::from_str(name).unwrap();
+            let children = (0..op.arity()).map(|_| ids[rng.below(ids.len())]).collect();
+            let node = VNode::Alu {
+                op,
+                exact: false,
+                children,
+            };
+            ids.push(g.add(node));
+        }
+        for _ in 0..unions {
+            let (a, b) = (ids[rng.below(ids.len())], ids[rng.below(ids.len())]);
+            g.union(a, b);
+        }
+        g.rebuild();
+        debug_assert!(g.classes().all(|c| c.nodes.iter().all(|n| n.len() <= 2)));
+        g
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::testing::{random_graph, Rng};
     use super::*;
+    use std::collections::BTreeSet;
 
     fn row(a: usize, b: usize) -> [Option<Id>; 2] {
         [Some(Id::from(a)), Some(Id::from(b))]
@@ -276,5 +331,90 @@ mod tests {
         f.insert(&[]);
         assert_eq!(f.len(), 1);
         assert_eq!(f.rows().count(), 1);
+    }
+
+    /// Whether pattern node `p` matches `class` under the full binding `b` (indexed by
+    /// `slot`), by the definition: some e-node of the class has the operator, and its
+    /// operands match in order or, for a commutative op, swapped.
+    fn holds(pat: &CommPattern, g: &VGraph, p: usize, class: Id, b: &[Id]) -> bool {
+        match &pat.ast[p] {
+            ENodeOrVar::Var(_) => g.find(b[pat.slot[p]]) == g.find(class),
+            ENodeOrVar::ENode(pn) => g[class].nodes.iter().any(|n| {
+                if !pn.matches(n) {
+                    return false;
+                }
+                let (k, c) = (pn.children(), n.children());
+                let in_order = k
+                    .iter()
+                    .zip(c)
+                    .all(|(k, c)| holds(pat, g, usize::from(*k), *c, b));
+                let swapped = is_commutative(pn)
+                    && holds(pat, g, usize::from(k[0]), c[1], b)
+                    && holds(pat, g, usize::from(k[1]), c[0], b);
+                in_order || swapped
+            }),
+        }
+    }
+
+    /// Every binding of the pattern's variables to classes that matches at `class`.
+    fn brute_force(pat: &CommPattern, g: &VGraph, class: Id) -> BTreeSet<Vec<Id>> {
+        let classes: Vec<Id> = g.classes().map(|c| c.id).collect();
+        let n = pat.vars.len();
+        let mut out = BTreeSet::new();
+        let total = classes.len().pow(u32::try_from(n).unwrap());
+        for mut code in 0..total {
+            let b: Vec<Id> = (0..n)
+                .map(|_| {
+                    let id = classes[code % classes.len()];
+                    code /= classes.len();
+                    id
+                })
+                .collect();
+            if holds(pat, g, pat.ast.len() - 1, class, &b) {
+                out.insert(b);
+            }
+        }
+        out
+    }
+
+    /// The backtracking search finds exactly the bindings of the definition, each
+    /// once, on random e-graphs (both operand orders, repeated variables, nested
+    /// commutative ops, a constant leaf).
+    #[test]
+    fn search_finds_exactly_the_brute_force_bindings() {
+        let patterns = [
+            "(fadd ?a ?b)",
+            "(fadd ?a ?a)",
+            "(fadd (fneg ?a) ?b)",
+            "(fmul (fadd ?a ?b) ?c)",
+            "(fmul (fadd ?a ?b) ?a)",
+            "(fsub (fadd ?a ?b) ?b)",
+            "(fadd (fmul ?a ?b) (fmul ?a ?c))",
+            "(fneg (fadd ?a uniform:0))",
+        ];
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut matched = 0;
+        for round in 0..120 {
+            let g = random_graph(&mut rng, 6 + round % 10, round % 5);
+            for text in patterns {
+                let p: Pattern<VNode> = text.parse().unwrap();
+                let pat = CommPattern::new(&p).expect("a commutative op");
+                for class in g.classes().map(|c| c.id) {
+                    let want = brute_force(&pat, &g, class);
+                    let got: Vec<Vec<Id>> = pat
+                        .search_eclass_with_limit(&g, class, usize::MAX)
+                        .map(|m| m.substs)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|s| pat.vars.iter().map(|v| s[*v]).collect())
+                        .collect();
+                    let set: BTreeSet<Vec<Id>> = got.iter().cloned().collect();
+                    assert_eq!(set.len(), got.len(), "{text}: a binding found twice");
+                    assert_eq!(set, want, "{text} at {class} in round {round}");
+                    matched += want.len();
+                }
+            }
+        }
+        assert!(matched > 1_000, "the graphs must give matches: {matched}");
     }
 }

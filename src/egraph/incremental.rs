@@ -28,6 +28,11 @@
 //! pattern's operand operator below it ([`Guard`]); the narrowed lists keep egg's
 //! order, so the matches and their order are those of the unnarrowed search.
 //!
+//! Rules whose left-hand sides are equal up to variable names ([`super::share`]: the
+//! flat and interpolated motion laws of one op, the right-to-left forms of the laws
+//! that move one op) search once per iteration and candidate list: the others of the
+//! group take a renamed copy of the matches, which is what their own search finds.
+//!
 //! Saturated runs spend most iterations adding a few nodes at the frontier of what the
 //! laws reached; a full search re-matches ~600 rewrites over every class of their root
 //! operator each time, which is what this avoids.
@@ -40,6 +45,7 @@ use std::hash::{Hash, Hasher};
 
 use super::analysis::{VAnalysis, VGraph};
 use super::lang::{Shape, VNode};
+use super::share::{self, Groups};
 
 /// The deepest pattern the touched-distance table tracks; a deeper left-hand side
 /// searches every class of its root operator (none of the shipped rules is that deep).
@@ -60,6 +66,8 @@ struct RuleState {
     depth: Option<usize>,
     /// The iteration whose search this rule last completed (its matches applied).
     searched: Option<usize>,
+    /// Its left-hand side's group in [`Groups`] (`None`: not yet computed).
+    group: Option<u32>,
     /// Iteration from which the rule may search again after a ban.
     banned_until: usize,
     times_banned: u32,
@@ -108,6 +116,19 @@ type DirtyKey = (Shape, usize, u32);
 /// A dirty list's key with a guard's operand position and operator.
 type GuardedKey = (DirtyKey, (Option<usize>, Shape));
 
+/// One search of an iteration that rules of the same group can share: the group, the
+/// candidate classes' key and the match limit.
+type ShareKey = (u32, DirtyKey, usize);
+
+/// What the first rule of a group found for a [`ShareKey`] this iteration.
+#[derive(Clone, Copy, Debug)]
+enum Shared {
+    /// Its matches, at this position of the iteration's rule list.
+    Found(usize),
+    /// More than the ban threshold: it was banned, and so is every rule that shares it.
+    Exceeded,
+}
+
 /// Incremental rule scheduling, with or without backoff.
 #[derive(Debug)]
 pub struct IncrementalScheduler {
@@ -130,6 +151,8 @@ pub struct IncrementalScheduler {
     /// The same lists narrowed by a guard (its operand position and operator): the
     /// motion laws for one op (flat and interpolated, each operand placement) share one.
     guarded: FxHashMap<GuardedKey, Vec<Id>>,
+    /// The left-hand sides' groups: rules of a group search alike ([`super::share`]).
+    groups: Groups,
     /// Tests only: pretend every left-hand side is this deep (a wrong, too shallow
     /// value must make the search miss matches, which shows the tests can see it).
     #[cfg(test)]
@@ -137,6 +160,12 @@ pub struct IncrementalScheduler {
     /// Tests only: searches skipped because a pattern shape was absent.
     #[cfg(test)]
     skipped: std::rc::Rc<std::cell::Cell<usize>>,
+    /// Tests only: searches run (not copied from another rule of the group).
+    #[cfg(test)]
+    searches: std::rc::Rc<std::cell::Cell<usize>>,
+    /// Tests only: every rule searches for itself.
+    #[cfg(test)]
+    no_sharing: bool,
 }
 
 impl IncrementalScheduler {
@@ -151,10 +180,15 @@ impl IncrementalScheduler {
             prepared: None,
             dirty: FxHashMap::default(),
             guarded: FxHashMap::default(),
+            groups: Groups::default(),
             #[cfg(test)]
             depth_override: None,
             #[cfg(test)]
             skipped: Default::default(),
+            #[cfg(test)]
+            searches: Default::default(),
+            #[cfg(test)]
+            no_sharing: false,
         }
     }
 
@@ -201,33 +235,37 @@ impl IncrementalScheduler {
         }
     }
 
-    /// Searches rule `index` (what egg's `search_rewrite` does for one rule).
+    /// Searches rule `index` (what egg's `search_rewrite` does for one rule). A rule
+    /// whose group already searched the same candidates with the same limit this
+    /// iteration takes a renamed copy of those matches (`done`, by rule position)
+    /// instead of searching again.
     fn search_one<'a>(
         &mut self,
         index: usize,
         iteration: usize,
         egraph: &VGraph,
-        rewrite: &'a Rewrite<VNode, VAnalysis>,
+        rewrites: &[&'a Rewrite<VNode, VAnalysis>],
+        shared: &mut FxHashMap<ShareKey, Shared>,
+        done: &[Vec<SearchMatches<'a, VNode>>],
     ) -> Vec<SearchMatches<'a, VNode>> {
         self.prepare(iteration, egraph);
         if self.rules.len() <= index {
             self.rules.resize(index + 1, RuleState::default());
         }
-        let state = &mut self.rules[index];
-        if iteration < state.banned_until {
+        let rewrite = rewrites[index];
+        if iteration < self.rules[index].banned_until {
             return vec![];
         }
-        let nodes: &[ENodeOrVar<VNode>] = match rewrite.searcher.get_pattern_ast() {
-            Some(ast) => ast.as_ref(),
-            None => &[],
-        };
+        let nodes: &[ENodeOrVar<VNode>] = pattern_of(rewrite);
         if !names_only_present_ops(egraph, nodes) {
             // What a search would find: nothing (so no ban either).
-            state.searched = Some(iteration);
+            self.rules[index].searched = Some(iteration);
             #[cfg(test)]
             self.skipped.set(self.skipped.get() + 1);
             return vec![];
         }
+        let groups = &mut self.groups;
+        let state = &mut self.rules[index];
         let threshold = match self.backoff {
             true => BACKOFF_MATCH_LIMIT
                 .checked_shl(state.times_banned)
@@ -235,7 +273,7 @@ impl IncrementalScheduler {
             false => usize::MAX - 1,
         };
         let limit = threshold.saturating_add(1);
-        let matches = match nodes.last() {
+        let (matches, share) = match nodes.last() {
             Some(ENodeOrVar::ENode(root)) => {
                 #[allow(unused_mut)]
                 let mut depth = *state.depth.get_or_insert_with(|| height(nodes));
@@ -251,29 +289,74 @@ impl IncrementalScheduler {
                     }
                     _ => (root.discriminant(), 0, 0),
                 };
-                let classes = candidates(
-                    egraph,
-                    &self.touched,
-                    &mut self.dirty,
-                    &mut self.guarded,
-                    key,
-                    guard_of(nodes),
-                );
-                search_classes(rewrite, egraph, classes.iter().copied(), limit)
+                let group = *state.group.get_or_insert_with(|| groups.group_of(nodes));
+                let share = (group, key.clone(), limit);
+                #[cfg(test)]
+                if self.no_sharing {
+                    shared.clear();
+                }
+                let matches = match shared.get(&share) {
+                    Some(Shared::Found(first)) => {
+                        let from = pattern_of(rewrites[*first]);
+                        share::renamed(
+                            &done[*first],
+                            &share::vars_in_order(from),
+                            &share::vars_in_order(nodes),
+                            rewrite.searcher.get_pattern_ast(),
+                        )
+                    }
+                    Some(Shared::Exceeded) => return self.ban(index, iteration),
+                    None => {
+                        #[cfg(test)]
+                        self.searches.set(self.searches.get() + 1);
+                        let classes = candidates(
+                            egraph,
+                            &self.touched,
+                            &mut self.dirty,
+                            &mut self.guarded,
+                            key,
+                            guard_of(nodes),
+                        );
+                        search_classes(rewrite, egraph, classes.iter().copied(), limit)
+                    }
+                };
+                (matches, Some(share))
             }
-            _ => rewrite.search_with_limit(egraph, limit),
+            _ => (rewrite.search_with_limit(egraph, limit), None),
         };
         let found: usize = matches.iter().map(|m| m.substs.len()).sum();
-        if found > threshold {
-            let ban = BACKOFF_BAN_LENGTH
-                .checked_shl(state.times_banned)
-                .unwrap_or(usize::MAX / 2);
-            state.times_banned += 1;
-            state.banned_until = iteration.saturating_add(ban);
-            return vec![];
+        let exceeded = found > threshold;
+        if let Some(share) = share {
+            let what = match exceeded {
+                true => Shared::Exceeded,
+                false => Shared::Found(index),
+            };
+            shared.entry(share).or_insert(what);
         }
-        state.searched = Some(iteration);
+        if exceeded {
+            return self.ban(index, iteration);
+        }
+        self.rules[index].searched = Some(iteration);
         matches
+    }
+
+    /// Bans rule `index` from `iteration` on for its next ban length (egg's backoff).
+    fn ban<'a>(&mut self, index: usize, iteration: usize) -> Vec<SearchMatches<'a, VNode>> {
+        let state = &mut self.rules[index];
+        let ban = BACKOFF_BAN_LENGTH
+            .checked_shl(state.times_banned)
+            .unwrap_or(usize::MAX / 2);
+        state.times_banned += 1;
+        state.banned_until = iteration.saturating_add(ban);
+        vec![]
+    }
+}
+
+/// A rewrite's left-hand side as egg stores it (empty when its searcher has none).
+fn pattern_of(rewrite: &Rewrite<VNode, VAnalysis>) -> &[ENodeOrVar<VNode>] {
+    match rewrite.searcher.get_pattern_ast() {
+        Some(ast) => ast.as_ref(),
+        None => &[],
     }
 }
 
@@ -377,8 +460,10 @@ impl RewriteScheduler<VNode, VAnalysis> for IncrementalScheduler {
         limits: &RunnerLimits,
     ) -> RunnerResult<Vec<Vec<SearchMatches<'a, VNode>>>> {
         let mut matches = Vec::with_capacity(rewrites.len());
-        for (index, rw) in rewrites.iter().enumerate() {
-            matches.push(self.search_one(index, iteration, egraph, rw));
+        let mut shared = FxHashMap::default();
+        for index in 0..rewrites.len() {
+            let found = self.search_one(index, iteration, egraph, rewrites, &mut shared, &matches);
+            matches.push(found);
             limits.check_limits(iteration, egraph)?;
         }
         Ok(matches)
@@ -490,6 +575,51 @@ mod tests {
         let full = run(None);
         assert_eq!(run(Some(IncrementalScheduler::new(false))), full);
         assert_eq!(run(Some(IncrementalScheduler::new(true))), full);
+    }
+
+    /// Two rules whose left-hand sides differ only in variable names, and one whose
+    /// differs in the operand order: per iteration the first two search once.
+    fn run_alike(s: IncrementalScheduler) -> (usize, usize) {
+        let rules = [
+            rw("grow", "(fabs ?x)", "(fneg (fneg ?x))"),
+            rw("one", "(fadd ?y (fneg ?z))", "(fsub ?y ?z)"),
+            rw("two", "(fadd ?p (fneg ?q))", "(fmul ?p ?q)"),
+            rw("three", "(fadd (fneg ?q) ?p)", "(fmin ?p ?q)"),
+        ];
+        let expr: RecExpr<VNode> = "(fadd (fneg uniform:2) (fadd uniform:0 (fabs uniform:1)))"
+            .parse()
+            .unwrap();
+        let full = Runner::<VNode, VAnalysis>::default()
+            .with_expr(&expr)
+            .with_scheduler(SimpleScheduler)
+            .run(&rules);
+        let runner = Runner::<VNode, VAnalysis>::default()
+            .with_expr(&expr)
+            .with_scheduler(s)
+            .run(&rules);
+        let size = |g: &VGraph| (g.total_size(), g.number_of_classes());
+        assert_eq!(size(&runner.egraph), size(&full.egraph));
+        // 7 lowered nodes and 2 of `grow`: the others must add some.
+        assert!(runner.egraph.total_size() > 9, "the rules must fire");
+        (runner.egraph.total_size(), runner.iterations.len())
+    }
+
+    #[test]
+    fn rules_alike_up_to_names_search_once() {
+        let shared = IncrementalScheduler::new(false);
+        let searches = shared.searches.clone();
+        let with = run_alike(shared);
+        let mut alone = IncrementalScheduler::new(false);
+        alone.no_sharing = true;
+        let unshared = alone.searches.clone();
+        assert_eq!(run_alike(alone), with);
+        // `two` copies `one`'s search every iteration it searches.
+        assert!(
+            searches.get() < unshared.get(),
+            "{} / {}",
+            searches.get(),
+            unshared.get()
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod region;
 pub mod rules;
 pub mod saturate;
 pub(crate) mod sexp;
+pub mod share;
 mod template;
 pub(crate) mod typecheck;
 
