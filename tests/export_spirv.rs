@@ -1102,3 +1102,22 @@ fn compatibility_colours_export_under_names_the_import_maps_back() {
     // of the back secondary colour on back faces would be lost.
     assert_reimports_equivalent(&pipe, "optimized", &vs, &fs);
 }
+
+/// A dynamically indexed OpenGL uniform array of structs (`lights[pick].power`):
+/// the IR reads it as a dynamic word of the synthesized buffer, and the export
+/// reads every member of the element at the word clamped into it and selects the
+/// one holding the word (SPIR-V cannot index a struct dynamically). Before, the
+/// export refused it ("a dynamically indexed OpenGL uniform array of structs is not
+/// exported", 3 of the 989 real pairs of `scripts/export_corpus.sh`).
+#[test]
+fn dynamically_indexed_uniform_structs_export_as_member_selects() {
+    if !tools() {
+        return;
+    }
+    let (pipe, vs, fs) = exported_fixture(
+        "gl_struct_array.vert",
+        "gl_struct_array.frag",
+        "the uniform-only varying is propagated, so both stages are regenerated",
+    );
+    assert_reimports_equivalent(&pipe, "optimized", &vs, &fs);
+}

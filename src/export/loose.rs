@@ -270,25 +270,9 @@ impl Loose {
             .collect();
         let mut acc = None;
         for (base, words) in arrays {
-            let b = e.g.u32(base);
-            let rel = e.op(Op::ISub, u, vec![Operand::IdRef(w), Operand::IdRef(b)]);
-            let (n, zero) = (e.g.u32(words), e.g.u32(0));
-            let bool_ty = e.g.boolean();
-            let inside = e.op(
-                Op::ULessThan,
-                bool_ty,
-                vec![Operand::IdRef(rel), Operand::IdRef(n)],
-            );
-            let ids = [inside, rel, zero].map(Operand::IdRef).to_vec();
-            let safe = e.op(Op::Select, u, ids);
+            let (inside, safe) = clamp_into(e, w, base, words);
             let v = self.loose_load(e, base, Ix::Dyn(safe))?;
-            acc = Some(match acc {
-                None => v,
-                Some(a) => {
-                    let ids = [inside, v, a].map(Operand::IdRef).to_vec();
-                    e.op(Op::Select, u, ids)
-                }
-            });
+            acc = Some(select_inside(e, inside, v, acc));
         }
         acc.ok_or_else(|| fail("a dynamic uniform load in a pair without uniform arrays"))
     }
@@ -301,31 +285,19 @@ impl Loose {
             Some(entry) => entry.ty.clone(),
             None => return Err(fail(format!("no uniform at word {base}"))),
         };
-        let mut chain = vec![];
-        let (leaf, part) = self.loose_path(e, &ty, ix, &mut chain)?;
-        let scalar = leaf.declare(e.g);
-        let ptr = if chain.is_empty() {
-            var
-        } else {
-            let pty = e.g.ptr(StorageClass::UniformConstant, scalar);
-            let mut ops = vec![Operand::IdRef(var)];
-            ops.extend(chain.into_iter().map(Operand::IdRef));
-            e.op(Op::AccessChain, pty, ops)
-        };
-        let v = e.op(Op::Load, scalar, vec![Operand::IdRef(ptr)]);
-        Ok(self.loose_to_word(e, leaf, v, part))
+        self.load_word(e, var, &ty, ix, vec![])
     }
 
-    /// Walks a uniform's type down to the scalar holding word `ix`, pushing the
-    /// access chain's indices; returns the scalar and, for a 64-bit one, which of
-    /// its two words.
-    fn loose_path<'t>(
+    /// Word `ix` of a value of type `ty` that `chain` (access chain indices) leads to
+    /// from `var`: walks the type down to the scalar holding it and loads that.
+    fn load_word(
         &self,
         e: &mut Emit,
-        ty: &'t TyTree,
+        var: u32,
+        ty: &TyTree,
         ix: Ix,
-        chain: &mut Vec<u32>,
-    ) -> Result<(&'t TyTree, Option<Ix>), Error> {
+        mut chain: Vec<u32>,
+    ) -> Result<u32, Error> {
         match (ty, ix) {
             (TyTree::Seq { elem, n, .. }, Ix::Const(w)) => {
                 let ew = elem.words().max(1);
@@ -333,34 +305,59 @@ impl Loose {
                     return Err(fail(format!("uniform word {w} is past its uniform")));
                 }
                 chain.push(e.g.u32(w / ew));
-                self.loose_path(e, elem, Ix::Const(w % ew), chain)
+                self.load_word(e, var, elem, Ix::Const(w % ew), chain)
             }
             (TyTree::Seq { elem, .. }, Ix::Dyn(w)) => {
                 let ew = elem.words().max(1);
                 if ew == 1 {
                     chain.push(w);
-                    return self.loose_path(e, elem, Ix::Const(0), chain);
+                    return self.load_word(e, var, elem, Ix::Const(0), chain);
                 }
                 let (u, k) = (e.g.uint(32), e.g.u32(ew));
                 let at = e.op(Op::UDiv, u, vec![Operand::IdRef(w), Operand::IdRef(k)]);
                 let rest = e.op(Op::UMod, u, vec![Operand::IdRef(w), Operand::IdRef(k)]);
                 chain.push(at);
-                self.loose_path(e, elem, Ix::Dyn(rest), chain)
+                self.load_word(e, var, elem, Ix::Dyn(rest), chain)
             }
             (TyTree::Struct(members), Ix::Const(mut w)) => {
                 for (i, m) in members.iter().enumerate() {
                     if w < m.words() {
                         chain.push(e.g.u32(i as u32));
-                        return self.loose_path(e, m, Ix::Const(w), chain);
+                        return self.load_word(e, var, m, Ix::Const(w), chain);
                     }
                     w -= m.words();
                 }
                 Err(fail(format!("uniform word {w} is past its uniform")))
             }
-            (TyTree::Struct(_), Ix::Dyn(_)) => Err(fail(
-                "a dynamically indexed OpenGL uniform array of structs is not exported",
-            )),
-            (scalar, ix) => Ok((scalar, (scalar.words() == 2).then_some(ix))),
+            (TyTree::Struct(members), Ix::Dyn(w)) => {
+                // A struct cannot be indexed dynamically: every member is read at
+                // the word clamped into it, and the one holding `w` is selected.
+                let mut start = 0u32;
+                let mut acc = None;
+                for (i, m) in members.iter().enumerate() {
+                    let (inside, safe) = clamp_into(e, w, start, m.words());
+                    let mut path = chain.clone();
+                    path.push(e.g.u32(i as u32));
+                    let v = self.load_word(e, var, m, Ix::Dyn(safe), path)?;
+                    acc = Some(select_inside(e, inside, v, acc));
+                    start = start.saturating_add(m.words());
+                }
+                acc.ok_or_else(|| fail("a uniform struct without members"))
+            }
+            (leaf, ix) => {
+                let part = (leaf.words() == 2).then_some(ix);
+                let scalar = leaf.declare(e.g);
+                let ptr = if chain.is_empty() {
+                    var
+                } else {
+                    let pty = e.g.ptr(StorageClass::UniformConstant, scalar);
+                    let mut ops = vec![Operand::IdRef(var)];
+                    ops.extend(chain.into_iter().map(Operand::IdRef));
+                    e.op(Op::AccessChain, pty, ops)
+                };
+                let v = e.op(Op::Load, scalar, vec![Operand::IdRef(ptr)]);
+                Ok(self.loose_to_word(e, leaf, v, part))
+            }
         }
     }
 
@@ -404,6 +401,35 @@ impl Loose {
             }
             (TyTree::Int { signed: false, .. }, None) => v,
             _ => e.op(Op::Bitcast, u, vec![Operand::IdRef(v)]),
+        }
+    }
+}
+
+/// Whether the dynamic word `w` falls in the `len` words from `start`, and the word
+/// relative to `start` clamped to 0 when it does not (so that reading at it stays
+/// in bounds): both `uint` ids, the first a `bool`.
+fn clamp_into(e: &mut Emit, w: u32, start: u32, len: u32) -> (u32, u32) {
+    let u = e.g.uint(32);
+    let (b, n, zero) = (e.g.u32(start), e.g.u32(len), e.g.u32(0));
+    let rel = e.op(Op::ISub, u, vec![Operand::IdRef(w), Operand::IdRef(b)]);
+    let bool_ty = e.g.boolean();
+    let inside = e.op(
+        Op::ULessThan,
+        bool_ty,
+        vec![Operand::IdRef(rel), Operand::IdRef(n)],
+    );
+    let ids = [inside, rel, zero].map(Operand::IdRef).to_vec();
+    (inside, e.op(Op::Select, u, ids))
+}
+
+/// `v` where `inside` holds, else the value chosen so far (`v` for the first range).
+fn select_inside(e: &mut Emit, inside: u32, v: u32, acc: Option<u32>) -> u32 {
+    match acc {
+        None => v,
+        Some(a) => {
+            let u = e.g.uint(32);
+            let ids = [inside, v, a].map(Operand::IdRef).to_vec();
+            e.op(Op::Select, u, ids)
         }
     }
 }
