@@ -1121,3 +1121,44 @@ fn dynamically_indexed_uniform_structs_export_as_member_selects() {
     );
     assert_reimports_equivalent(&pipe, "optimized", &vs, &fs);
 }
+
+/// A GS consumer writes `out vec4 o[4]` and `out float f[3]` (to the FS, outside
+/// the pair) with computed indices: the export indexes the original arrays
+/// dynamically (the index added to the element step of each scalar's path).
+/// Before: "dynamically indexed VAR1.x outside the pair's varyings is not exported".
+#[test]
+fn dynamic_indices_into_varyings_outside_the_pair_export_into_the_original_arrays() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=0) out vec4 v_c;
+layout(location=1) out vec4 v_k;
+void main() { gl_Position = pos; v_c = pos * 2.0; v_k = vec4(1.0, 2.0, 3.0, 4.0); }
+";
+    let gs = "#version 450
+layout(triangles) in;
+layout(triangle_strip, max_vertices=3) out;
+layout(location=0) in vec4 v_c[];
+layout(location=1) in vec4 v_k[];
+layout(location=1) out vec4 o[4];
+layout(location=5) out float f[3];
+void main() {
+  for (int i = 0; i < 3; i++) {
+    gl_Position = gl_in[i].gl_Position;
+    int k = int(v_c[i].w) & 3;
+    o[0] = vec4(0.0); o[1] = vec4(1.0); o[2] = vec4(2.0); o[3] = v_k[i];
+    o[k] = v_c[i];
+    o[(k + 1) & 3].y = v_c[i].x;
+    f[0] = 0.0; f[1] = 1.0; f[2] = 2.0;
+    f[k % 3] = v_c[i].z + v_k[i].y;
+    EmitVertex();
+  }
+}
+";
+    let (pipe, (pm, cm), outcome) = import_and_optimize("outer-ind", [("o.vert", vs), ("o.geom", gs)]);
+    for (what, _, y) in exports_import_back_equivalent(&pipe, &outcome, (&pm, &cm), "gs") {
+        assert!(export_support::dynamic_access_chains(&y) >= 1, "{what} gs");
+    }
+}

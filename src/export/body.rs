@@ -10,7 +10,7 @@ use rspirv::spirv::{Capability, FunctionControl, LoopControl, Op, SelectionContr
 
 use super::context::fail;
 use super::globals::Globals;
-use super::iface::{declared_loc, Num, Place, Plan, Scalar, StageIo};
+use super::iface::{declared_loc, Num, Place, Plan, Scalar, StageIo, Step};
 use super::loose::Emit;
 use super::resources::{BufKind, Handle, Resources, TplOperand};
 use crate::ir::{
@@ -393,10 +393,9 @@ impl<'a, 'p> Body<'a, 'p> {
             let v = vertex.ok_or_else(|| fail("per-vertex access without a vertex index"))?;
             idx.push(self.val(v)?);
         }
-        let last = p.path.len().wrapping_sub(1);
         for (i, k) in p.path.iter().enumerate() {
             match p.dynamic {
-                Some(d) if i == last => idx.push(d),
+                Some(d) if p.step == Step::At(i) => idx.push(d),
                 _ => idx.push(self.g.u32(*k)),
             }
         }
@@ -410,8 +409,11 @@ impl<'a, 'p> Body<'a, 'p> {
         Ok(self.op(Op::AccessChain, ptr, ops))
     }
 
-    /// The place of an access to `slot`; with a dynamic index, the element of
-    /// the pair's array variable at the index plus the slot's own position.
+    /// The place of an access to `slot`; with a dynamic index, the element at
+    /// the index plus the slot's own position: of the pair's array variable, or
+    /// of an array in the original variable of a varying outside the pair (an
+    /// input from a stage before it, an output to one after it), an attribute or
+    /// a fragment output, where each element is one location.
     fn io_place(
         &mut self,
         slot: crate::ir::IoSlot,
@@ -422,13 +424,20 @@ impl<'a, 'p> Body<'a, 'p> {
         let Some(ind) = indirect else {
             return Ok(p);
         };
-        if self.plan.array_of(slot).is_none() || p.path.len() != 1 {
+        let k = match p.step {
+            Step::At(i) => p.path.get(i).copied(),
+            Step::No(_) => None,
+        };
+        let Some(k) = k else {
+            let what = match p.step {
+                Step::No(what) => what,
+                Step::At(_) => "a path shorter than its array step",
+            };
             return Err(fail(format!(
-                "dynamically indexed {slot} outside the pair's varyings is not exported"
+                "dynamically indexed {slot}: {what} is not exported"
             )));
-        }
+        };
         let idx = self.val(ind.index)?;
-        let k = p.path[0];
         p.dynamic = Some(if k == 0 {
             idx
         } else {

@@ -714,8 +714,20 @@ pub(crate) struct Place {
     /// For a 64-bit scalar, the 32-bit word (0 low, 1 high) the IR's component is:
     /// the importer reads a 64-bit attribute or output as two 32-bit components.
     pub word: Option<u32>,
-    /// The id of a dynamic index that replaces the last constant of `path`.
+    /// The id of a dynamic index that replaces the constant of `path` at `step`.
     pub dynamic: Option<u32>,
+    /// Where a dynamic slot index goes in `path`.
+    pub step: Step,
+}
+
+/// Where a dynamic slot index (in vec4 slots) goes in a place's path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// It adds to `path[i]`, the index into an array whose elements take one
+    /// location each, so one slot further is one element further.
+    At(usize),
+    /// Nowhere: what the place is, for the refusal to name.
+    No(&'static str),
 }
 
 /// Declared variables of one stage.
@@ -866,6 +878,7 @@ impl<'a> StageIo<'a> {
             scalar,
             word: None,
             dynamic: None,
+            step: Step::No("a varying of the pair outside its indexed arrays"),
         };
         self.user.insert(slot, p.clone());
         Ok(p)
@@ -966,6 +979,7 @@ impl<'a> StageIo<'a> {
             scalar,
             word: None,
             dynamic: None,
+            step: Step::No("a transform feedback copy of a built-in"),
         };
         self.xfb_copies.insert(slot, p.clone());
         Ok(Some(p))
@@ -1009,6 +1023,7 @@ impl<'a> StageIo<'a> {
                     scalar,
                     word: None,
                     dynamic: None,
+                    step: Step::At(0),
                 };
                 self.user.insert(first, p.clone());
                 p
@@ -1071,6 +1086,7 @@ impl<'a> StageIo<'a> {
             scalar,
             word: None,
             dynamic: None,
+            step: Step::No("a built-in"),
         })
     }
 
@@ -1171,6 +1187,7 @@ impl<'a> StageIo<'a> {
             scalar,
             word: None,
             dynamic: None,
+            step: Step::No("a system value"),
         }
     }
 }
@@ -1252,6 +1269,7 @@ fn original_slots(
         let comp = named_comp.unwrap_or(d.component.unwrap_or(0));
         flatten(m, ty, first, comp, vec![], &mut leaves, 0)?;
         for (l, c, path, scalar, word) in leaves {
+            let step = step_of(m, ty, &path)?;
             let l = (i64::from(l) - i64::from(first) + i64::from(loc)).max(0) as u32;
             let slot = family
                 .offset(l)
@@ -1266,11 +1284,50 @@ fn original_slots(
                     scalar,
                     word,
                     dynamic: None,
+                    step,
                 },
             );
         }
     }
     Ok(out)
+}
+
+/// Where a dynamic slot index goes in `path` (constant indices into type `ty`):
+/// the first array the path steps through decides. Its index takes the dynamic
+/// index when each element is one location (a scalar, a vector of 32-bit or
+/// narrower components, a 64-bit scalar or two-component vector), as the
+/// importer numbers the slots; other arrays are named in the refusal.
+fn step_of(m: &Module, ty: u32, path: &[u32]) -> Result<Step, Error> {
+    let mut t = ty;
+    for (i, k) in path.iter().enumerate() {
+        t = match m.ty(t)? {
+            Ty::Array { elem, .. } => return element_step(m.ty(*elem)?, i, m),
+            Ty::Struct { members } => *members
+                .get(*k as usize)
+                .ok_or_else(|| fail(format!("member {k} of type %{t} is out of range")))?,
+            Ty::Matrix { col, .. } => *col,
+            Ty::Vector { elem, .. } => *elem,
+            _ => break,
+        };
+    }
+    Ok(Step::No("a variable that is no array"))
+}
+
+/// The step of an array with elements of type `elem` whose index is `path[i]`.
+fn element_step(elem: &Ty, i: usize, m: &Module) -> Result<Step, Error> {
+    Ok(match elem {
+        Ty::Float { .. } | Ty::Int { .. } => Step::At(i),
+        Ty::Vector { elem, n } => match m.ty(*elem)? {
+            Ty::Float { width: 64 } | Ty::Int { width: 64, .. } if *n > 2 => {
+                Step::No("an array of 64-bit vectors of two locations each")
+            }
+            _ => Step::At(i),
+        },
+        Ty::Matrix { .. } => Step::No("an array of matrices"),
+        Ty::Struct { .. } => Step::No("an array of structs"),
+        Ty::Array { .. } => Step::No("an array of arrays"),
+        _ => Step::No("an array of opaque elements"),
+    })
 }
 
 /// Location, component, path to the scalar, its declared type, and for a 64-bit
