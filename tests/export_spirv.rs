@@ -1157,7 +1157,8 @@ void main() {
   }
 }
 ";
-    let (pipe, (pm, cm), outcome) = import_and_optimize("outer-ind", [("o.vert", vs), ("o.geom", gs)]);
+    let (pipe, (pm, cm), outcome) =
+        import_and_optimize("outer-ind", [("o.vert", vs), ("o.geom", gs)]);
     for (what, _, y) in exports_import_back_equivalent(&pipe, &outcome, (&pm, &cm), "gs") {
         assert!(export_support::dynamic_access_chains(&y) >= 1, "{what} gs");
     }
