@@ -405,9 +405,9 @@ impl Loose {
     }
 }
 
-/// Whether the dynamic word `w` falls in the `len` words from `start`, and the word
-/// relative to `start` clamped to 0 when it does not (so that reading at it stays
-/// in bounds): both `uint` ids, the first a `bool`.
+/// Whether the dynamic word `w` falls in the `len` words from `start` (a `bool`
+/// id), and the word relative to `start`, 0 when it does not, so that reading at
+/// it stays in bounds (a `uint` id).
 fn clamp_into(e: &mut Emit, w: u32, start: u32, len: u32) -> (u32, u32) {
     let u = e.g.uint(32);
     let (b, n, zero) = (e.g.u32(start), e.g.u32(len), e.g.u32(0));
