@@ -124,3 +124,70 @@ fn glsl_below_330_is_rewritten_and_330_is_left_alone() {
     let v330 = "#version 330\nin vec4 p;\nvoid main() { gl_Position = p; }\n";
     assert_eq!(rewrite_desktop_glsl(v330, Stage::Vertex), None);
 }
+
+/// A TES that passes a whole per-vertex `mat4` array to a function `calls` times:
+/// each call loads all 32 vertices' 16 components (512 values) and selects one of
+/// them by a dynamic index, so the translation grows about 1,000 values a call.
+fn whole_array_calls_tes(calls: usize) -> String {
+    let mut s = String::from(
+        "#version 450\nlayout(triangles) in;\nlayout(location = 0) in mat4 m[];\n\
+         layout(location = 0) out vec4 o;\n\
+         vec4 pick(mat4 x[gl_MaxPatchVertices], int k) { return x[k][1]; }\n\
+         void main() {\n  int k = int(gl_TessCoord.x * 2.0);\n  vec4 s = vec4(0.0);\n",
+    );
+    for _ in 0..calls {
+        s.push_str("  s += pick(m, k);\n");
+    }
+    s.push_str("  o = s;\n  gl_Position = s;\n}\n");
+    s
+}
+
+/// SPIR-V of a GLSL file as glslang writes it, unoptimized (`spirv-opt`, which GLSL
+/// import runs, would inline the calls and drop the array copies).
+fn raw_spirv(dir: &Path, name: &str, src: &str) -> Vec<u8> {
+    let path = write(dir, name, src);
+    let spv = dir.join(format!("{name}.spv"));
+    let o = std::process::Command::new(GLSLANG)
+        .arg("-V")
+        .arg(&path)
+        .arg("-o")
+        .arg(&spv)
+        .output()
+        .expect("runs glslang");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    std::fs::read(&spv).expect("read module")
+}
+
+/// Found by the `import_spirv` fuzz target as a timeout: a few kilobytes of SPIR-V
+/// whose whole-array loads and inlined calls made the translation create hundreds of
+/// thousands of values. The translation now stops at a value budget with a clear error,
+/// and a module of the same shape below it still imports.
+#[test]
+fn a_module_expanding_past_the_value_budget_is_an_import_error() {
+    if !tools() {
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("varysat-budget-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let fs = "#version 450\nlayout(location = 0) in vec4 o;\nlayout(location = 0) out vec4 c;\n\
+              void main() { c = o; }\n";
+    let fs = raw_spirv(&dir, "b.frag", fs);
+    let small = raw_spirv(&dir, "small.tese", &whole_array_calls_tes(8));
+    let large = raw_spirv(&dir, "large.tese", &whole_array_calls_tes(400));
+    let _ = std::fs::remove_dir_all(&dir);
+    let opts = ImportOptions::default();
+    let small = import_spirv(&small, &fs, &opts).expect("8 whole-array calls import");
+    assert!(small.producer.values.len() > 8 * 512, "each call loads 512 values");
+    match import_spirv(&large, &fs, &opts) {
+        Err(Error::Import(d)) => {
+            let m = d.to_string();
+            assert!(m.contains("more than 262144 values"), "{m}");
+        }
+        Err(e) => panic!("expected the value budget's error, got {e}"),
+        Ok(p) => panic!(
+            "400 whole-array calls must exceed the value budget, imported {} values",
+            p.producer.values.len()
+        ),
+    }
+}

@@ -255,9 +255,22 @@ impl<'a> Translator<'a> {
                 Op::Phi | Op::LoopMerge | Op::SelectionMerge
             ) {
                 self.inst(inst)?;
+                self.check_value_budget()?;
             }
         }
         Ok(())
+    }
+
+    /// Stops a translation that has created more than [`MAX_IMPORTED_VALUES`].
+    fn check_value_budget(&self) -> Result<(), Error> {
+        let max = super::context::MAX_IMPORTED_VALUES;
+        if self.e.shader.values.len() <= max {
+            return Ok(());
+        }
+        Err(self.m.err_plain(format!(
+            "translation created more than {max} values (inlining, structurizing and \
+             whole-array loads expand this module without bound)"
+        )))
     }
 
     /// Handles a branch to a block that ends the region or exits the innermost loop.

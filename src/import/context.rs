@@ -59,3 +59,11 @@ pub(crate) struct Translator<'a> {
 /// below this. Cycles outside loop headers, which first made the `import_spirv` fuzz
 /// target run out of memory here, are rejected by the walk itself (`run`).
 pub(crate) const MAX_BLOCK_VISITS: u32 = 1 << 14;
+
+/// Values one stage's translation may create. Inlining, structurizing and whole-array
+/// loads multiply a module's instructions (loading a per-vertex array of 32 `mat4`s is
+/// 512 scalar loads; a function called from both sides of many branches is translated
+/// once per call), so a few kilobytes of hostile SPIR-V can otherwise ask for millions
+/// of values and hundreds of megabytes (the `import_spirv` fuzz target timed out on
+/// one). The largest stage of the real corpora is far below this (docs/testing.md).
+pub(crate) const MAX_IMPORTED_VALUES: usize = 1 << 18;

@@ -280,38 +280,43 @@ impl<'a> Translator<'a> {
         mode: Option<(crate::ir::InterpMode, Vec<Value>)>,
     ) -> Result<Val, Error> {
         let (tree, pv) = self.io_tree(p.root)?;
-        let mut path = p.path.as_slice();
-        let vertex = if pv {
-            match path.split_first() {
-                Some((v, rest)) => {
-                    path = rest;
-                    if let Idx::Const(k) = v {
-                        self.max_vertex = self.max_vertex.max(k.saturating_add(1));
-                    }
-                    Some(self.index_value(v))
-                }
-                None => {
-                    let n = match self.m.vars.get(&p.root).map(|g| self.m.ty(g.ty)) {
-                        Some(Ok(Ty::Array { len, .. })) => *len,
-                        _ => 0,
-                    };
-                    let mut items = vec![];
-                    for k in 0..n {
-                        let q = Ptr {
-                            root: p.root,
-                            path: vec![Idx::Const(k)],
-                            ty: p.ty,
-                        };
-                        items.push(self.load_io(&q, class, mode.clone())?);
-                    }
-                    return Ok(Val::Composite(items));
-                }
+        let path = p.path.as_slice();
+        if !pv {
+            return self.load_io_at(&tree, path, None, class, &mode);
+        }
+        let Some((v, rest)) = path.split_first() else {
+            // The whole per-vertex array: one load per vertex, all walking the one
+            // tree built above (rebuilding it per vertex made such loads slow).
+            let n = match self.m.vars.get(&p.root).map(|g| self.m.ty(g.ty)) {
+                Some(Ok(Ty::Array { len, .. })) => *len,
+                _ => 0,
+            };
+            let mut items = vec![];
+            for k in 0..n {
+                self.max_vertex = self.max_vertex.max(k.saturating_add(1));
+                let vertex = Some(self.e.u32(k));
+                items.push(self.load_io_at(&tree, &[], vertex, class, &mode)?);
             }
-        } else {
-            None
+            return Ok(Val::Composite(items));
         };
+        if let Idx::Const(k) = v {
+            self.max_vertex = self.max_vertex.max(k.saturating_add(1));
+        }
+        let vertex = Some(self.index_value(v));
+        self.load_io_at(&tree, rest, vertex, class, &mode)
+    }
+
+    /// Loads the part of an I/O tree that `path` names, at `vertex` if per-vertex.
+    fn load_io_at(
+        &mut self,
+        tree: &Tree,
+        path: &[Idx],
+        vertex: Option<Value>,
+        class: StorageClass,
+        mode: &Option<(crate::ir::InterpMode, Vec<Value>)>,
+    ) -> Result<Val, Error> {
         let walk = self
-            .walk(tree, path, true)
+            .walk(tree.clone(), path, true)
             .map_err(|e| self.m.err_plain(e))?;
         let mut out = vec![];
         for leaf in walk.tree.leaves() {
