@@ -178,7 +178,10 @@ fn a_module_expanding_past_the_value_budget_is_an_import_error() {
     let _ = std::fs::remove_dir_all(&dir);
     let opts = ImportOptions::default();
     let small = import_spirv(&small, &fs, &opts).expect("8 whole-array calls import");
-    assert!(small.producer.values.len() > 8 * 512, "each call loads 512 values");
+    assert!(
+        small.producer.values.len() > 8 * 512,
+        "each call loads 512 values"
+    );
     match import_spirv(&large, &fs, &opts) {
         Err(Error::Import(d)) => {
             let m = d.to_string();
