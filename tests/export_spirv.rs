@@ -1163,3 +1163,343 @@ void main() {
         assert!(export_support::dynamic_access_chains(&y) >= 1, "{what} gs");
     }
 }
+
+/// The number of `OpAccessChain`s into the variable named `name` with an index
+/// that is not a constant.
+fn dynamic_chains_into(words: &[u32], name: &str) -> usize {
+    use rspirv::dr::Operand::{IdRef, LiteralString};
+    use rspirv::spirv::Op;
+    let m = rspirv::dr::load_words(words).expect("loads");
+    let vars: std::collections::BTreeSet<u32> = m
+        .debug_names
+        .iter()
+        .filter_map(|i| match i.operands.as_slice() {
+            [IdRef(id), LiteralString(n)] if n == name => Some(*id),
+            _ => None,
+        })
+        .collect();
+    let constants: std::collections::BTreeSet<u32> = m
+        .types_global_values
+        .iter()
+        .filter(|i| i.class.opcode != Op::Variable)
+        .filter_map(|i| i.result_id)
+        .collect();
+    m.functions
+        .iter()
+        .flat_map(|f| &f.blocks)
+        .flat_map(|b| &b.instructions)
+        .filter(|i| i.class.opcode == Op::AccessChain)
+        .filter(|i| matches!(i.operands.first(), Some(IdRef(v)) if vars.contains(v)))
+        .filter(|i| {
+            i.operands[1..]
+                .iter()
+                .any(|o| matches!(o, IdRef(id) if !constants.contains(id)))
+        })
+        .count()
+}
+
+/// A pair whose stage `indexing` (0 producer, 1 consumer) indexes the original
+/// variables `names` of varyings outside the pair dynamically: exported as
+/// imported and optimized, both modules pass `spirv-val`, import back
+/// interpreter-equivalent, and the stage indexes each variable with a computed id.
+fn outer_dynamic_pair(
+    tag: &str,
+    files: [(&str, &str); 2],
+    consumer: &str,
+    indexing: usize,
+    names: &[&str],
+) {
+    let (pipe, (pm, cm), outcome) = import_and_optimize(tag, files);
+    for (what, x, y) in exports_import_back_equivalent(&pipe, &outcome, (&pm, &cm), consumer) {
+        let words = if indexing == 0 { &x } else { &y };
+        for name in names {
+            assert!(
+                dynamic_chains_into(words, name) >= 1,
+                "{what}: `{name}` is indexed dynamically in {}",
+                files[indexing].0
+            );
+        }
+    }
+}
+
+/// The FS behind a TES producer of the tests below.
+const TES_FS: &str = "#version 450
+layout(location=0) in vec4 o;
+layout(location=1) flat in int n;
+layout(location=0) out vec4 c;
+void main() { c = o * float(n); }
+";
+
+/// The VS before a GS consumer of the tests below.
+const GS_VS: &str = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=0) out vec4 v_c;
+void main() { gl_Position = pos; v_c = pos * 2.0; }
+";
+
+/// Arrays of matrices (and a matrix, by column) outside the pair, indexed
+/// dynamically: a TES reading its TCS's `patch in mat4 pm[2]` and per-vertex
+/// `in mat3 vm[]` (TES -> FS pair), and a GS writing `out mat3 om[2]` to its FS
+/// (VS -> GS pair). Each element takes 4 (3) locations: the exported index is
+/// the element (slot index / 4) and the column (the rest). Before, the export
+/// refused both: "dynamically indexed PATCH0.x: an array of matrices is not
+/// exported" and "VAR8.x: a variable that is no array".
+#[test]
+fn dynamically_indexed_matrix_arrays_outside_the_pair_export() {
+    if !tools() {
+        return;
+    }
+    let tes = "#version 450
+layout(triangles) in;
+layout(location=0) patch in mat4 pm[2];
+layout(location=8) in mat3 vm[];
+layout(location=0) out vec4 o;
+layout(location=1) flat out int n;
+void main() {
+  int k = int(gl_TessCoord.x * 2.0) & 1;
+  int j = int(gl_TessCoord.y * 4.0) & 3;
+  int v = int(gl_TessCoord.z * 3.0) % 3;
+  o = pm[k][j] + pm[1 - k][2] * pm[k][j].w + vec4(vm[v][j % 3], vm[2 - v][1].y);
+  n = k + j;
+  gl_Position = o;
+}
+";
+    outer_dynamic_pair(
+        "outer-mat-tes",
+        [("m.tese", tes), ("m.frag", TES_FS)],
+        "fs",
+        0,
+        &["pm", "vm"],
+    );
+    let gs = "#version 450
+layout(triangles) in;
+layout(triangle_strip, max_vertices=3) out;
+layout(location=0) in vec4 v_c[];
+layout(location=1) out mat3 om[2];
+void main() {
+  for (int i = 0; i < 3; i++) {
+    gl_Position = gl_in[i].gl_Position;
+    int k = int(v_c[i].w) & 1;
+    int j = int(v_c[i].z) & 3;
+    om[0] = mat3(0.0); om[1] = mat3(1.0);
+    om[k] = mat3(v_c[i].xyz, v_c[i].yzw, v_c[i].zwx);
+    om[1 - k][j % 3] = v_c[i].xxy;
+    om[k][(j + 1) % 3].z = v_c[i].w;
+    EmitVertex();
+  }
+}
+";
+    outer_dynamic_pair(
+        "outer-mat-gs",
+        [("m.vert", GS_VS), ("m.geom", gs)],
+        "gs",
+        1,
+        &["om"],
+    );
+}
+
+/// Arrays of structs outside the pair, indexed dynamically: a TES reading its
+/// TCS's `patch in S ps[2]` (S { vec4 a; float b; mat2 c; }, 4 locations) at an
+/// element and, inside the member `c`, a column; a GS writing `out S os[2]` to
+/// its FS likewise. The exported index is the element (slot index / 4) with the
+/// member kept and the column the rest past the member's offset. Before, the
+/// export refused both: "an array of structs is not exported".
+#[test]
+fn dynamically_indexed_struct_arrays_outside_the_pair_export() {
+    if !tools() {
+        return;
+    }
+    let tes = "#version 450
+layout(triangles) in;
+struct S { vec4 a; float b; mat2 c; };
+layout(location=0) patch in S ps[2];
+layout(location=0) out vec4 o;
+layout(location=1) flat out int n;
+void main() {
+  int k = int(gl_TessCoord.x * 2.0) & 1;
+  int j = int(gl_TessCoord.y * 4.0) & 1;
+  o = ps[k].a * ps[1 - k].b + vec4(ps[k].c[j], ps[1 - k].c[1 - j]);
+  n = k + j;
+  gl_Position = o;
+}
+";
+    outer_dynamic_pair(
+        "outer-struct-tes",
+        [("s.tese", tes), ("s.frag", TES_FS)],
+        "fs",
+        0,
+        &["ps"],
+    );
+    let gs = "#version 450
+layout(triangles) in;
+layout(triangle_strip, max_vertices=3) out;
+struct S { vec4 a; float b; mat2 c; };
+layout(location=0) in vec4 v_c[];
+layout(location=1) out S os[2];
+void main() {
+  for (int i = 0; i < 3; i++) {
+    gl_Position = gl_in[i].gl_Position;
+    int k = int(v_c[i].w) & 1;
+    int j = int(v_c[i].z) & 1;
+    os[0] = S(vec4(0.0), 1.0, mat2(2.0));
+    os[1] = S(vec4(3.0), 4.0, mat2(5.0));
+    os[k].a = v_c[i];
+    os[1 - k].b = v_c[i].x;
+    os[k].c[j] = v_c[i].yz;
+    EmitVertex();
+  }
+}
+";
+    outer_dynamic_pair(
+        "outer-struct-gs",
+        [("s.vert", GS_VS), ("s.geom", gs)],
+        "gs",
+        1,
+        &["os"],
+    );
+}
+
+/// Arrays of arrays outside the pair, indexed dynamically at either level or
+/// both (the importer adds the two scaled indices into one slot index): a TES
+/// reading its TCS's `patch in vec2 pa[2][3]`, a GS writing `out float oa[2][3]`
+/// to its FS. The exported indices are slot index / 3 and the rest. Before,
+/// the export refused both: "an array of arrays is not exported".
+#[test]
+fn dynamically_indexed_arrays_of_arrays_outside_the_pair_export() {
+    if !tools() {
+        return;
+    }
+    let tes = "#version 450
+layout(triangles) in;
+layout(location=0) patch in vec2 pa[2][3];
+layout(location=0) out vec4 o;
+layout(location=1) flat out int n;
+void main() {
+  int k = int(gl_TessCoord.x * 2.0) & 1;
+  int j = int(gl_TessCoord.y * 3.0) % 3;
+  o = vec4(pa[k][j], pa[1][j]) + vec4(pa[k][2], pa[1 - k][(j + 1) % 3]);
+  n = k + j;
+  gl_Position = o;
+}
+";
+    outer_dynamic_pair(
+        "outer-aoa-tes",
+        [("a.tese", tes), ("a.frag", TES_FS)],
+        "fs",
+        0,
+        &["pa"],
+    );
+    let gs = "#version 450
+layout(triangles) in;
+layout(triangle_strip, max_vertices=3) out;
+layout(location=0) in vec4 v_c[];
+layout(location=1) out float oa[2][3];
+void main() {
+  for (int i = 0; i < 3; i++) {
+    gl_Position = gl_in[i].gl_Position;
+    int k = int(v_c[i].w) & 1;
+    int j = int(v_c[i].z) % 3;
+    oa = float[2][3](float[3](0.0, 1.0, 2.0), float[3](3.0, 4.0, 5.0));
+    oa[k][j] = v_c[i].x;
+    oa[1][(j + 1) % 3] = v_c[i].y;
+    oa[1 - k][2] = v_c[i].z;
+    EmitVertex();
+  }
+}
+";
+    outer_dynamic_pair(
+        "outer-aoa-gs",
+        [("a.vert", GS_VS), ("a.geom", gs)],
+        "gs",
+        1,
+        &["oa"],
+    );
+}
+
+/// Arrays of 64-bit vectors over two locations outside the pair, indexed
+/// dynamically: a TES reading its TCS's `patch in dvec4 pd[2]` and
+/// `patch in dvec3 pt[2]`, a GS writing `flat out dvec3 od[2]` to its FS. The
+/// exported index is slot index / 2, the component the place's own. Before, the
+/// export refused both: "an array of 64-bit vectors of two locations each is
+/// not exported".
+#[test]
+fn dynamically_indexed_wide_vector_arrays_outside_the_pair_export() {
+    if !tools() {
+        return;
+    }
+    let tes = "#version 450
+layout(triangles) in;
+layout(location=0) patch in dvec4 pd[2];
+layout(location=4) patch in dvec3 pt[2];
+layout(location=0) out vec4 o;
+layout(location=1) flat out int n;
+void main() {
+  int k = int(gl_TessCoord.x * 2.0) & 1;
+  o = vec4(pd[k].z, pd[1 - k].y, pt[k].z, pt[1 - k].x);
+  n = int(pd[k].w);
+  gl_Position = o;
+}
+";
+    outer_dynamic_pair(
+        "outer-dvec-tes",
+        [("d.tese", tes), ("d.frag", TES_FS)],
+        "fs",
+        0,
+        &["pd", "pt"],
+    );
+    let gs = "#version 450
+layout(triangles) in;
+layout(triangle_strip, max_vertices=3) out;
+layout(location=0) in vec4 v_c[];
+layout(location=1) flat out dvec3 od[2];
+void main() {
+  for (int i = 0; i < 3; i++) {
+    gl_Position = gl_in[i].gl_Position;
+    int k = int(v_c[i].w) & 1;
+    od[0] = dvec3(0.0); od[1] = dvec3(1.0);
+    od[k] = dvec3(v_c[i].xyz);
+    od[1 - k].z = double(v_c[i].w);
+    EmitVertex();
+  }
+}
+";
+    outer_dynamic_pair(
+        "outer-dvec-gs",
+        [("d.vert", GS_VS), ("d.geom", gs)],
+        "gs",
+        1,
+        &["od"],
+    );
+}
+
+/// A TES (TES -> FS pair) reading its TCS's per-vertex inputs at a dynamic
+/// vertex (`v[n]`) and at a dynamic vertex and array index (`w[n][k]`): the
+/// vertex index stays the first index of the access chain, the array index the
+/// slot index. Checked by hand when those exports came in; now a test.
+#[test]
+fn tes_per_vertex_inputs_from_the_tcs_export_at_dynamic_vertices_and_indices() {
+    if !tools() {
+        return;
+    }
+    let tes = "#version 450
+layout(triangles) in;
+layout(location=0) in vec4 v[];
+layout(location=1) in vec4 w[][2];
+layout(location=0) out vec4 o;
+layout(location=1) flat out int n;
+void main() {
+  int k = int(gl_TessCoord.x * 2.0) & 1;
+  int i = int(gl_TessCoord.z * 3.0) % 3;
+  o = v[i] + w[i][k] + w[2 - i][1] * v[0].x;
+  n = k + i;
+  gl_Position = o;
+}
+";
+    outer_dynamic_pair(
+        "outer-tes-vertex",
+        [("v.tese", tes), ("v.frag", TES_FS)],
+        "fs",
+        0,
+        &["v", "w"],
+    );
+}

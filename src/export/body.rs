@@ -10,7 +10,7 @@ use rspirv::spirv::{Capability, FunctionControl, LoopControl, Op, SelectionContr
 
 use super::context::fail;
 use super::globals::Globals;
-use super::iface::{declared_loc, Num, Place, Plan, Scalar, StageIo, Step};
+use super::iface::{declared_loc, Level, Num, Place, Plan, Scalar, StageIo, Step};
 use super::loose::Emit;
 use super::resources::{BufKind, Handle, Resources, TplOperand};
 use crate::ir::{
@@ -394,9 +394,9 @@ impl<'a, 'p> Body<'a, 'p> {
             idx.push(self.val(v)?);
         }
         for (i, k) in p.path.iter().enumerate() {
-            match p.dynamic {
-                Some(d) if p.step == Step::At(i) => idx.push(d),
-                _ => idx.push(self.g.u32(*k)),
+            match p.dynamic.iter().find(|(at, _)| *at == i) {
+                Some((_, d)) => idx.push(*d),
+                None => idx.push(self.g.u32(*k)),
             }
         }
         if idx.is_empty() {
@@ -409,11 +409,12 @@ impl<'a, 'p> Body<'a, 'p> {
         Ok(self.op(Op::AccessChain, ptr, ops))
     }
 
-    /// The place of an access to `slot`; with a dynamic index, the element at
-    /// the index plus the slot's own position: of the pair's array variable, or
-    /// of an array in the original variable of a varying outside the pair (an
+    /// The place of an access to `slot`; with a dynamic index, the scalar that
+    /// many locations further in the same component: of the pair's array
+    /// variable, or in the original variable of a varying outside the pair (an
     /// input from a stage before it, an output to one after it), an attribute or
-    /// a fragment output, where each element is one location.
+    /// a fragment output, through its nest of arrays, matrices and structs
+    /// ([`Step::At`]).
     fn io_place(
         &mut self,
         slot: crate::ir::IoSlot,
@@ -424,27 +425,60 @@ impl<'a, 'p> Body<'a, 'p> {
         let Some(ind) = indirect else {
             return Ok(p);
         };
-        let k = match p.step {
-            Step::At(i) => p.path.get(i).copied(),
-            Step::No(_) => None,
+        let (at, off, levels) = match &p.step {
+            Step::At { at, off, levels } => (*at, *off, levels.clone()),
+            Step::No(what) => {
+                return Err(fail(format!(
+                    "dynamically indexed {slot}: {what} is not exported"
+                )))
+            }
         };
-        let Some(k) = k else {
-            let what = match p.step {
-                Step::No(what) => what,
-                Step::At(_) => "a path shorter than its array step",
-            };
+        if at + levels.len() > p.path.len() {
             return Err(fail(format!(
-                "dynamically indexed {slot}: {what} is not exported"
+                "dynamically indexed {slot}: a path shorter than its array levels"
             )));
-        };
-        let idx = self.val(ind.index)?;
-        p.dynamic = Some(if k == 0 {
-            idx
-        } else {
-            let u = self.g.uint(32);
-            let kk = self.g.u32(k);
-            self.op(Op::IAdd, u, vec![Operand::IdRef(idx), Operand::IdRef(kk)])
-        });
+        }
+        // The location past the array's start: `t`, then, level by level, the
+        // locations left inside the element, column or member reached so far.
+        let u = self.g.uint(32);
+        let mut t = self.val(ind.index)?;
+        if off != 0 {
+            let k = self.g.u32(off);
+            t = self.op(Op::IAdd, u, vec![Operand::IdRef(t), Operand::IdRef(k)]);
+        }
+        // Struct levels past the last array or matrix change no index.
+        let end = levels
+            .iter()
+            .rposition(|l| matches!(l, Level::Div(_)))
+            .map_or(0, |i| i + 1);
+        let mut dynamic = vec![];
+        for (n, level) in levels[..end].iter().enumerate() {
+            let last = n + 1 == end;
+            match *level {
+                Level::Div(1) => {
+                    dynamic.push((at + n, t));
+                    break;
+                }
+                Level::Div(per) => {
+                    let k = self.g.u32(per);
+                    let q = self.op(Op::UDiv, u, vec![Operand::IdRef(t), Operand::IdRef(k)]);
+                    dynamic.push((at + n, q));
+                    if !last {
+                        t = self.op(Op::UMod, u, vec![Operand::IdRef(t), Operand::IdRef(k)]);
+                    }
+                }
+                // The place's member: the importer's index into an array of
+                // structs is the element's multiple plus indices inside the
+                // member, which keep to it while they keep to their arrays.
+                Level::Member(o) => {
+                    if o != 0 {
+                        let k = self.g.u32(o);
+                        t = self.op(Op::ISub, u, vec![Operand::IdRef(t), Operand::IdRef(k)]);
+                    }
+                }
+            }
+        }
+        p.dynamic = dynamic;
         Ok(p)
     }
 

@@ -714,20 +714,45 @@ pub(crate) struct Place {
     /// For a 64-bit scalar, the 32-bit word (0 low, 1 high) the IR's component is:
     /// the importer reads a 64-bit attribute or output as two 32-bit components.
     pub word: Option<u32>,
-    /// The id of a dynamic index that replaces the constant of `path` at `step`.
-    pub dynamic: Option<u32>,
+    /// Ids of dynamic indices that replace constants of `path`, by position.
+    pub dynamic: Vec<(usize, u32)>,
     /// Where a dynamic slot index goes in `path`.
     pub step: Step,
 }
 
-/// Where a dynamic slot index (in vec4 slots) goes in a place's path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a dynamic slot index (in vec4 slots, as the importer counts it: each
+/// dynamic index of the access chain times its level's element size in
+/// locations, summed) goes in a place's path.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Step {
-    /// It adds to `path[i]`, the index into an array whose elements take one
-    /// location each, so one slot further is one element further.
-    At(usize),
+    /// Into the nest of arrays, matrices and structs from `path[at]`, the first
+    /// array or matrix the path steps through: `levels[n]` is the level
+    /// `path[at + n]` indexes, and the place's scalar is `off` locations past
+    /// the start of the array at `path[at]`. An access `index` slots further is
+    /// the scalar at location `off + index` of that array, same component; each
+    /// array or matrix level takes the quotient of the locations left by its
+    /// element size and keeps the remainder, a struct level keeps the place's
+    /// member and subtracts its offset.
+    At {
+        /// Path position of the first array or matrix.
+        at: usize,
+        /// The place's location past that array's start.
+        off: u32,
+        /// The levels from `path[at]` down to the first element of one
+        /// location (or the vector holding the scalar).
+        levels: Vec<Level>,
+    },
     /// Nowhere: what the place is, for the refusal to name.
     No(&'static str),
+}
+
+/// One level of a dynamically indexed nest ([`Step::At`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Level {
+    /// An array or a matrix whose elements (columns) take this many locations.
+    Div(u32),
+    /// The place's struct member, this many locations into its struct.
+    Member(u32),
 }
 
 /// Declared variables of one stage.
@@ -877,7 +902,7 @@ impl<'a> StageIo<'a> {
             path: vec![],
             scalar,
             word: None,
-            dynamic: None,
+            dynamic: vec![],
             step: Step::No("a varying of the pair outside its indexed arrays"),
         };
         self.user.insert(slot, p.clone());
@@ -978,7 +1003,7 @@ impl<'a> StageIo<'a> {
             path: vec![],
             scalar,
             word: None,
-            dynamic: None,
+            dynamic: vec![],
             step: Step::No("a transform feedback copy of a built-in"),
         };
         self.xfb_copies.insert(slot, p.clone());
@@ -1022,16 +1047,26 @@ impl<'a> StageIo<'a> {
                     path: vec![0],
                     scalar,
                     word: None,
-                    dynamic: None,
-                    step: Step::At(0),
+                    dynamic: vec![],
+                    step: Step::At {
+                        at: 0,
+                        off: 0,
+                        levels: vec![Level::Div(1)],
+                    },
                 };
                 self.user.insert(first, p.clone());
                 p
             }
         };
         let n = range_key(slot).map(|(_, n)| n).unwrap_or(start);
+        let k = u32::from(n.saturating_sub(start));
         let p = Place {
-            path: vec![(n - start) as u32],
+            path: vec![k],
+            step: Step::At {
+                at: 0,
+                off: k,
+                levels: vec![Level::Div(1)],
+            },
             ..first_place
         };
         self.user.insert(slot, p.clone());
@@ -1085,7 +1120,7 @@ impl<'a> StageIo<'a> {
             path,
             scalar,
             word: None,
-            dynamic: None,
+            dynamic: vec![],
             step: Step::No("a built-in"),
         })
     }
@@ -1186,7 +1221,7 @@ impl<'a> StageIo<'a> {
             path,
             scalar,
             word: None,
-            dynamic: None,
+            dynamic: vec![],
             step: Step::No("a system value"),
         }
     }
@@ -1267,9 +1302,16 @@ fn original_slots(
         let first = layout.first_loc.get(var).copied().unwrap_or(loc);
         let mut leaves = vec![];
         let comp = named_comp.unwrap_or(d.component.unwrap_or(0));
-        flatten(m, ty, first, comp, vec![], &mut leaves, 0)?;
-        for (l, c, path, scalar, word) in leaves {
-            let step = step_of(m, ty, &path)?;
+        flatten(m, ty, first, comp, vec![], &mut leaves, 0, &Nest::default())?;
+        for Leaf {
+            loc: l,
+            comp: c,
+            path,
+            scalar,
+            word,
+            step,
+        } in leaves
+        {
             let l = (i64::from(l) - i64::from(first) + i64::from(loc)).max(0) as u32;
             let slot = family
                 .offset(l)
@@ -1283,7 +1325,7 @@ fn original_slots(
                     path,
                     scalar,
                     word,
-                    dynamic: None,
+                    dynamic: vec![],
                     step,
                 },
             );
@@ -1292,48 +1334,76 @@ fn original_slots(
     Ok(out)
 }
 
-/// Where a dynamic slot index goes in `path` (constant indices into type `ty`):
-/// the first array the path steps through decides. Its index takes the dynamic
-/// index when each element is one location (a scalar, a vector of 32-bit or
-/// narrower components, a 64-bit scalar or two-component vector), as the
-/// importer numbers the slots; other arrays are named in the refusal.
-fn step_of(m: &Module, ty: u32, path: &[u32]) -> Result<Step, Error> {
-    let mut t = ty;
-    for (i, k) in path.iter().enumerate() {
-        t = match m.ty(t)? {
-            Ty::Array { elem, .. } => return element_step(m.ty(*elem)?, i, m),
-            Ty::Struct { members } => *members
-                .get(*k as usize)
-                .ok_or_else(|| fail(format!("member {k} of type %{t} is out of range")))?,
-            Ty::Matrix { col, .. } => *col,
-            Ty::Vector { elem, .. } => *elem,
-            _ => break,
-        };
+/// One scalar (or 32-bit word of a 64-bit scalar) of a kept variable.
+struct Leaf {
+    /// Location (the module's own numbering).
+    loc: u32,
+    /// Component.
+    comp: u32,
+    /// Constant indices to the scalar.
+    path: Vec<u32>,
+    /// Its declared type.
+    scalar: Scalar,
+    /// For a 64-bit scalar, which 32-bit word of it the component is.
+    word: Option<u32>,
+    /// Where a dynamic slot index goes.
+    step: Step,
+}
+
+/// The dynamically indexable nest a type walk is in: from the first array or
+/// matrix on the path ([`Step::At`]).
+#[derive(Clone, Debug, Default)]
+struct Nest {
+    /// Path position and location of the first array or matrix, once reached.
+    start: Option<(usize, u32)>,
+    /// The levels from it.
+    levels: Vec<Level>,
+    /// An element of one location was reached: what lies inside it is reached
+    /// by constant indices (one location further is the next element).
+    closed: bool,
+    /// Why a dynamic index cannot be placed, if it cannot.
+    refused: Option<&'static str>,
+}
+
+impl Nest {
+    /// Whether levels are still being added.
+    fn open(&self) -> bool {
+        self.start.is_some() && !self.closed && self.refused.is_none()
     }
-    Ok(Step::No("a variable that is no array"))
+
+    /// Enters an array or matrix at path position `at` and location `loc`
+    /// whose elements take `per` locations.
+    fn enter_array(&self, at: usize, loc: u32, per: u32) -> Nest {
+        let mut n = self.clone();
+        if n.start.is_none() {
+            n.start = Some((at, loc));
+        }
+        if n.open() && per == 0 {
+            n.refused = Some("an array of elements of no location");
+        } else if n.open() {
+            n.levels.push(Level::Div(per));
+            n.closed = per <= 1;
+        }
+        n
+    }
+
+    /// The step of a scalar at location `loc`.
+    fn step(&self, loc: u32) -> Step {
+        match (self.refused, self.start) {
+            (Some(why), _) => Step::No(why),
+            (None, None) => Step::No("a variable that is no array"),
+            (None, Some((at, start))) => Step::At {
+                at,
+                off: loc.saturating_sub(start),
+                levels: self.levels.clone(),
+            },
+        }
+    }
 }
 
-/// The step of an array with elements of type `elem` whose index is `path[i]`.
-fn element_step(elem: &Ty, i: usize, m: &Module) -> Result<Step, Error> {
-    Ok(match elem {
-        Ty::Float { .. } | Ty::Int { .. } => Step::At(i),
-        Ty::Vector { elem, n } => match m.ty(*elem)? {
-            Ty::Float { width: 64 } | Ty::Int { width: 64, .. } if *n > 2 => {
-                Step::No("an array of 64-bit vectors of two locations each")
-            }
-            _ => Step::At(i),
-        },
-        Ty::Matrix { .. } => Step::No("an array of matrices"),
-        Ty::Struct { .. } => Step::No("an array of structs"),
-        Ty::Array { .. } => Step::No("an array of arrays"),
-        _ => Step::No("an array of opaque elements"),
-    })
-}
-
-/// Location, component, path to the scalar, its declared type, and for a 64-bit
-/// scalar which 32-bit word of it the component is.
-type Leaf = (u32, u32, Vec<u32>, Scalar, Option<u32>);
-
+/// Appends the leaves of type `ty` at location `loc` and component `comp`,
+/// reached by `path`, inside `nest`; returns the locations the type takes.
+#[allow(clippy::too_many_arguments)]
 fn flatten(
     m: &Module,
     ty: u32,
@@ -1342,6 +1412,7 @@ fn flatten(
     path: Vec<u32>,
     out: &mut Vec<Leaf>,
     depth: u32,
+    nest: &Nest,
 ) -> Result<u32, Error> {
     if depth > 8 {
         return Err(fail(format!("type %{ty} nests too deeply")));
@@ -1361,9 +1432,24 @@ fn flatten(
     };
     let t = m.ty(ty)?.clone();
     if let Some(s) = scalar(&t) {
-        push_scalar(out, loc, comp, path, s);
+        push_scalar(out, loc, comp, path, s, nest);
         return Ok(1);
     }
+    // The locations one element takes: every element of an array (column of a
+    // matrix) takes as many as the first.
+    let per = |elem: u32| -> Result<u32, Error> {
+        let mut scratch = vec![];
+        flatten(
+            m,
+            elem,
+            loc,
+            comp,
+            vec![],
+            &mut scratch,
+            depth + 1,
+            &Nest::default(),
+        )
+    };
     match t {
         Ty::Vector { elem, n } => {
             let s = scalar(m.ty(elem)?).ok_or_else(|| fail("vector of a non-numeric type"))?;
@@ -1374,31 +1460,24 @@ fn flatten(
                 let mut p = path.clone();
                 p.push(i);
                 let w = comp + words * i;
-                push_scalar(out, loc + w / 4, w % 4, p, s);
+                push_scalar(out, loc + w / 4, w % 4, p, s, nest);
             }
             Ok((comp + words * n).div_ceil(4).max(1))
         }
-        Ty::Matrix { col, n } => {
-            let mut used = 0;
-            for i in 0..n {
-                let mut p = path.clone();
-                p.push(i);
-                used += flatten(m, col, loc + used, comp, p, out, depth + 1)?;
-            }
-            Ok(used)
-        }
-        Ty::Array { elem, len } => {
+        Ty::Matrix { col: elem, n: len } | Ty::Array { elem, len } => {
+            let inner = nest.enter_array(path.len(), loc, per(elem)?);
             let mut used = 0;
             for i in 0..len {
                 let mut p = path.clone();
                 p.push(i);
-                used += flatten(m, elem, loc + used, comp, p, out, depth + 1)?;
+                used += flatten(m, elem, loc + used, comp, p, out, depth + 1, &inner)?;
             }
             Ok(used)
         }
         Ty::Struct { members } => {
             // Members follow each other unless a member `Location` (absolute)
             // places one; the importer lays blocks out the same way.
+            let placed = (0..members.len() as u32).any(|i| m.member_deco(ty, i).location.is_some());
             let mut at = loc;
             for (i, mt) in members.iter().enumerate() {
                 if let Some(l) = m.member_deco(ty, i as u32).location {
@@ -1406,9 +1485,18 @@ fn flatten(
                 }
                 let mut p = path.clone();
                 p.push(i as u32);
-                at += flatten(m, *mt, at, 0, p, out, depth + 1)?;
+                let mut inner = nest.clone();
+                if inner.open() {
+                    if placed {
+                        // Absolute member locations cannot repeat per element.
+                        inner.refused = Some("an array of structs whose members have locations");
+                    } else {
+                        inner.levels.push(Level::Member(at.saturating_sub(loc)));
+                    }
+                }
+                at += flatten(m, *mt, at, 0, p, out, depth + 1, &inner)?;
             }
-            Ok(at - loc)
+            Ok(at.saturating_sub(loc))
         }
         _ => Err(fail(format!(
             "attribute or output type %{ty} is not exported"
@@ -1418,11 +1506,19 @@ fn flatten(
 
 /// One scalar's leaves: itself, or the two 32-bit words of a 64-bit scalar at
 /// components `comp` and `comp + 1`.
-fn push_scalar(out: &mut Vec<Leaf>, loc: u32, comp: u32, path: Vec<u32>, s: Scalar) {
+fn push_scalar(out: &mut Vec<Leaf>, loc: u32, comp: u32, path: Vec<u32>, s: Scalar, nest: &Nest) {
+    let leaf = |comp, path, word| Leaf {
+        loc,
+        comp,
+        path,
+        scalar: s,
+        word,
+        step: nest.step(loc),
+    };
     if s.bits == 64 {
-        out.push((loc, comp, path.clone(), s, Some(0)));
-        out.push((loc, comp + 1, path, s, Some(1)));
+        out.push(leaf(comp, path.clone(), Some(0)));
+        out.push(leaf(comp + 1, path, Some(1)));
     } else {
-        out.push((loc, comp, path, s, None));
+        out.push(leaf(comp, path, None));
     }
 }
