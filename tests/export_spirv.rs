@@ -1503,3 +1503,81 @@ void main() {
         &["v", "w"],
     );
 }
+
+/// An array of blocks outside the pair whose members carry `Location`s (GLSL
+/// forbids them on an arrayed block's members, SPIR-V tools accept them): a
+/// TES reading `patch in Blk { vec4 a; float b; } pb[2]` of its TCS at a dynamic
+/// element, the module's `Location` of `pb` replaced by member `Location`s (0
+/// and 1). The importer lays out every element's members one after the other
+/// and reads member `Location`s only on a variable's own block; the export does
+/// the same and indexes the element by slot index / 2. Before, the export
+/// refused the dynamic index ("an array of structs"), and its layout put both
+/// elements' members at the absolute locations 0 and 1.
+#[test]
+fn block_arrays_with_member_locations_outside_the_pair_index_like_plain_structs() {
+    use rspirv::binary::Assemble;
+    use rspirv::dr::Operand;
+    use rspirv::spirv::{Decoration, Op};
+    if !tools() {
+        return;
+    }
+    let tes = compile_plain(
+        "pb.tese",
+        "#version 450
+layout(triangles) in;
+layout(location=0) patch in Blk { vec4 a; float b; } pb[2];
+layout(location=0) out vec4 o;
+layout(location=1) flat out int n;
+void main() {
+  int k = int(gl_TessCoord.x * 2.0) & 1;
+  o = pb[k].a * pb[1 - k].b + vec4(pb[k].b);
+  n = k;
+  gl_Position = o;
+}
+",
+    );
+    let fs = compile_plain("pb.frag", TES_FS);
+    let mut m = rspirv::dr::load_bytes(&tes).expect("loads");
+    let named = |name: &str| {
+        m.debug_names
+            .iter()
+            .find_map(|i| match i.operands.as_slice() {
+                [Operand::IdRef(id), Operand::LiteralString(n)] if n == name => Some(*id),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("`{name}` is named"))
+    };
+    let (pb, blk) = (named("pb"), named("Blk"));
+    let before = m.annotations.len();
+    m.annotations.retain(|i| {
+        !matches!(
+            i.operands.as_slice(),
+            [Operand::IdRef(v), Operand::Decoration(Decoration::Location), ..] if *v == pb
+        )
+    });
+    assert_eq!(m.annotations.len(), before - 1, "`pb` had a Location");
+    for member in 0..2 {
+        m.annotations.push(rspirv::dr::Instruction::new(
+            Op::MemberDecorate,
+            None,
+            None,
+            vec![
+                Operand::IdRef(blk),
+                Operand::LiteralBit32(member),
+                Operand::Decoration(Decoration::Location),
+                Operand::LiteralBit32(member),
+            ],
+        ));
+    }
+    let tes = varysat::export::to_bytes(&m.assemble());
+    validate(&le_words(&tes), "the TES with member locations").unwrap_or_else(|e| panic!("{e}"));
+    let pipe = varysat::import::import_spirv(&tes, &fs, &ImportOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let outcome = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
+    for (what, x, _) in exports_import_back_equivalent(&pipe, &outcome, (&tes, &fs), "fs") {
+        assert!(
+            dynamic_chains_into(&x, "pb") >= 1,
+            "{what}: `pb` is indexed dynamically"
+        );
+    }
+}

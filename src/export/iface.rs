@@ -1476,23 +1476,23 @@ fn flatten(
         }
         Ty::Struct { members } => {
             // Members follow each other unless a member `Location` (absolute)
-            // places one; the importer lays blocks out the same way.
-            let placed = (0..members.len() as u32).any(|i| m.member_deco(ty, i).location.is_some());
+            // places one, which only the variable's own block can do: the
+            // importer lays blocks out the same way and reads no member
+            // `Location` below the top (GLSL allows none on the members of an
+            // arrayed block but for the vertex dimension), so each element of an
+            // array of blocks repeats the members' layout.
             let mut at = loc;
             for (i, mt) in members.iter().enumerate() {
-                if let Some(l) = m.member_deco(ty, i as u32).location {
-                    at = l;
+                if depth == 0 {
+                    if let Some(l) = m.member_deco(ty, i as u32).location {
+                        at = l;
+                    }
                 }
                 let mut p = path.clone();
                 p.push(i as u32);
                 let mut inner = nest.clone();
                 if inner.open() {
-                    if placed {
-                        // Absolute member locations cannot repeat per element.
-                        inner.refused = Some("an array of structs whose members have locations");
-                    } else {
-                        inner.levels.push(Level::Member(at.saturating_sub(loc)));
-                    }
+                    inner.levels.push(Level::Member(at.saturating_sub(loc)));
                 }
                 at += flatten(m, *mt, at, 0, p, out, depth + 1, &inner)?;
             }
