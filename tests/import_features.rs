@@ -1660,3 +1660,106 @@ void main() { color = vec4(blk.b, blk.a[0]); }
         "{err}"
     );
 }
+
+/// A GL atomic counter array (OpenGL SPIR-V's `AtomicCounter` storage class) is a
+/// run of words of a storage buffer of its own: counters of one binding share it
+/// at their offsets, apart from a storage block at the same binding number (GL
+/// binds counter buffers and storage buffers separately; glslang allows counter
+/// binding 0 only). A dynamically indexed
+/// increment `c[n][m]` addresses word `offset/4 + 3n + m`: with `n = 1, m = 2`
+/// bound it does exactly what `c[1][2]` does, with `n = 0` it does not.
+#[test]
+fn atomic_counter_arrays_are_words_of_a_counter_buffer() {
+    if !tools() {
+        return;
+    }
+    let vs = |index: &str| {
+        format!(
+            "#version 450
+layout(location=0) in vec4 pos;
+layout(binding=0, offset=8) uniform atomic_uint c[2][3];
+layout(binding=0, offset=0) uniform atomic_uint d;
+uniform int n;
+uniform int m;
+layout(location=0) flat out uint v;
+void main() {{
+  gl_Position = pos;
+  atomicCounterIncrement(c[{index}]);
+  v = atomicCounter(c[1][2]) + atomicCounter(d) + uint(n - m);
+}}
+"
+        )
+    };
+    let fs = "#version 450
+layout(binding=0, std430) buffer B { uint x; } b;
+layout(location=0) flat in uint v;
+layout(location=0) out vec4 color;
+void main() { color = vec4(float(v + atomicAdd(b.x, 1u))); }
+";
+    let dynamic = import("counters-dyn", &vs("n][m"), fs);
+    let fixed = import("counters-const", &vs("1][2"), fs);
+    // The counters' buffer and constant word addresses; the storage block's buffer.
+    let atomics = |s: &Shader| {
+        let mut consts = std::collections::BTreeMap::new();
+        s.for_each_inst(|i| {
+            if let (Some(r), InstKind::Const(k)) = (i.result, &i.kind) {
+                consts.insert(r, *k);
+            }
+        });
+        let mut out = vec![];
+        s.for_each_inst(|i| {
+            if let InstKind::Opaque { op, srcs } = &i.kind {
+                let addr = srcs.first().and_then(|a| consts.get(a).copied());
+                out.push((op.name.clone(), op.purity, op.resource, addr));
+            }
+        });
+        out
+    };
+    use varysat::ir::Resource;
+    let (vs_ops, fs_ops) = (atomics(&dynamic.producer), atomics(&dynamic.consumer));
+    let counter = Resource::Buffer(1);
+    let load = |w| ("atomicload".to_string(), Purity::Effect, Some(counter), Some(w));
+    // c[1][2] is word 8/4 + 5, d word 0.
+    assert!(vs_ops.contains(&load(7)), "{vs_ops:?}");
+    assert!(vs_ops.contains(&load(0)), "{vs_ops:?}");
+    let inc = ("atomiciincrement".to_string(), Purity::Effect, Some(counter), None);
+    assert!(vs_ops.contains(&inc), "{vs_ops:?}");
+    let ssbo = ("atomiciadd".to_string(), Purity::Effect, Some(Resource::Buffer(0)), Some(0));
+    assert_eq!(fs_ops, vec![ssbo]);
+    let inc_fixed = ("atomiciincrement".to_string(), Purity::Effect, Some(counter), Some(7));
+    assert!(atomics(&fixed.producer).contains(&inc_fixed));
+    // The default block: `m` is word 0, `n` word 1.
+    let with = |n: u32, m: u32| EquivConfig {
+        runs: 4,
+        run: varysat::interpreter::RunConfig {
+            known: varysat::ir::KnownUniforms::new()
+                .with_uniform(0, m)
+                .with_uniform(1, n),
+            ..Default::default()
+        },
+        ..EquivConfig::default()
+    };
+    check_equivalent(&dynamic, &fixed, &with(1, 2)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(check_equivalent(&dynamic, &fixed, &with(0, 2)).is_err());
+    let out = optimizes_equivalently(&dynamic);
+    let count = |s: &Shader, name: &str| opaque_ops(s).iter().filter(|o| o.0 == name).count();
+    assert_eq!(count(&out.producer, "atomiciincrement"), 1);
+    assert_eq!(count(&out.producer, "atomicload"), 2);
+    // Export regenerates the stages from the IR: it refuses the counters by name
+    // rather than write them as a storage buffer.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("varysat-import-features-counters-dyn");
+    let (_, (pm, cm)) = varysat::import::import_files_with_modules(
+        &dir.join("a.vert"),
+        &dir.join("a.frag"),
+        &ImportOptions::default(),
+    )
+    .expect("imports");
+    let err = varysat::export::pipeline_to_spirv(&out, &pm, &cm)
+        .expect_err("atomic counters are not exported")
+        .to_string();
+    assert!(
+        err.contains("atomic counter `c`, `d` (binding 0) is not exported"),
+        "{err}"
+    );
+}

@@ -163,6 +163,21 @@ fn buf_decl(m: &Module, var: u32, sized: bool) -> Result<BufDecl, Error> {
         .get(&var)
         .ok_or_else(|| fail(format!("%{var} is not a variable")))?;
     let d = m.deco(var);
+    if g.class == StorageClass::AtomicCounter {
+        // The IR carries each counter as a word of a storage buffer (numbered
+        // apart from the storage blocks), reached only by opaque atomics.
+        let mut names: Vec<String> = (m.vars.iter())
+            .filter(|(v, w)| w.class == g.class && m.deco(**v).binding == d.binding)
+            .map(|(v, _)| format!("`{}`", m.name(*v)))
+            .collect();
+        names.sort();
+        return Err(fail(format!(
+            "atomic counter {} (binding {}) is not exported: the IR holds counters as \
+             storage buffer words, and writing them back as AtomicCounter accesses is not done",
+            names.join(", "),
+            d.binding.unwrap_or(0)
+        )));
+    }
     let members = match m.types.get(&g.ty) {
         Some(Ty::Struct { members }) => members.len() as u32,
         _ => {

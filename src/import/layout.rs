@@ -403,6 +403,63 @@ pub(crate) fn buf_tree(
     })
 }
 
+/// Most counters one atomic counter variable is imported with (GL guarantees 8
+/// counters per stage; this only bounds hostile array lengths).
+const MAX_COUNTERS: u32 = 4096;
+
+/// The number of counters of an atomic counter type (`uint`, or arrays of it).
+fn counter_count(m: &Module, ty: u32, depth: u32) -> Result<u32, Error> {
+    match m.ty(ty)? {
+        Ty::Int { width: 32, .. } => Ok(1),
+        Ty::Array { elem, len } if depth < 8 => counter_count(m, *elem, depth + 1)?
+            .checked_mul(*len)
+            .filter(|n| *n <= MAX_COUNTERS)
+            .ok_or_else(|| {
+                m.err_plain(format!(
+                    "atomic counter array %{ty} has more than {MAX_COUNTERS} counters"
+                ))
+            }),
+        other => Err(m.err_plain(format!(
+            "type %{ty} ({other:?}) is not an atomic counter or an array of them"
+        ))),
+    }
+}
+
+/// The tree of a GL atomic counter variable of type `ty` (an `atomic_uint`, a
+/// `uint` in SPIR-V, or an array of arrays of them) whose first counter is at byte
+/// `off` (its `Offset`) of the counter buffer: each counter is one word, the
+/// elements of an array take consecutive offsets, row-major (GLSL 4.60, 4.4.6.1:
+/// an array of counters takes `4 × size` bytes), so an element's stride is 4 bytes
+/// times its counters and a dynamic index is a word offset.
+pub(crate) fn counter_tree(
+    m: &Module,
+    ty: u32,
+    off: u32,
+    mk: &dyn Fn(u32) -> Addr,
+) -> Result<Tree, Error> {
+    counter_count(m, ty, 0)?;
+    counter_node(m, ty, off, mk)
+}
+
+fn counter_node(m: &Module, ty: u32, off: u32, mk: &dyn Fn(u32) -> Addr) -> Result<Tree, Error> {
+    let Ty::Array { elem, len } = m.ty(ty)? else {
+        return Ok(Tree::Leaf(Leaf {
+            addr: mk(off),
+            bits: BitSize::B32,
+            dynamic: None,
+        }));
+    };
+    let stride = counter_count(m, *elem, 0)?.saturating_mul(4);
+    let kids = (0..*len)
+        .map(|i| counter_node(m, *elem, at(m, ty, off, i, stride)?, mk))
+        .collect::<Result<_, Error>>()?;
+    Ok(Tree::Node {
+        kids,
+        stride: Some(stride),
+        runtime: false,
+    })
+}
+
 /// Bytes one scalar of a buffer member takes: 8 for 64-bit types, 2 for 16-bit
 /// ones, else 4.
 fn scalar_size(m: &Module, ty: u32) -> u32 {

@@ -57,6 +57,9 @@ enum Key {
     Name(String),
     /// Element `i` (row-major) of an array of blocks identified by the key.
     Element(Box<Key>, u32),
+    /// The GL atomic counter buffer at this binding (a binding namespace of its
+    /// own: `binding = 0` of a counter and of a storage block are two buffers).
+    Counter(u32),
 }
 
 /// Links the two modules; `by_name` matches varyings by name instead of location,
@@ -1008,6 +1011,12 @@ fn link_buffers(
             StorageClass::Uniform if block.buffer_block => Some((false, resource_key(m, id))),
             StorageClass::Uniform => Some((true, resource_key(m, id))),
             StorageClass::StorageBuffer => Some((false, resource_key(m, id))),
+            // OpenGL SPIR-V's atomic counters: each counter is a word of the
+            // counter buffer bound at the variable's binding (every variable of
+            // one binding shares it, at its own `Offset`), a storage buffer to the IR.
+            StorageClass::AtomicCounter => {
+                Some((false, Key::Counter(m.deco(id).binding.unwrap_or(0))))
+            }
             _ => None,
         }
     };

@@ -599,6 +599,13 @@ impl<'a> Translator<'a> {
                 0,
             );
         }
+        if let (Some(b), StorageClass::AtomicCounter) = (self.layout.ssbo.get(&var), g.class) {
+            let off = self.m.deco(var).offset.unwrap_or(0);
+            return super::layout::counter_tree(self.m, g.ty, off, &|o| Addr::Ssbo {
+                buffer: *b,
+                offset: o,
+            });
+        }
         if let Some(b) = self.layout.ssbo.get(&var) {
             return buf_tree(
                 self.m,
