@@ -1763,3 +1763,74 @@ void main() { color = vec4(float(v + atomicAdd(b.x, 1u))); }
         "{err}"
     );
 }
+
+/// `imageAtomicExchange` (`OpImageTexelPointer`, then `OpAtomicExchange` on the
+/// texel) is one effect on the image: its operands are the coordinate, the sample
+/// and the atomic's scope, semantics and value. The interpreter's stand-in meaning
+/// is deterministic and depends on every operand, so exchanging another value is
+/// observably different; the optimizer keeps it in its stage. Export refuses it by
+/// name (it does not rebuild texel pointers) instead of writing an atomic on a
+/// loaded image, which is invalid SPIR-V.
+#[test]
+fn image_atomic_exchange_is_an_effect_on_the_texel() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=1) in vec2 uv;
+layout(location=0) out float v;
+void main() { gl_Position = pos; v = uv.x * 2.0 + uv.y; }
+";
+    let fs = |value: &str| {
+        format!(
+            "#version 450
+layout(binding=0, r32f) uniform image2D img;
+layout(location=0) in float v;
+layout(location=0) out vec4 color;
+void main() {{
+  color = vec4(imageAtomicExchange(img, ivec2(gl_FragCoord.xy), {value}));
+}}
+"
+        )
+    };
+    let p = import("image-xchg", vs, &fs("v"));
+    let mut found = vec![];
+    p.consumer.for_each_inst(|i| {
+        if let InstKind::Opaque { op, srcs } = &i.kind {
+            found.push((op.to_string(), srcs.len()));
+        }
+    });
+    // Coordinate (2), sample, scope, semantics, value.
+    let want = "imageatomicexchange effect op:229 f32 (args i32x2 u32 u32 u32 f32) (image 0)";
+    assert_eq!(found, vec![(want.to_string(), 6)]);
+    let cfg = EquivConfig {
+        runs: 4,
+        ..EquivConfig::default()
+    };
+    let other = import("image-xchg-other", vs, &fs("v + 1.0"));
+    assert!(check_equivalent(&p, &other, &cfg).is_err());
+    let run = varysat::interpreter::RunConfig::default();
+    let colours = fragment_colours_with(&p, &run);
+    assert!(!colours.is_empty());
+    assert_eq!(colours, fragment_colours_with(&p, &run));
+    let out = optimizes_equivalently(&p);
+    let count = |s: &Shader| {
+        let ops = opaque_ops(s);
+        ops.iter().filter(|o| o.0 == "imageatomicexchange").count()
+    };
+    assert_eq!((count(&out.producer), count(&out.consumer)), (0, 1));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("varysat-import-features-image-xchg");
+    let (_, (pm, cm)) = varysat::import::import_files_with_modules(
+        &dir.join("a.vert"),
+        &dir.join("a.frag"),
+        &ImportOptions::default(),
+    )
+    .expect("imports");
+    let refused = "image atomic `imageatomicexchange` is not exported";
+    let err = varysat::export::pipeline_to_spirv(&out, &pm, &cm).expect_err("refused");
+    assert!(err.to_string().contains(refused), "{err}");
+    let err = varysat::export::standalone_to_spirv(&out).expect_err("refused");
+    assert!(err.to_string().contains(refused), "{err}");
+}

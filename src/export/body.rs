@@ -1169,6 +1169,14 @@ impl<'a, 'p> Body<'a, 'p> {
     fn opaque_inst(&mut self, op: &OpaqueOp, ids: &[u32]) -> Result<u32, Error> {
         let mut operands = vec![];
         match op.resource {
+            // An image atomic works on a texel pointer (`OpImageTexelPointer`) of
+            // the image variable, not on a loaded handle: not rebuilt.
+            Some(Resource::Image(_)) if is_image_atomic(op) => {
+                return Err(fail(format!(
+                    "image atomic `{}` is not exported (its texel pointer is not rebuilt)",
+                    op.name
+                )))
+            }
             Some(Resource::Image(i)) => {
                 let tpl = self.template(i)?;
                 operands.push(Operand::IdRef(self.handle(&tpl.handle)?));
@@ -1341,4 +1349,12 @@ impl<'a, 'p> Body<'a, 'p> {
 fn result(i: &Inst) -> Result<Value, Error> {
     i.result
         .ok_or_else(|| fail(format!("`{}` without a result", i.kind.keyword())))
+}
+
+/// Whether `op` is an atomic on an image texel (its code a SPIR-V atomic).
+fn is_image_atomic(op: &OpaqueOp) -> bool {
+    match op.code {
+        OpaqueCode::Core(code) => Op::from_u32(code).is_some_and(crate::import::opaque::is_atomic),
+        _ => false,
+    }
 }

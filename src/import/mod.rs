@@ -30,7 +30,7 @@ mod legacy_texture;
 pub(crate) mod link;
 pub(crate) mod mem;
 pub(crate) mod module;
-mod opaque;
+pub(crate) mod opaque;
 pub(crate) mod relocate;
 mod spec;
 pub(crate) mod spirv;

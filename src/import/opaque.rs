@@ -14,7 +14,7 @@ use rspirv::dr::Operand;
 
 use super::context::Translator;
 use super::module::Ty;
-use super::val::Val;
+use super::val::{Texel, Val};
 use crate::ir::{InstKind, OpaqueCode, OpaqueOp, OpaqueTy, Purity, Resource, ScalarTy, Value};
 use crate::Error;
 
@@ -310,6 +310,9 @@ impl<'a> Translator<'a> {
             .filter(|i| any_id(inst, *i).is_some())
             .collect();
         if is_atomic(op) {
+            if let Val::Texel(t) = self.val(self.id(inst, 0)?)? {
+                return self.image_atomic(inst, purity, *t, &ids[1..]);
+            }
             let p = self.ptr_operand(inst, 0)?;
             let (buffer, addr) = self.ssbo_word(&p, inst)?;
             let extra = Extra {
@@ -343,6 +346,69 @@ impl<'a> Translator<'a> {
             return self.image_write(inst, purity, &ids[1..]);
         }
         self.opaque(inst, core_name(op), purity, code, &ids, Extra::none())
+    }
+
+    /// The texel an `OpImageTexelPointer` names (operands: a pointer to an image
+    /// variable, the coordinate, the sample). A dynamically indexed array of images
+    /// is refused: the atomic's result would have to be selected among guarded
+    /// atomics on every candidate.
+    pub(crate) fn texel_pointer(&mut self, inst: &'a Instruction) -> R<Val> {
+        let p = self.ptr_operand(inst, 0)?;
+        let Val::Image(handle) = self.load(&p, inst)? else {
+            return Err(self.err(inst, "texel pointer into something other than an image"));
+        };
+        let image = match handle.alts.as_slice() {
+            [(None, img)] => *img,
+            _ => {
+                return Err(self.err(
+                    inst,
+                    "an image atomic on a dynamically indexed array of images is not supported",
+                ))
+            }
+        };
+        let (coord, coord_ty) = self.typed_operand(inst, 1)?;
+        let (sample, sample_ty) = self.typed_operand(inst, 2)?;
+        Ok(Val::Texel(Box::new(Texel {
+            image,
+            coord,
+            coord_ty,
+            sample,
+            sample_ty,
+        })))
+    }
+
+    /// The scalar leaves of the value operand at `i` and its SPIR-V type.
+    fn typed_operand(&mut self, inst: &Instruction, i: usize) -> R<(Vec<Value>, OpaqueTy)> {
+        let id = self.id(inst, i)?;
+        let ty = self.opaque_ty(inst, self.type_of(inst, id)?)?;
+        let leaves = self
+            .val(id)?
+            .leaves()
+            .filter(|l| l.len() == ty.words())
+            .ok_or_else(|| self.err(inst, format!("operand %{id} is not a {ty} value")))?;
+        Ok((leaves, ty))
+    }
+
+    /// An atomic on an image texel (`imageAtomicExchange`, ...): an effect on the
+    /// image named `image` + the atomic's name, over the coordinate, the sample,
+    /// then the atomic's own operands (scope, semantics, values).
+    fn image_atomic(
+        &mut self,
+        inst: &'a Instruction,
+        purity: Purity,
+        t: Texel,
+        ids: &[usize],
+    ) -> R<Option<Val>> {
+        let op = inst.class.opcode;
+        let mut vals = t.coord;
+        vals.extend(t.sample);
+        let extra = Extra {
+            args: vec![t.coord_ty, t.sample_ty],
+            vals,
+            resource: Some(Resource::Image(t.image)),
+        };
+        let name = format!("image{}", core_name(op));
+        self.opaque(inst, name, purity, OpaqueCode::Core(op as u32), ids, extra)
     }
 
     /// An image store; through a dynamically indexed handle, one store a candidate

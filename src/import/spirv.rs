@@ -369,6 +369,7 @@ impl<'a> Translator<'a> {
                 let purity = super::opaque::core_purity(op).unwrap_or(crate::ir::Purity::Effect);
                 self.opaque_core(inst, purity)?
             }
+            Op::ImageTexelPointer => Some(self.texel_pointer(inst)?),
             Op::SampledImage | Op::Image => Some(self.val(self.id(inst, 0)?)?),
             op if is_image_op(op) => Some(self.image_op(inst)?),
             Op::IAddCarry | Op::ISubBorrow | Op::UMulExtended | Op::SMulExtended => {

@@ -2,7 +2,7 @@
 //! (vectors, matrices, structs and arrays scalarized), a pointer into a variable,
 //! or an opaque texture handle.
 
-use crate::ir::Value;
+use crate::ir::{OpaqueTy, Value};
 
 /// One index step of an access chain.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,6 +29,20 @@ pub(crate) enum Val {
     Ptr(Ptr),
     /// A texture/sampler handle (see [`Handle`]).
     Image(Handle),
+    /// A pointer to one texel of an image (`OpImageTexelPointer`), which only
+    /// image atomics use (see [`Texel`]).
+    Texel(Box<Texel>),
+}
+
+/// The texel an `OpImageTexelPointer` points to: its image (one sampler number)
+/// and the coordinate and sample operands, each with its SPIR-V type.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Texel {
+    pub image: u32,
+    pub coord: Vec<Value>,
+    pub coord_ty: OpaqueTy,
+    pub sample: Vec<Value>,
+    pub sample_ty: OpaqueTy,
 }
 
 /// A texture/sampler handle: the sampler binding numbers `tex` may use. A handle
@@ -53,7 +67,7 @@ impl Val {
                     true
                 }
                 Val::Composite(items) => items.iter().all(|i| walk(i, out)),
-                Val::Ptr(_) | Val::Image(_) => false,
+                Val::Ptr(_) | Val::Image(_) | Val::Texel(_) => false,
             }
         }
         walk(self, &mut out).then_some(out)
