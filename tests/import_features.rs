@@ -1718,15 +1718,37 @@ void main() { color = vec4(float(v + atomicAdd(b.x, 1u))); }
     use varysat::ir::Resource;
     let (vs_ops, fs_ops) = (atomics(&dynamic.producer), atomics(&dynamic.consumer));
     let counter = Resource::Buffer(1);
-    let load = |w| ("atomicload".to_string(), Purity::Effect, Some(counter), Some(w));
+    let load = |w| {
+        (
+            "atomicload".to_string(),
+            Purity::Effect,
+            Some(counter),
+            Some(w),
+        )
+    };
     // c[1][2] is word 8/4 + 5, d word 0.
     assert!(vs_ops.contains(&load(7)), "{vs_ops:?}");
     assert!(vs_ops.contains(&load(0)), "{vs_ops:?}");
-    let inc = ("atomiciincrement".to_string(), Purity::Effect, Some(counter), None);
+    let inc = (
+        "atomiciincrement".to_string(),
+        Purity::Effect,
+        Some(counter),
+        None,
+    );
     assert!(vs_ops.contains(&inc), "{vs_ops:?}");
-    let ssbo = ("atomiciadd".to_string(), Purity::Effect, Some(Resource::Buffer(0)), Some(0));
+    let ssbo = (
+        "atomiciadd".to_string(),
+        Purity::Effect,
+        Some(Resource::Buffer(0)),
+        Some(0),
+    );
     assert_eq!(fs_ops, vec![ssbo]);
-    let inc_fixed = ("atomiciincrement".to_string(), Purity::Effect, Some(counter), Some(7));
+    let inc_fixed = (
+        "atomiciincrement".to_string(),
+        Purity::Effect,
+        Some(counter),
+        Some(7),
+    );
     assert!(atomics(&fixed.producer).contains(&inc_fixed));
     // The default block: `m` is word 0, `n` word 1.
     let with = |n: u32, m: u32| EquivConfig {
