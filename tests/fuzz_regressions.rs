@@ -222,6 +222,19 @@ fn spirv_buffer_member_in_the_last_word_is_an_error() {
     assert!(err.to_string().contains("reaches past byte 2^32"), "{err}");
 }
 
+/// A float member at the unaligned offset 2^32 - 5 ends at byte 2^32 - 1, inside the
+/// buffer's last word, but rounding the buffer up to whole words overflowed
+/// (`attempt to multiply with overflow` in `link::link_buffers`, `import_spirv`
+/// target, 2026-11-28, 36 minutes into a one-hour run; reproduced here by moving a
+/// member of the previous finding's block). Sizes are now measured in whole words.
+#[test]
+fn spirv_buffer_member_in_the_last_unaligned_word_is_an_error() {
+    let err = import_fuzz_input(include_bytes!(
+        "fuzz_inputs/import_spirv_buffer_word_round_overflow.bin"
+    ));
+    assert!(err.to_string().contains("reaches past byte 2^32"), "{err}");
+}
+
 /// A TCS/TES read of input vertex 2^32 - 1 at a constant index overflowed the
 /// count of vertices it proves the patch has (`attempt to add with overflow` in
 /// `mem::load_io`, `import_spirv` target, seventh 2026-11-27 session, 2 minutes into

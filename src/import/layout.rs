@@ -504,7 +504,7 @@ fn shift(t: &Tree, by: u32, mk: &dyn Fn(u32) -> Addr) -> Tree {
     }
 }
 
-/// Size in bytes a buffer type covers (last byte read + 1).
+/// Size in bytes a buffer type covers: up to the end of the last word it reads.
 pub(crate) fn buf_size(m: &Module, ty: u32) -> Result<u32, Error> {
     let t = buf_tree(
         m,
@@ -517,12 +517,15 @@ pub(crate) fn buf_size(m: &Module, ty: u32) -> Result<u32, Error> {
         },
         0,
     )?;
-    // A member may start at any offset below 2^32; its word then ends past it.
+    // A member may start at any offset below 2^32, aligned or not; the buffer
+    // then covers whole words up to the end of the member's last word, which
+    // must itself lie below byte 2^32 (the UBO size is a word count times 4).
     let mut end = 0u32;
     for l in t.leaves() {
         if let Addr::Ubo { offset, .. } = l.addr {
             let last = offset
                 .checked_add(4)
+                .and_then(|e| e.checked_next_multiple_of(4))
                 .ok_or_else(|| m.err_plain(format!("buffer type %{ty} reaches past byte 2^32")))?;
             end = end.max(last);
         }
