@@ -463,6 +463,49 @@ void main() { color = vec4(v_hi, 0.0, 1.0); }
     }
 }
 
+/// Image atomics export as `OpImageTexelPointer` into the original image variable
+/// (through a constant index into an array of images too) and the atomic on that
+/// texel. Two identical atomics stay two: they are two side effects, which the
+/// export's per-block cache of opaque instructions once merged into one (the
+/// interpreter counts each effect's executions, so the re-import then differs; the
+/// instructions are counted as well).
+#[test]
+fn image_atomics_export_through_texel_pointers_into_the_original_images() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=1) in vec2 uv;
+layout(location=0) out float v;
+void main() { gl_Position = pos; v = uv.x * 2.0 + uv.y; }
+";
+    let fs = "#version 450
+layout(binding=0, r32ui) uniform uimage2D counts;
+layout(binding=1, r32f) uniform image2D planes[2];
+layout(location=0) in float v;
+layout(location=0) out vec4 color;
+void main() {
+    ivec2 p = ivec2(gl_FragCoord.xy);
+    uint a = imageAtomicAdd(counts, p, 1u);
+    uint b = imageAtomicAdd(counts, p, 1u);
+    float x = imageAtomicExchange(planes[1], p, v);
+    color = vec4(float(a), float(b), x, v);
+}
+";
+    let (pipe, (pm, cm), outcome) =
+        import_and_optimize("image-atomics", [("x.vert", vs), ("x.frag", fs)]);
+    for (what, _, y) in exports_import_back_equivalent(&pipe, &outcome, (&pm, &cm), "fs") {
+        let m = rspirv::dr::load_words(&y).expect("parses");
+        let count =
+            |op: rspirv::spirv::Op| m.all_inst_iter().filter(|i| i.class.opcode == op).count();
+        use rspirv::spirv::Op;
+        assert_eq!(count(Op::AtomicIAdd), 2, "{what}: both adds are kept");
+        assert_eq!(count(Op::AtomicExchange), 1, "{what}");
+        assert_eq!(count(Op::ImageTexelPointer), 3, "{what}");
+    }
+}
+
 /// An optimization that gains nothing at the varying interface (here the FS reads
 /// the one varying as written; only the VS's own arithmetic is cleaned up) gets the
 /// original modules back from `export::to_spirv`, word for word: regenerating the

@@ -14,8 +14,8 @@ use super::iface::{declared_loc, Level, Num, Place, Plan, Scalar, StageIo, Step}
 use super::loose::Emit;
 use super::resources::{BufKind, Handle, Resources, TplOperand};
 use crate::ir::{
-    Block, Indirect, Inst, InstKind, InterpLoc, OpaqueCode, OpaqueOp, OpaqueTy, Resource, ScalarTy,
-    Shader, Stmt, SystemValue, Value,
+    Block, Indirect, Inst, InstKind, InterpLoc, OpaqueCode, OpaqueOp, OpaqueTy, Purity, Resource,
+    ScalarTy, Shader, Stmt, SystemValue, Value,
 };
 use crate::Error;
 
@@ -44,7 +44,9 @@ pub(crate) struct Body<'a, 'p> {
     /// Image results of the current block, by sampler and coordinate ids.
     tex: BTreeMap<(u32, Vec<u32>), u32>,
     /// Opaque results of the current block, by description and operand ids.
-    opaque_cache: BTreeMap<String, u32>,
+    /// Opaque instructions of the current block by operation and operands, with the
+    /// result components already read from each (see `cached_opaque`).
+    opaque_cache: BTreeMap<String, (u32, u64)>,
 }
 
 /// The declared scalar of an opaque type's components.
@@ -1123,12 +1125,12 @@ impl<'a, 'p> Body<'a, 'p> {
             op.args,
             op.resource
         );
-        let whole = match self.opaque_cache.get(&key) {
-            Some(id) => *id,
+        let whole = match self.cached_opaque(op, &key) {
+            Some(id) => id,
             None => {
                 let id = self.opaque_inst(op, &ids)?;
-                if op.result.is_some() {
-                    self.opaque_cache.insert(key, id);
+                if let Some((_, comp)) = op.result {
+                    self.opaque_cache.insert(key, (id, component_bit(comp)));
                 }
                 id
             }
@@ -1166,16 +1168,29 @@ impl<'a, 'p> Body<'a, 'p> {
         Ok(Some(self.carried_value(v, s)))
     }
 
+    /// The instruction an earlier component of the same operation already built.
+    /// Components of one instruction share it. A side effect is its own instruction
+    /// each time it occurs: two identical atomics are two atomics, so an effect whose
+    /// component the cached instruction already gave out starts a new one (import
+    /// emits the components of one instruction together).
+    fn cached_opaque(&mut self, op: &OpaqueOp, key: &str) -> Option<u32> {
+        let (id, taken) = self.opaque_cache.get_mut(key)?;
+        let (_, comp) = op.result?;
+        let bit = component_bit(comp);
+        if op.purity == Purity::Effect && *taken & bit != 0 {
+            return None;
+        }
+        *taken |= bit;
+        Some(*id)
+    }
+
     fn opaque_inst(&mut self, op: &OpaqueOp, ids: &[u32]) -> Result<u32, Error> {
         let mut operands = vec![];
         match op.resource {
-            // An image atomic works on a texel pointer (`OpImageTexelPointer`) of
-            // the image variable, not on a loaded handle: not rebuilt.
-            Some(Resource::Image(_)) if is_image_atomic(op) => {
-                return Err(fail(format!(
-                    "image atomic `{}` is not exported (its texel pointer is not rebuilt)",
-                    op.name
-                )))
+            // An image atomic works on a texel pointer into the image variable,
+            // not on a loaded handle.
+            Some(Resource::Image(i)) if is_image_atomic(op) => {
+                return self.image_atomic(op, i, ids);
             }
             Some(Resource::Image(i)) => {
                 let tpl = self.template(i)?;
@@ -1189,15 +1204,8 @@ impl<'a, 'p> Body<'a, 'p> {
             }
             None => {}
         }
-        let mut next = 0;
-        for a in &op.args {
-            let n = a.words();
-            let part = ids
-                .get(next..next + n)
-                .ok_or_else(|| fail(format!("opaque `{}` has too few operands", op.name)))?;
-            operands.push(Operand::IdRef(self.opaque_value(*a, part)));
-            next += n;
-        }
+        let values = self.opaque_operands(op, ids)?;
+        operands.extend(values.into_iter().map(Operand::IdRef));
         let rty = match op.result {
             Some((t, _)) => self.opaque_ty(t),
             None => self.g.void(),
@@ -1247,6 +1255,87 @@ impl<'a, 'p> Body<'a, 'p> {
     }
 
     /// A value of an opaque operand type built from carried scalars.
+    /// The SPIR-V operands of an opaque operation: one value per operand type, built
+    /// from the IR operands it covers.
+    fn opaque_operands(&mut self, op: &OpaqueOp, ids: &[u32]) -> Result<Vec<u32>, Error> {
+        let mut out = Vec::with_capacity(op.args.len());
+        let mut next = 0;
+        for a in &op.args {
+            let n = a.words();
+            let part = ids
+                .get(next..next + n)
+                .ok_or_else(|| fail(format!("opaque `{}` has too few operands", op.name)))?;
+            out.push(self.opaque_value(*a, part));
+            next += n;
+        }
+        Ok(out)
+    }
+
+    /// An image atomic: `OpImageTexelPointer` into the image variable the original
+    /// module's texel pointers use (the IR's first two operand groups are its
+    /// coordinate and sample), then the atomic on that texel with the remaining
+    /// operands (scope, semantics, values).
+    fn image_atomic(&mut self, op: &OpaqueOp, image: u32, ids: &[u32]) -> Result<u32, Error> {
+        let base = self.res.texel_bases.get(&image).cloned().ok_or_else(|| {
+            fail(format!(
+                "image atomic `{}` on image {image}: the stage's original module has no \
+                 texel pointer into that image to rebuild it from",
+                op.name
+            ))
+        })?;
+        let OpaqueCode::Core(code) = op.code else {
+            return Err(fail(format!(
+                "image atomic `{}` is not a core instruction",
+                op.name
+            )));
+        };
+        let opc =
+            Op::from_u32(code).ok_or_else(|| fail(format!("unknown SPIR-V opcode {code}")))?;
+        let values = self.opaque_operands(op, ids)?;
+        let (Some(coord), Some(sample)) = (values.first(), values.get(1)) else {
+            return Err(fail(format!(
+                "image atomic `{}` has no coordinate and sample",
+                op.name
+            )));
+        };
+        let class = rspirv::spirv::StorageClass::UniformConstant;
+        let image_ptr = if base.elems.is_empty() {
+            base.var
+        } else {
+            let pt = self.g.ptr(class, base.image_ty);
+            let mut chain = vec![Operand::IdRef(base.var)];
+            for e in &base.elems {
+                chain.push(Operand::IdRef(self.g.u32(*e)));
+            }
+            self.op(Op::AccessChain, pt, chain)
+        };
+        // The texel's type: the atomic's result, or for a store the stored value's.
+        let texel_ty = match (op.result, op.args.last().copied()) {
+            (Some((t, _)), _) | (None, Some(t)) => self.opaque_ty(t),
+            (None, None) => return Err(fail(format!("image atomic `{}` has no value", op.name))),
+        };
+        let texel_ptr_ty = self.g.ptr(rspirv::spirv::StorageClass::Image, texel_ty);
+        let texel = self.op(
+            Op::ImageTexelPointer,
+            texel_ptr_ty,
+            vec![
+                Operand::IdRef(image_ptr),
+                Operand::IdRef(*coord),
+                Operand::IdRef(*sample),
+            ],
+        );
+        let mut operands = vec![Operand::IdRef(texel)];
+        operands.extend(values[2..].iter().map(|v| Operand::IdRef(*v)));
+        match op.result {
+            Some(_) => Ok(self.op(opc, texel_ty, operands)),
+            None => {
+                self.effect(opc, operands);
+                // No result: `opaque` reads no id of a result-less operation.
+                Ok(0)
+            }
+        }
+    }
+
     fn opaque_value(&mut self, t: OpaqueTy, ids: &[u32]) -> u32 {
         let s = opaque_scalar(t.scalar);
         let parts: Vec<u32> = if t.scalar.is_wide() {
@@ -1352,7 +1441,14 @@ fn result(i: &Inst) -> Result<Value, Error> {
 }
 
 /// Whether `op` is an atomic on an image texel (its code a SPIR-V atomic).
-fn is_image_atomic(op: &OpaqueOp) -> bool {
+/// A result component as a bit of `cached_opaque`'s mask (components past 63, which
+/// no SPIR-V type has, share the last bit).
+fn component_bit(comp: u8) -> u64 {
+    1 << comp.min(63)
+}
+
+/// Whether an opaque operation is an atomic on an image texel.
+pub(super) fn is_image_atomic(op: &OpaqueOp) -> bool {
     match op.code {
         OpaqueCode::Core(code) => Op::from_u32(code).is_some_and(crate::import::opaque::is_atomic),
         _ => false,

@@ -86,12 +86,27 @@ pub(crate) struct Template {
     pub operands: Vec<TplOperand>,
 }
 
+/// The image variable an `OpImageTexelPointer` of the original module points into
+/// (through constant array indices): what an image atomic's texel pointer is rebuilt
+/// from, since the atomic works on the variable, not on a loaded image.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TexelBase {
+    /// The image (or image array) variable.
+    pub var: u32,
+    /// Constant indices into arrays of images.
+    pub elems: Vec<u32>,
+    /// The image type the indexed pointer points to.
+    pub image_ty: u32,
+}
+
 /// Resource state of one stage under export.
 pub(crate) struct Resources {
     bufs: BTreeMap<(BufKind, u32), BufDecl>,
     views: BTreeMap<(BufKind, u32), View>,
     /// Sampler index → the template, or why there is none.
     pub templates: BTreeMap<u32, Result<Template, String>>,
+    /// Image index → the variable its image atomics' texel pointers point into.
+    pub texel_bases: BTreeMap<u32, TexelBase>,
     /// The UBO index holding the uniform words, if any (see `Sides::uniform_block`).
     pub uniform_block: Option<u32>,
     /// OpenGL default-block uniforms, where the pair has them.
@@ -130,6 +145,7 @@ impl Resources {
             bufs,
             views: BTreeMap::new(),
             templates: templates(m, layout),
+            texel_bases: texel_bases(m, layout),
             uniform_block: sides.uniform_block,
             loose: Loose::new(sides, m, layout)?,
         })
@@ -289,6 +305,62 @@ fn templates(m: &Module, layout: &StageLayout) -> BTreeMap<u32, Result<Template,
         }
     }
     out
+}
+
+/// The variable behind every `OpImageTexelPointer` of the module, by image index.
+fn texel_bases(m: &Module, layout: &StageLayout) -> BTreeMap<u32, TexelBase> {
+    let defs: BTreeMap<u32, &Instruction> = m
+        .raw
+        .all_inst_iter()
+        .filter_map(|i| i.result_id.map(|id| (id, i)))
+        .collect();
+    let mut out = BTreeMap::new();
+    for inst in m.raw.all_inst_iter() {
+        if inst.class.opcode != Op::ImageTexelPointer {
+            continue;
+        }
+        let Some(base) = id_at(inst, 0).and_then(|ptr| texel_base(m, &defs, ptr)) else {
+            continue;
+        };
+        let Some(var_index) = layout.sampler.get(&base.var) else {
+            continue;
+        };
+        out.entry(var_index + base.elems.iter().sum::<u32>())
+            .or_insert(base);
+    }
+    out
+}
+
+/// The variable and constant indices a pointer to an image is: the variable itself,
+/// or an access chain into an array of images.
+fn texel_base(m: &Module, defs: &BTreeMap<u32, &Instruction>, ptr: u32) -> Option<TexelBase> {
+    let image_ty = match m.types.get(&defs.get(&ptr)?.result_type?)? {
+        Ty::Pointer { pointee, .. } => *pointee,
+        _ => return None,
+    };
+    if m.vars.contains_key(&ptr) {
+        return Some(TexelBase {
+            var: ptr,
+            elems: vec![],
+            image_ty,
+        });
+    }
+    let chain = defs.get(&ptr)?;
+    if !matches!(
+        chain.class.opcode,
+        Op::AccessChain | Op::InBoundsAccessChain
+    ) {
+        return None;
+    }
+    let var = id_at(chain, 0)?;
+    let elems = (1..chain.operands.len())
+        .map(|i| id_at(chain, i).and_then(|c| const_u32(m, c)))
+        .collect::<Option<Vec<u32>>>()?;
+    m.vars.contains_key(&var).then_some(TexelBase {
+        var,
+        elems,
+        image_ty,
+    })
 }
 
 fn root_index(h: &Handle, layout: &StageLayout) -> Option<u32> {

@@ -78,6 +78,17 @@ fn stage_shapes(s: &Shader) -> Result<Shapes, Error> {
                 sampler, coords, ..
             } => (*sampler, coords.len()),
             InstKind::Opaque { op, .. } => match op.resource {
+                // The skeleton declares every image as a sampled image, which an
+                // atomic cannot address (it needs a storage image of a known format).
+                Some(Resource::Image(i)) if super::body::is_image_atomic(op) => {
+                    err.get_or_insert(fail(format!(
+                        "{}: image atomic `{}` on image {i} is not exported without the \
+                         original modules: the standalone export declares sampled images only",
+                        s.stage(),
+                        op.name
+                    )));
+                    return;
+                }
                 // An image query needs a handle of the image only: a 2D image,
                 // unless a texture read says otherwise.
                 Some(Resource::Image(i)) => {
