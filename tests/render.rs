@@ -246,6 +246,34 @@ fn sixteen_bit_ubo_members_render_identically() {
     assert!(greens.len() > 10, "v_p {greens:x?}");
 }
 
+/// Image atomics (`tests/fixtures/image_atomics.{vert,frag}`: two adds on a storage
+/// image, an exchange on an element of an array of storage images, each at the
+/// fragment's own texel) render alike as compiled, round trip and optimized: the
+/// export rebuilds each texel pointer into the original variable and keeps both
+/// identical-looking adds. The channels are the atomics' results: the second add
+/// returns the first's plus `k` (a lost add would return the same value), and the
+/// exchange returns the initial texels (several values, none zero).
+#[test]
+fn image_atomics_render_identically() {
+    let Some(gpu) = gpu() else { return };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let (a, b) = (
+        dir.join("image_atomics.vert"),
+        dir.join("image_atomics.frag"),
+    );
+    let want = check_pair(&gpu, &a, &b)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("exports");
+    let covered: Vec<&[u32]> = want[0].words.chunks(4).filter(|p| p[3] != 0).collect();
+    assert!(covered.len() > 100, "{} pixels covered", covered.len());
+    assert!(
+        covered.iter().all(|p| p[1] != p[0]),
+        "every second add sees the first"
+    );
+    let old: BTreeSet<u32> = covered.iter().map(|p| p[2]).collect();
+    assert!(old.len() > 10 && !old.contains(&0), "{old:x?}");
+}
+
 /// 64-bit varyings, which lavapipe draws (`tests/fixtures/f64_varying.{vert,frag}`:
 /// a `double` and a `dvec2` computed in the VS, flat, read in the FS as floats
 /// and as their 32-bit words): as compiled, round trip and optimized, every

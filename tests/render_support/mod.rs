@@ -403,6 +403,16 @@ impl Gpu {
     }
 }
 
+/// What an uploaded image is: dimensionality, edge length, texel format, and
+/// whether shaders write it (a storage image) or only sample it.
+struct ImageShape {
+    dim: rspirv::spirv::Dim,
+    arrayed: bool,
+    size: u32,
+    format: vk::Format,
+    storage: bool,
+}
+
 /// Everything one render creates, destroyed afterwards.
 #[derive(Default)]
 struct Resources {
@@ -455,6 +465,9 @@ struct Upload {
     staging: vk::Buffer,
     extent: vk::Extent3D,
     layers: u32,
+    /// Storage images end in the general layout, read and written by shaders;
+    /// textures in the read-only one.
+    storage: bool,
 }
 
 impl Gpu {
@@ -605,6 +618,18 @@ impl Gpu {
                     sampler: self.sampler(r)?,
                     ..Default::default()
                 }),
+                Desc::StorageImage {
+                    dim,
+                    arrayed,
+                    format,
+                } => {
+                    let view = self.storage_image(*dim, *arrayed, *format, seed + k, r, uploads)?;
+                    img_infos.push(vk::DescriptorImageInfo {
+                        sampler: vk::Sampler::null(),
+                        image_view: view,
+                        image_layout: vk::ImageLayout::GENERAL,
+                    });
+                }
                 Desc::CombinedImage { dim, arrayed } | Desc::SampledImage { dim, arrayed } => {
                     let view = self.texture(*dim, *arrayed, seed + k, r, uploads)?;
                     let sampler = if matches!(desc, Desc::CombinedImage { .. }) {
@@ -654,8 +679,63 @@ impl Gpu {
         r: &mut Resources,
         uploads: &mut Vec<Upload>,
     ) -> Result<vk::ImageView, String> {
+        let shape = ImageShape {
+            dim,
+            arrayed,
+            size: 8,
+            format: vk::Format::R8G8B8A8_UNORM,
+            storage: false,
+        };
+        self.uploaded_image(&shape, |n| pattern(seed * 77, n), r, uploads)
+    }
+
+    /// A storage image of one of the formats image atomics take (32-bit integer
+    /// or float texels), as large as the framebuffer so that a fragment can address
+    /// its own texel; float texels start in [1, 2) (no NaN to compare).
+    fn storage_image(
+        &self,
+        dim: rspirv::spirv::Dim,
+        arrayed: bool,
+        format: rspirv::spirv::ImageFormat,
+        seed: u32,
+        r: &mut Resources,
+        uploads: &mut Vec<Upload>,
+    ) -> Result<vk::ImageView, String> {
+        use rspirv::spirv::ImageFormat;
+        let (vk_format, float) = match format {
+            ImageFormat::R32ui => (vk::Format::R32_UINT, false),
+            ImageFormat::R32i => (vk::Format::R32_SINT, false),
+            ImageFormat::R32f => (vk::Format::R32_SFLOAT, true),
+            other => return Err(format!("unsupported storage image format {other:?}")),
+        };
+        let shape = ImageShape {
+            dim,
+            arrayed,
+            size: SIZE,
+            format: vk_format,
+            storage: true,
+        };
+        let texels = |n| {
+            let words = pattern(seed * 131, n);
+            match float {
+                true => words.iter().map(|w| 0x3f80_0000 | (w >> 9)).collect(),
+                false => words,
+            }
+        };
+        self.uploaded_image(&shape, texels, r, uploads)
+    }
+
+    /// An image of `shape` filled with `texels(count)` (one word per texel) by an
+    /// upload recorded before the draw, and its view.
+    fn uploaded_image(
+        &self,
+        shape: &ImageShape,
+        texels: impl Fn(usize) -> Vec<u32>,
+        r: &mut Resources,
+        uploads: &mut Vec<Upload>,
+    ) -> Result<vk::ImageView, String> {
         use rspirv::spirv::Dim;
-        let s = 8;
+        let (s, dim, arrayed) = (shape.size, shape.dim, shape.arrayed);
         let (ty, vty, extent, layers, flags) = match (dim, arrayed) {
             (Dim::Dim2D, false) => (
                 vk::ImageType::TYPE_2D,
@@ -707,27 +787,28 @@ impl Gpu {
                 ))
             }
         };
-        let format = vk::Format::R8G8B8A8_UNORM;
+        let format = shape.format;
+        let usage = match shape.storage {
+            true => vk::ImageUsageFlags::STORAGE,
+            false => vk::ImageUsageFlags::SAMPLED,
+        };
         let (img, _) = self.image(
             format,
-            vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,
+            usage | vk::ImageUsageFlags::TRANSFER_DST,
             extent,
             layers,
             ty,
             flags,
             r,
         )?;
-        let texels = (extent.width * extent.height * extent.depth * layers) as usize;
-        let staging = self.buffer(
-            vk::BufferUsageFlags::TRANSFER_SRC,
-            &pattern(seed * 77, texels),
-            r,
-        )?;
+        let count = (extent.width * extent.height * extent.depth * layers) as usize;
+        let staging = self.buffer(vk::BufferUsageFlags::TRANSFER_SRC, &texels(count), r)?;
         uploads.push(Upload {
             image: img,
             staging,
             extent,
             layers,
+            storage: shape.storage,
         });
         let vi = vk::ImageViewCreateInfo::default()
             .image(img)
@@ -756,6 +837,7 @@ fn desc_type(d: &Desc) -> vk::DescriptorType {
         Desc::Storage => vk::DescriptorType::STORAGE_BUFFER,
         Desc::CombinedImage { .. } => vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
         Desc::SampledImage { .. } => vk::DescriptorType::SAMPLED_IMAGE,
+        Desc::StorageImage { .. } => vk::DescriptorType::STORAGE_IMAGE,
         Desc::Sampler => vk::DescriptorType::SAMPLER,
     }
 }
@@ -1187,11 +1269,21 @@ impl Gpu {
             vk::ImageLayout::TRANSFER_DST_OPTIMAL,
             &[region],
         );
+        let (layout, access) = match u.storage {
+            true => (
+                vk::ImageLayout::GENERAL,
+                vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+            ),
+            false => (
+                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+                vk::AccessFlags::SHADER_READ,
+            ),
+        };
         let b2 = [barrier(
             vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-            vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            layout,
             vk::AccessFlags::TRANSFER_WRITE,
-            vk::AccessFlags::SHADER_READ,
+            access,
         )];
         d.cmd_pipeline_barrier(
             cb,

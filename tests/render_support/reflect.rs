@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use rspirv::dr::{self, Operand};
-use rspirv::spirv::{Decoration, Dim, Op, StorageClass};
+use rspirv::spirv::{Decoration, Dim, ImageFormat, Op, StorageClass};
 
 /// Numeric kind of an attribute or colour output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,10 +18,24 @@ pub enum Kind {
 /// A descriptor the pipeline layout must provide.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Desc {
-    Uniform { size: u32 },
+    Uniform {
+        size: u32,
+    },
     Storage,
-    CombinedImage { dim: Dim, arrayed: bool },
-    SampledImage { dim: Dim, arrayed: bool },
+    CombinedImage {
+        dim: Dim,
+        arrayed: bool,
+    },
+    SampledImage {
+        dim: Dim,
+        arrayed: bool,
+    },
+    /// A storage image (`Sampled` 2), which image loads, stores and atomics use.
+    StorageImage {
+        dim: Dim,
+        arrayed: bool,
+        format: ImageFormat,
+    },
     Sampler,
 }
 
@@ -283,6 +297,17 @@ fn image_desc(img: &dr::Instruction, combined: bool) -> Desc {
         _ => Dim::Dim2D,
     };
     let arrayed = lit(img.operands.get(3)) == 1;
+    if lit(img.operands.get(5)) == 2 {
+        let format = match img.operands.get(6) {
+            Some(Operand::ImageFormat(f)) => *f,
+            _ => ImageFormat::Unknown,
+        };
+        return Desc::StorageImage {
+            dim,
+            arrayed,
+            format,
+        };
+    }
     if combined {
         Desc::CombinedImage { dim, arrayed }
     } else {
