@@ -506,6 +506,50 @@ void main() {
     }
 }
 
+/// Storage buffer atomics export on the buffer's word view: a `uint` pointer to the
+/// word, the atomic in its `uint` form, and for signed atomics the values and the
+/// result bitcast. Scope and semantics stay constants (spirv-val checks it), two
+/// identical adds stay two, and the pair imports back equivalent.
+#[test]
+fn storage_buffer_atomics_export_on_the_word_view() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=0) flat out int k;
+void main() { gl_Position = pos; k = gl_VertexIndex * 3 - 4; }
+";
+    let fs = "#version 450
+layout(std430, binding=0) buffer Words { uint hits; int low; uint slots[8]; } b;
+layout(location=0) flat in int k;
+layout(location=0) out vec4 color;
+void main() {
+    uint h = atomicAdd(b.hits, 1u);
+    uint h2 = atomicAdd(b.hits, 1u);
+    int m = atomicMin(b.low, k);
+    uint s = atomicExchange(b.slots[k & 7], uint(k));
+    uint c = atomicCompSwap(b.slots[1], 5u, 6u);
+    color = vec4(float(h), float(h2), float(m), float(s + c));
+}
+";
+    let (pipe, (pm, cm), outcome) =
+        import_and_optimize("ssbo-atomics", [("x.vert", vs), ("x.frag", fs)]);
+    for (what, _, y) in exports_import_back_equivalent(&pipe, &outcome, (&pm, &cm), "fs") {
+        let m = rspirv::dr::load_words(&y).expect("parses");
+        use rspirv::spirv::Op;
+        let count = |op: Op| m.all_inst_iter().filter(|i| i.class.opcode == op).count();
+        assert_eq!(count(Op::AtomicIAdd), 2, "{what}: both adds are kept");
+        for op in [
+            Op::AtomicSMin,
+            Op::AtomicExchange,
+            Op::AtomicCompareExchange,
+        ] {
+            assert_eq!(count(op), 1, "{what}: {op:?}");
+        }
+    }
+}
+
 /// An optimization that gains nothing at the varying interface (here the FS reads
 /// the one varying as written; only the VS's own arithmetic is cleaned up) gets the
 /// original modules back from `export::to_spirv`, word for word: regenerating the

@@ -424,3 +424,50 @@ fn flat_read_and_phi_floats_are_declared_float() {
         ],
     );
 }
+
+/// A storage buffer atomic on a signed word (as a `.pair` may state it; the importer
+/// records imported ones as unsigned) exports on the buffer's `uint` word view: the
+/// value is bitcast to `uint`, `OpAtomicSMin` runs on the word, and its result is
+/// bitcast back to `int`; scope and semantics stay constants. An atomic whose
+/// operands do not fit its opcode is refused by name.
+#[test]
+fn signed_storage_buffer_atomics_export_on_unsigned_words() {
+    if !spirv_val() {
+        return;
+    }
+    let pair = |args: &str, srcs: &str| {
+        format!(
+            "(pair
+      (producer vs
+        (%a = load_input ATTR0.x)
+        (%k = load_input ATTR1.x)
+        (store_output POS.x %a)
+        (store_output VAR0.x %k))
+      (consumer fs
+        (%k = load_input VAR0.x)
+        (%addr = const 32 3)
+        (%scope = const 32 1)
+        (%sem = const 32 0)
+        (%m = opaque atomicsmin effect op:236 i32 (args {args}) (buffer 0) {srcs})
+        (store_output DATA0.x %m)))"
+        )
+    };
+    let text = pair("u32 u32 u32 i32", "%addr %scope %sem %k");
+    let pipe = varysat::text::parse(&text, None).expect("parses");
+    varysat::validate::validate(&pipe).expect("valid");
+    let (_, fs) = varysat::export::standalone_to_spirv(&pipe).expect("exports");
+    validate(&fs, "fs").unwrap_or_else(|e| panic!("{e}"));
+    let m = rspirv::dr::load_words(&fs).expect("parses");
+    use rspirv::spirv::Op;
+    let count = |op: Op| m.all_inst_iter().filter(|i| i.class.opcode == op).count();
+    assert_eq!(count(Op::AtomicSMin), 1);
+    assert!(count(Op::Bitcast) >= 2, "value and result bitcast");
+    let short = pair("u32 u32 i32", "%addr %scope %k");
+    let pipe = varysat::text::parse(&short, None).expect("parses");
+    let err = varysat::export::standalone_to_spirv(&pipe).expect_err("refused");
+    assert!(
+        err.to_string()
+            .contains("storage buffer atomic `atomicsmin` has 2 operands after its address where OpAtomicSMin takes 3"),
+        "{err}"
+    );
+}

@@ -274,6 +274,29 @@ fn image_atomics_render_identically() {
     assert!(old.len() > 10 && !old.contains(&0), "{old:x?}");
 }
 
+/// Storage buffer atomics (`tests/fixtures/ssbo_atomics.{vert,frag}`: two adds, a
+/// signed min and a compare-exchange on the fragment's own buffer words) render
+/// alike as compiled, round trip and optimized: the export runs each on the
+/// buffer's `uint` word view. The second add returns the first's result plus `k`,
+/// so a lost add would show.
+#[test]
+fn storage_buffer_atomics_render_identically() {
+    let Some(gpu) = gpu() else { return };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let (a, b) = (dir.join("ssbo_atomics.vert"), dir.join("ssbo_atomics.frag"));
+    let want = check_pair(&gpu, &a, &b)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("exports");
+    let covered: Vec<&[u32]> = want[0].words.chunks(4).filter(|p| p[3] != 0).collect();
+    assert!(covered.len() > 100, "{} pixels covered", covered.len());
+    assert!(
+        covered.iter().all(|p| p[1] != p[0]),
+        "every second add sees the first (k is never 0)"
+    );
+    let firsts: BTreeSet<u32> = covered.iter().map(|p| p[0]).collect();
+    assert!(firsts.len() > 10, "{firsts:x?}");
+}
+
 /// 64-bit varyings, which lavapipe draws (`tests/fixtures/f64_varying.{vert,frag}`:
 /// a `double` and a `dvec2` computed in the VS, flat, read in the FS as floats
 /// and as their 32-bit words): as compiled, round trip and optimized, every

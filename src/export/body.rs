@@ -908,9 +908,14 @@ impl<'a, 'p> Body<'a, 'p> {
     }
 
     fn ssbo_ptr(&mut self, buffer: u32, addr: Value) -> Result<u32, Error> {
+        let a = self.val(addr)?;
+        self.ssbo_ptr_id(buffer, a)
+    }
+
+    /// A pointer to word `a` (an id) of storage buffer `buffer`'s word view.
+    fn ssbo_ptr_id(&mut self, buffer: u32, a: u32) -> Result<u32, Error> {
         let view = self.res.view(self.g, BufKind::Ssbo, buffer)?;
         let zero = self.g.u32(0);
-        let a = self.val(addr)?;
         Ok(self.op(
             Op::AccessChain,
             view.word_ptr,
@@ -1196,6 +1201,9 @@ impl<'a, 'p> Body<'a, 'p> {
                 let tpl = self.template(i)?;
                 operands.push(Operand::IdRef(self.handle(&tpl.handle)?));
             }
+            Some(Resource::Buffer(b)) if is_atomic_code(op) => {
+                return self.buffer_atomic(op, b, ids);
+            }
             Some(Resource::Buffer(_)) => {
                 return Err(fail(format!(
                     "opaque `{}` on a storage buffer is not exported",
@@ -1269,6 +1277,74 @@ impl<'a, 'p> Body<'a, 'p> {
             next += n;
         }
         Ok(out)
+    }
+
+    /// An atomic on a storage buffer word: the IR's first operand is the word's
+    /// index in the buffer, which the export views as `uint[]`, so the atomic works
+    /// on a `uint` pointer. 32-bit signed atomics become their `uint` form with the
+    /// values and the result bitcast (the opcode, not the type, says whether min and
+    /// max compare signed); float and 64-bit atomics are refused by name.
+    fn buffer_atomic(&mut self, op: &OpaqueOp, buffer: u32, ids: &[u32]) -> Result<u32, Error> {
+        let opc = match op.code {
+            OpaqueCode::Core(code) => Op::from_u32(code),
+            _ => None,
+        }
+        .ok_or_else(|| fail(format!("storage buffer atomic `{}` has no opcode", op.name)))?;
+        let value_ty = op.result.map(|(t, _)| t).or(op.args.last().copied());
+        let signed = match value_ty.map(|t| t.scalar) {
+            Some(ScalarTy::U32) => false,
+            Some(ScalarTy::I32) => true,
+            _ => {
+                return Err(fail(format!(
+                    "storage buffer atomic `{}` on a {} word is not exported (the buffer is \
+                     viewed as 32-bit unsigned words)",
+                    op.name,
+                    value_ty.map_or("typeless".to_string(), |t| t.to_string())
+                )))
+            }
+        };
+        let values = self.opaque_operands(op, ids)?;
+        let Some((addr, rest)) = values.split_first() else {
+            return Err(fail(format!(
+                "storage buffer atomic `{}` has no address",
+                op.name
+            )));
+        };
+        let ptr = self.ssbo_ptr_id(buffer, *addr)?;
+        let u = self.g.uint(32);
+        // Scope and memory semantics come first and stay constants; the values after
+        // them take the word's type.
+        let (controls, values_taken) = atomic_operands(opc);
+        if rest.len() != controls + values_taken {
+            return Err(fail(format!(
+                "storage buffer atomic `{}` has {} operands after its address where \
+                 Op{opc:?} takes {}",
+                op.name,
+                rest.len(),
+                controls + values_taken
+            )));
+        }
+        let mut operands = vec![Operand::IdRef(ptr)];
+        for (k, v) in rest.iter().enumerate() {
+            let v = match signed && k >= controls {
+                true => self.op(Op::Bitcast, u, vec![Operand::IdRef(*v)]),
+                false => *v,
+            };
+            operands.push(Operand::IdRef(v));
+        }
+        let Some((rt, _)) = op.result else {
+            self.effect(opc, operands);
+            // No result: `opaque` reads no id of a result-less operation.
+            return Ok(0);
+        };
+        let word = self.op(opc, u, operands);
+        Ok(match signed {
+            true => {
+                let ty = self.opaque_ty(rt);
+                self.op(Op::Bitcast, ty, vec![Operand::IdRef(word)])
+            }
+            false => word,
+        })
     }
 
     /// An image atomic: `OpImageTexelPointer` into the image variable the original
@@ -1449,6 +1525,20 @@ fn component_bit(comp: u8) -> u64 {
 
 /// Whether an opaque operation is an atomic on an image texel.
 pub(super) fn is_image_atomic(op: &OpaqueOp) -> bool {
+    matches!(op.resource, Some(Resource::Image(_))) && is_atomic_code(op)
+}
+
+/// An atomic's operands after its pointer: (scope and memory semantics, values).
+fn atomic_operands(op: Op) -> (usize, usize) {
+    match op {
+        Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => (3, 2),
+        Op::AtomicLoad | Op::AtomicIIncrement | Op::AtomicIDecrement => (2, 0),
+        _ => (2, 1),
+    }
+}
+
+/// Whether an opaque operation's instruction is an atomic.
+fn is_atomic_code(op: &OpaqueOp) -> bool {
     match op.code {
         OpaqueCode::Core(code) => Op::from_u32(code).is_some_and(crate::import::opaque::is_atomic),
         _ => false,

@@ -37,6 +37,17 @@ impl Extra {
     }
 }
 
+/// A 32-bit signed integer type as its unsigned twin; other types unchanged.
+fn unsigned_word(t: OpaqueTy) -> OpaqueTy {
+    match t.scalar {
+        ScalarTy::I32 => OpaqueTy {
+            scalar: ScalarTy::U32,
+            ..t
+        },
+        _ => t,
+    }
+}
+
 /// The purity of a core instruction varysat imports opaquely, if it is one.
 pub(crate) fn core_purity(op: Op) -> Option<Purity> {
     use Op::*;
@@ -268,6 +279,15 @@ impl<'a> Translator<'a> {
             args.push(ty);
             srcs.extend(leaves);
         }
+        // A storage buffer atomic works on a word whatever its signedness (the opcode
+        // says how min and max compare), and the SPIR-V export views buffers as
+        // unsigned words: recording signed words as unsigned keeps export and
+        // re-import the same operation.
+        let on_words = matches!(extra.resource, Some(Resource::Buffer(_)))
+            && matches!(code, OpaqueCode::Core(c) if Op::from_u32(c).is_some_and(is_atomic));
+        if on_words {
+            args = args.into_iter().map(unsigned_word).collect();
+        }
         let rt = inst
             .result_type
             .filter(|t| !matches!(self.m.ty(*t), Ok(Ty::Void)));
@@ -287,7 +307,10 @@ impl<'a> Translator<'a> {
             });
             return Ok(None);
         };
-        let ty = self.opaque_ty(inst, rt)?;
+        let mut ty = self.opaque_ty(inst, rt)?;
+        if on_words {
+            ty = unsigned_word(ty);
+        }
         let mut out = vec![];
         for comp in 0..ty.words() {
             let mut one = op.clone();
