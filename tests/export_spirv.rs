@@ -506,6 +506,47 @@ void main() {
     }
 }
 
+/// An image atomic through a dynamic index into an array of images imports as one
+/// atomic per element, each under the condition that the index selects it, the
+/// result merged by phis; export writes each on its element's texel pointer. Both
+/// the imported pair and its export behave as the original: the interpreter's
+/// effect records name the image each atomic ran on.
+#[test]
+fn image_atomics_through_a_dynamic_index_select_among_guarded_atomics() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=0) flat out int k;
+void main() { gl_Position = pos; k = gl_VertexIndex % 3; }
+";
+    let fs = "#version 450
+layout(binding=0, r32ui) uniform uimage2D imgs[3];
+layout(location=0) flat in int k;
+layout(location=0) out vec4 color;
+void main() {
+    uint a = imageAtomicAdd(imgs[k], ivec2(gl_FragCoord.xy), 1u);
+    color = vec4(float(a), 0.0, 0.0, 1.0);
+}
+";
+    let (pipe, (pm, cm), outcome) =
+        import_and_optimize("image-atomics-dyn", [("x.vert", vs), ("x.frag", fs)]);
+    let mut atomics = 0;
+    pipe.consumer.for_each_inst(|i| {
+        if let varysat::ir::InstKind::Opaque { op, .. } = &i.kind {
+            atomics += usize::from(op.name == "imageatomiciadd");
+        }
+    });
+    assert_eq!(atomics, 3, "one guarded atomic per image");
+    for (what, _, y) in exports_import_back_equivalent(&pipe, &outcome, (&pm, &cm), "fs") {
+        let m = rspirv::dr::load_words(&y).expect("parses");
+        use rspirv::spirv::Op;
+        let count = |op: Op| m.all_inst_iter().filter(|i| i.class.opcode == op).count();
+        assert_eq!(count(Op::AtomicIAdd), 3, "{what}");
+    }
+}
+
 /// Storage buffer atomics export on the buffer's word view: a `uint` pointer to the
 /// word, the atomic in its `uint` form, and for signed atomics the values and the
 /// result bitcast. Scope and semantics stay constants (spirv-val checks it), two

@@ -247,12 +247,14 @@ fn sixteen_bit_ubo_members_render_identically() {
 }
 
 /// Image atomics (`tests/fixtures/image_atomics.{vert,frag}`: two adds on a storage
-/// image, an exchange on an element of an array of storage images, each at the
-/// fragment's own texel) render alike as compiled, round trip and optimized: the
-/// export rebuilds each texel pointer into the original variable and keeps both
-/// identical-looking adds. The channels are the atomics' results: the second add
-/// returns the first's plus `k` (a lost add would return the same value), and the
-/// exchange returns the initial texels (several values, none zero).
+/// image, exchanges on an element of an array of storage images at a constant and
+/// at a dynamic index, each at the fragment's own texel) render alike as compiled,
+/// round trip and optimized: the export rebuilds each texel pointer into the
+/// original variable, keeps both identical-looking adds, and selects the dynamic
+/// exchange among guarded ones. The channels are the atomics' results: the second
+/// add returns the first's plus `k` (a lost add would return the same value), the
+/// exchanges return the initial texels (several values, none zero) or, where the
+/// dynamic index chose the image the first exchange wrote, its value.
 #[test]
 fn image_atomics_render_identically() {
     let Some(gpu) = gpu() else { return };
@@ -272,6 +274,9 @@ fn image_atomics_render_identically() {
     );
     let old: BTreeSet<u32> = covered.iter().map(|p| p[2]).collect();
     assert!(old.len() > 10 && !old.contains(&0), "{old:x?}");
+    let selected: Vec<&[u32]> = want[1].words.chunks(4).filter(|p| p[3] != 0).collect();
+    let images: BTreeSet<u32> = selected.iter().map(|p| p[1]).collect();
+    assert_eq!(images.len(), 2, "both images selected somewhere");
 }
 
 /// Storage buffer atomics (`tests/fixtures/ssbo_atomics.{vert,frag}`: two adds, a

@@ -319,48 +319,62 @@ fn texel_bases(m: &Module, layout: &StageLayout) -> BTreeMap<u32, TexelBase> {
         if inst.class.opcode != Op::ImageTexelPointer {
             continue;
         }
-        let Some(base) = id_at(inst, 0).and_then(|ptr| texel_base(m, &defs, ptr)) else {
+        let Some(ptr) = id_at(inst, 0) else {
             continue;
         };
-        let Some(var_index) = layout.sampler.get(&base.var) else {
-            continue;
-        };
-        out.entry(var_index + base.elems.iter().sum::<u32>())
-            .or_insert(base);
+        for base in texel_bases_of(m, &defs, ptr) {
+            let Some(var_index) = layout.sampler.get(&base.var) else {
+                continue;
+            };
+            out.entry(var_index + base.elems.iter().sum::<u32>())
+                .or_insert(base);
+        }
     }
     out
 }
 
 /// The variable and constant indices a pointer to an image is: the variable itself,
-/// or an access chain into an array of images.
-fn texel_base(m: &Module, defs: &BTreeMap<u32, &Instruction>, ptr: u32) -> Option<TexelBase> {
-    let image_ty = match m.types.get(&defs.get(&ptr)?.result_type?)? {
-        Ty::Pointer { pointee, .. } => *pointee,
-        _ => return None,
+/// or an access chain into an array of images; through one dynamic index into an
+/// array, every element (the importer made one atomic per candidate image).
+fn texel_bases_of(m: &Module, defs: &BTreeMap<u32, &Instruction>, ptr: u32) -> Vec<TexelBase> {
+    let Some(image_ty) =
+        defs.get(&ptr)
+            .and_then(|d| d.result_type)
+            .and_then(|t| match m.types.get(&t) {
+                Some(Ty::Pointer { pointee, .. }) => Some(*pointee),
+                _ => None,
+            })
+    else {
+        return vec![];
     };
-    if m.vars.contains_key(&ptr) {
-        return Some(TexelBase {
-            var: ptr,
-            elems: vec![],
-            image_ty,
-        });
-    }
-    let chain = defs.get(&ptr)?;
-    if !matches!(
-        chain.class.opcode,
-        Op::AccessChain | Op::InBoundsAccessChain
-    ) {
-        return None;
-    }
-    let var = id_at(chain, 0)?;
-    let elems = (1..chain.operands.len())
-        .map(|i| id_at(chain, i).and_then(|c| const_u32(m, c)))
-        .collect::<Option<Vec<u32>>>()?;
-    m.vars.contains_key(&var).then_some(TexelBase {
+    let base = |var, elems| TexelBase {
         var,
         elems,
         image_ty,
-    })
+    };
+    if m.vars.contains_key(&ptr) {
+        return vec![base(ptr, vec![])];
+    }
+    let Some(chain) = defs
+        .get(&ptr)
+        .filter(|c| matches!(c.class.opcode, Op::AccessChain | Op::InBoundsAccessChain))
+    else {
+        return vec![];
+    };
+    let Some(var) = id_at(chain, 0).filter(|v| m.vars.contains_key(v)) else {
+        return vec![];
+    };
+    let indices: Vec<Option<u32>> = (1..chain.operands.len())
+        .map(|i| id_at(chain, i).and_then(|c| const_u32(m, c)))
+        .collect();
+    if let Some(elems) = indices.iter().copied().collect::<Option<Vec<u32>>>() {
+        return vec![base(var, elems)];
+    }
+    let len = match m.vars.get(&var).and_then(|g| m.types.get(&g.ty)) {
+        Some(Ty::Array { len, .. }) if indices.len() == 1 => *len,
+        _ => return vec![],
+    };
+    (0..len).map(|k| base(var, vec![k])).collect()
 }
 
 fn root_index(h: &Handle, layout: &StageLayout) -> Option<u32> {

@@ -15,7 +15,7 @@ use rspirv::dr::Operand;
 use super::context::Translator;
 use super::module::Ty;
 use super::val::{Texel, Val};
-use crate::ir::{InstKind, OpaqueCode, OpaqueOp, OpaqueTy, Purity, Resource, ScalarTy, Value};
+use crate::ir::{InstKind, OpaqueCode, OpaqueOp, OpaqueTy, Phi, Purity, Resource, ScalarTy, Value};
 use crate::Error;
 
 type R<T> = Result<T, Error>;
@@ -372,27 +372,18 @@ impl<'a> Translator<'a> {
     }
 
     /// The texel an `OpImageTexelPointer` names (operands: a pointer to an image
-    /// variable, the coordinate, the sample). A dynamically indexed array of images
-    /// is refused: the atomic's result would have to be selected among guarded
-    /// atomics on every candidate.
+    /// variable, the coordinate, the sample). Through a dynamic index into an array
+    /// of images it names one candidate texel per element (loading the handle
+    /// bounds their number); the atomic then runs on the selected one.
     pub(crate) fn texel_pointer(&mut self, inst: &'a Instruction) -> R<Val> {
         let p = self.ptr_operand(inst, 0)?;
         let Val::Image(handle) = self.load(&p, inst)? else {
             return Err(self.err(inst, "texel pointer into something other than an image"));
         };
-        let image = match handle.alts.as_slice() {
-            [(None, img)] => *img,
-            _ => {
-                return Err(self.err(
-                    inst,
-                    "an image atomic on a dynamically indexed array of images is not supported",
-                ))
-            }
-        };
         let (coord, coord_ty) = self.typed_operand(inst, 1)?;
         let (sample, sample_ty) = self.typed_operand(inst, 2)?;
         Ok(Val::Texel(Box::new(Texel {
-            image,
+            images: handle.alts,
             coord,
             coord_ty,
             sample,
@@ -415,6 +406,10 @@ impl<'a> Translator<'a> {
     /// An atomic on an image texel (`imageAtomicExchange`, ...): an effect on the
     /// image named `image` + the atomic's name, over the coordinate, the sample,
     /// then the atomic's own operands (scope, semantics, values).
+    /// Through a dynamic index into an array of images, one atomic per candidate
+    /// image, each under the condition that the index selects it; the result is the
+    /// selected atomic's (undefined for an index past the array, where none runs:
+    /// GLSL leaves that undefined).
     fn image_atomic(
         &mut self,
         inst: &'a Instruction,
@@ -425,13 +420,69 @@ impl<'a> Translator<'a> {
         let op = inst.class.opcode;
         let mut vals = t.coord;
         vals.extend(t.sample);
-        let extra = Extra {
-            args: vec![t.coord_ty, t.sample_ty],
-            vals,
-            resource: Some(Resource::Image(t.image)),
-        };
+        let args = vec![t.coord_ty, t.sample_ty];
         let name = format!("image{}", core_name(op));
-        self.opaque(inst, name, purity, OpaqueCode::Core(op as u32), ids, extra)
+        let atomic = |this: &mut Self, image: u32| {
+            let extra = Extra {
+                args: args.clone(),
+                vals: vals.clone(),
+                resource: Some(Resource::Image(image)),
+            };
+            let code = OpaqueCode::Core(op as u32);
+            this.opaque(inst, name.clone(), purity, code, ids, extra)
+        };
+        if let [(None, image)] = t.images.as_slice() {
+            return atomic(self, *image);
+        }
+        // The selected result so far, leaf by leaf (`None`: no result).
+        let mut selected: Option<Vec<Value>> = None;
+        for (cond, image) in t.images {
+            let Some(cond) = cond else {
+                return Err(self.err(inst, "an unconditional image among dynamic candidates"));
+            };
+            self.e.open();
+            let r = atomic(self, image);
+            let then_body = self.e.close();
+            let leaves =
+                match r? {
+                    Some(v) => Some(v.leaves().ok_or_else(|| {
+                        self.err(inst, "image atomic result is not a plain value")
+                    })?),
+                    None => None,
+                };
+            let mut phis = vec![];
+            if let Some(now) = leaves {
+                let before = match selected.take() {
+                    Some(b) => b,
+                    None => now.iter().map(|v| self.e.undef(self.e.bits(*v))).collect(),
+                };
+                let mut merged = vec![];
+                for (then_val, else_val) in now.into_iter().zip(before) {
+                    let dst = self.e.phi_value(self.e.bits(then_val));
+                    phis.push(Phi {
+                        dst,
+                        then_val,
+                        else_val,
+                    });
+                    merged.push(dst);
+                }
+                selected = Some(merged);
+            }
+            self.e.push_stmt(crate::ir::Stmt::If {
+                cond,
+                then_body,
+                else_body: vec![],
+                phis,
+                loc: None,
+            });
+        }
+        let Some(leaves) = selected else {
+            return Ok(None);
+        };
+        let rt = inst
+            .result_type
+            .ok_or_else(|| self.err(inst, "image atomic result without a type"))?;
+        Ok(Some(self.shape(rt)?.val(&mut leaves.into_iter())))
     }
 
     /// An image store; through a dynamically indexed handle, one store a candidate

@@ -34,11 +34,13 @@ pub(crate) enum Val {
     Texel(Box<Texel>),
 }
 
-/// The texel an `OpImageTexelPointer` points to: its image (one sampler number)
-/// and the coordinate and sample operands, each with its SPIR-V type.
+/// The texel an `OpImageTexelPointer` points to: its image (one sampler number, or
+/// through a dynamic index into an array of images one per element, each with the
+/// condition that the index selects it, as in [`Handle`]) and the coordinate and
+/// sample operands, each with its SPIR-V type.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Texel {
-    pub image: u32,
+    pub images: Vec<(Option<Value>, u32)>,
     pub coord: Vec<Value>,
     pub coord_ty: OpaqueTy,
     pub sample: Vec<Value>,
