@@ -288,7 +288,7 @@ fn bad_stage_parameters() {
         &pair("(domain quads)"),
         3,
         2,
-        "`domain` is not a parameter of a `vs` shader (it takes topology)",
+        "`domain` is not a parameter of a `vs` shader (it takes topology or layer_viewport_relative)",
     );
     check(
         &pair("(topology points)\n(topology lines)"),

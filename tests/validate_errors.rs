@@ -269,6 +269,36 @@ fn fragment_shader_reads_the_clip_vertex() {
 }
 
 #[test]
+fn fragment_shader_reads_the_viewport_mask() {
+    check(
+        &vs_with(&[
+            "  (consumer fs",
+            "    (%x = load_input VIEWPORT_MASK.x)",
+            "    (store_output DATA0.x %x)))",
+        ]),
+        &["bad.pair:8:5: error: `VIEWPORT_MASK.x` is the viewport mask of the primitive, only writable with `store_output` in vs, tes or gs"],
+    );
+}
+
+#[test]
+fn viewport_mask_has_one_component() {
+    check(
+        &[
+            "(pair",
+            "  (producer vs",
+            "    (%a = load_input ATTR0.x)",
+            "    (%m = const 32 3)",
+            "    (store_output VIEWPORT_MASK.y %m)",
+            "    (store_output POS.x %a))",
+            "  (consumer fs",
+            "    (%x = load_input VIEWPORT.x)",
+            "    (store_output DATA0.x %x)))",
+        ],
+        &["bad.pair:5:5: error: slot `VIEWPORT_MASK.y` has only 1 component"],
+    );
+}
+
+#[test]
 fn uniform_word_out_of_range() {
     check(
         &vs_with(&[

@@ -128,6 +128,9 @@ pub struct Shader {
     pub body: Block,
     /// Where the shader was declared in the source.
     pub loc: Option<SrcLoc>,
+    /// `layout(viewport_relative) out int gl_Layer` (`GL_NV_viewport_array2`): each
+    /// copy of a viewport-mask broadcast adds its viewport index to the layer.
+    pub layer_viewport_relative: bool,
 }
 
 impl Shader {
@@ -138,6 +141,7 @@ impl Shader {
             values: vec![],
             body: vec![],
             loc: None,
+            layer_viewport_relative: false,
         }
     }
 

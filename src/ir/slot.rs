@@ -58,6 +58,10 @@ pub enum Slot {
     /// after the last pre-rasterization stage; last so that adding it kept the order
     /// of every other slot.
     ClipVertex,
+    /// `gl_ViewportMask[0]` (`GL_NV_viewport_array2`): one int word whose set bits
+    /// are the viewports the primitive is broadcast to. Written by the last
+    /// pre-rasterization stage only; after `ClipVertex` for the same reason.
+    ViewportMask,
 }
 
 /// Which 16 bits of a 32-bit component a 16-bit value occupies.
@@ -94,8 +98,8 @@ pub enum SlotClass {
     Tex,
     /// COLn/BFCn: constants only in [0,1], deduplicated among colours only.
     Color,
-    /// POS, PSIZ, CLIP/CULL, LAYER, VIEWPORT, CLIP_VERTEX: system-value outputs that
-    /// stay.
+    /// POS, PSIZ, CLIP/CULL, LAYER, VIEWPORT, CLIP_VERTEX, VIEWPORT_MASK:
+    /// system-value outputs that stay.
     SysVal,
     /// TESS_LEVEL_OUTER/INNER.
     TessLevel,
@@ -144,6 +148,7 @@ impl Slot {
         v.extend((0..ATTR_SLOTS).map(Slot::Attr));
         v.extend((0..8).map(Slot::Data));
         v.push(Slot::ClipVertex);
+        v.push(Slot::ViewportMask);
         v
     }
 
@@ -160,7 +165,8 @@ impl Slot {
             | Slot::CullDist(_)
             | Slot::Layer
             | Slot::Viewport
-            | Slot::ClipVertex => SlotClass::SysVal,
+            | Slot::ClipVertex
+            | Slot::ViewportMask => SlotClass::SysVal,
             Slot::TessLevelOuter | Slot::TessLevelInner => SlotClass::TessLevel,
             Slot::Attr(_) => SlotClass::Attribute,
             Slot::Data(_) | Slot::Depth | Slot::SampleMask => SlotClass::FragResult,
@@ -179,6 +185,7 @@ impl Slot {
             Slot::Psiz
             | Slot::Layer
             | Slot::Viewport
+            | Slot::ViewportMask
             | Slot::PrimitiveId
             | Slot::Depth
             | Slot::SampleMask
@@ -245,6 +252,7 @@ impl fmt::Display for Slot {
             Slot::Depth => write!(f, "DEPTH"),
             Slot::SampleMask => write!(f, "SAMPLE_MASK"),
             Slot::ClipVertex => write!(f, "CLIP_VERTEX"),
+            Slot::ViewportMask => write!(f, "VIEWPORT_MASK"),
         }
     }
 }
@@ -276,6 +284,7 @@ impl FromStr for Slot {
             "DEPTH" => Some(Slot::Depth),
             "SAMPLE_MASK" => Some(Slot::SampleMask),
             "CLIP_VERTEX" => Some(Slot::ClipVertex),
+            "VIEWPORT_MASK" => Some(Slot::ViewportMask),
             _ => None,
         };
         fixed
@@ -364,8 +373,8 @@ mod tests {
             assert_eq!(text.parse::<Slot>(), Ok(s), "{text}");
         }
         // Fixed slots, COL, BFC, TEX, VAR, PATCH, ATTR (dual-slot 64-bit doubles 16), DATA,
-        // CLIP_VERTEX.
-        assert_eq!(Slot::all().len(), 15 + 2 + 2 + 8 + 32 + 32 + 32 + 8 + 1);
+        // CLIP_VERTEX, VIEWPORT_MASK.
+        assert_eq!(Slot::all().len(), 15 + 2 + 2 + 8 + 32 + 32 + 32 + 8 + 1 + 1);
     }
 
     #[test]

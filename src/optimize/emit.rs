@@ -428,6 +428,7 @@ fn copy_for_emission(s: &Shader, input: &EmitInput<'_>) -> Shader {
         values,
         body: vec![],
         loc: s.loc,
+        layer_viewport_relative: s.layer_viewport_relative,
     }
 }
 

@@ -25,15 +25,27 @@ pub(crate) const INFO_KEYWORDS: &[&str] = &[
     "max_vertices",
     "invocations",
     "provoking",
+    "layer_viewport_relative",
 ];
 
 /// The parameters a stage takes, in printing order.
 pub(crate) fn params_of(stage: Stage) -> &'static [&'static str] {
     match stage {
-        Stage::Vertex => &["topology"],
+        Stage::Vertex => &["topology", "layer_viewport_relative"],
         Stage::TessCtrl => &["input_vertices", "output_vertices"],
-        Stage::TessEval => &["domain", "input_vertices", "point_mode"],
-        Stage::Geometry => &["input", "output", "max_vertices", "invocations"],
+        Stage::TessEval => &[
+            "domain",
+            "input_vertices",
+            "point_mode",
+            "layer_viewport_relative",
+        ],
+        Stage::Geometry => &[
+            "input",
+            "output",
+            "max_vertices",
+            "invocations",
+            "layer_viewport_relative",
+        ],
         Stage::Fragment => &["provoking"],
     }
 }
@@ -201,15 +213,15 @@ fn shader(node: &Node) -> PResult<Shader> {
     let stage: Stage = cur.keyword("a stage", &names)?;
     let mut shader = Shader::new(stage);
     shader.loc = Some(node.loc);
-    stage_params(&mut cur, &mut shader.info)?;
+    stage_params(&mut cur, &mut shader)?;
     shader.body = stmt::body(&mut shader, cur.rest())?;
     shader.shrink_to_fit();
     Ok(shader)
 }
 
 /// The leading `(param ...)` lists of a shader.
-fn stage_params(cur: &mut Cursor<'_>, info: &mut StageInfo) -> PResult<()> {
-    let stage = info.stage();
+fn stage_params(cur: &mut Cursor<'_>, shader: &mut Shader) -> PResult<()> {
+    let stage = shader.stage();
     let mut seen: BTreeMap<&str, SrcLoc> = BTreeMap::new();
     while let Some(node) = cur.peek() {
         let Some(head) = node.head().filter(|h| INFO_KEYWORDS.contains(h)) else {
@@ -228,7 +240,13 @@ fn stage_params(cur: &mut Cursor<'_>, info: &mut StageInfo) -> PResult<()> {
             let msg = format!("stage parameter `{head}` appears twice (first at {first})");
             return Err(ParseError::new(node.loc, msg));
         }
-        set_param(info, head, &mut param)?;
+        if head == "layer_viewport_relative" {
+            // A flag of the shader's `gl_Layer` output, not of the stage's info.
+            param.finish("(layer_viewport_relative)")?;
+            shader.layer_viewport_relative = true;
+        } else {
+            set_param(&mut shader.info, head, &mut param)?;
+        }
     }
     Ok(())
 }

@@ -62,6 +62,9 @@ pub(crate) fn pipeline(p: &Pipeline) -> String {
 fn shader(role: &str, s: &Shader) -> Doc {
     let printer = ShaderPrinter { shader: s };
     let mut items = stage_params(&s.info);
+    if s.layer_viewport_relative {
+        items.push(Doc::Line("(layer_viewport_relative)".to_owned()));
+    }
     let body = printer.body();
     if !body.is_empty() {
         items.push(Doc::Lines(body));

@@ -78,6 +78,14 @@ fn role_problem(stage: Stage, access: Access, io: IoSlot) -> Option<String> {
             "`{io}` feeds clipping before rasterization; a fragment shader cannot read it"
         ));
     }
+    if io.slot == Slot::ViewportMask
+        && !(access == Access::Store
+            && matches!(stage, Stage::Vertex | Stage::TessEval | Stage::Geometry))
+    {
+        return Some(format!(
+            "`{io}` is the viewport mask of the primitive, only writable with `store_output` in vs, tes or gs"
+        ));
+    }
     if stage == Stage::Fragment && access == Access::Store && class != SlotClass::FragResult {
         return Some(format!(
             "fs outputs must be `DATAn`, `DEPTH` or `SAMPLE_MASK`, found `{io}`"

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::Diagnostic;
-use crate::ir::{Pipeline, Primitive, StageInfo};
+use crate::ir::{InstKind, Pipeline, Primitive, Shader, Slot, Stage, StageInfo};
 
 use super::context::Ctx;
 
@@ -63,6 +63,33 @@ pub(super) fn check_info(ctx: &mut Ctx<'_>) {
     for msg in info_problems(&ctx.shader.info) {
         ctx.error(loc, msg);
     }
+    if let Some(msg) = viewport_relative_problem(ctx.shader) {
+        ctx.error(loc, msg);
+    }
+}
+
+/// `layer_viewport_relative` adds the viewport of each viewport-mask copy to the
+/// layer: it needs a pre-rasterization stage that stores `VIEWPORT_MASK`. (GL also
+/// adds a plain `gl_ViewportIndex` without a mask; varysat does not model that.)
+fn viewport_relative_problem(s: &Shader) -> Option<String> {
+    if !s.layer_viewport_relative {
+        return None;
+    }
+    let stage = s.stage();
+    if !matches!(stage, Stage::Vertex | Stage::TessEval | Stage::Geometry) {
+        return Some(format!(
+            "`layer_viewport_relative` is a flag of a vs, tes or gs layer output, not of a {stage}"
+        ));
+    }
+    let mut masked = false;
+    s.for_each_inst(|i| {
+        if let InstKind::StoreOutput { slot, .. } = &i.kind {
+            masked |= slot.slot == Slot::ViewportMask;
+        }
+    });
+    (!masked).then(|| {
+        "`layer_viewport_relative` without a `VIEWPORT_MASK` store (a layer relative to `VIEWPORT` alone is not modelled)".to_owned()
+    })
 }
 
 fn info_problems(info: &StageInfo) -> Vec<String> {
