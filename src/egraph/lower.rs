@@ -738,6 +738,15 @@ fn consumer_pins(
             Role::FixedFunction => {
                 pins.pin(*io, "supplied by the rasterizer");
             }
+            // Under a viewport mask each broadcast copy of a primitive reads its own
+            // viewport index (and, with a viewport-relative layer, its own layer):
+            // neither is the producer's stored value, nor 0 when unwritten.
+            Role::SysVal
+                if matches!(io.slot, Slot::Layer | Slot::Viewport)
+                    && writes_viewport_mask(prod) =>
+            {
+                pins.pin(*io, "depends on the viewport-mask copy of the primitive");
+            }
             Role::SysVal if written && !fs_readable_sysval(io.slot) => {
                 pins.pin(*io, "system-value output read by the consumer");
             }
@@ -779,6 +788,12 @@ fn fs_readable_sysval(slot: Slot) -> bool {
         slot,
         Slot::ClipDist(_) | Slot::CullDist(_) | Slot::Layer | Slot::Viewport
     )
+}
+
+/// Whether the producer stores `VIEWPORT_MASK`, broadcasting each primitive to the
+/// viewports of its mask.
+fn writes_viewport_mask(prod: &ProducerModel) -> bool {
+    prod.stored.contains(&IoSlot::new(Slot::ViewportMask, 0))
 }
 
 /// The class every store of `io` stores, when it is one unpinned class.

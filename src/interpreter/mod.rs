@@ -23,7 +23,7 @@ pub use equiv::{check_equivalent, compare, scalars_match, EquivConfig, Inequival
 pub use inputs::{Inputs, INPUT_RANGE};
 pub use observe::{FragmentInfo, Item, ObsKey, Observation, Unit};
 pub use opaque::EFFECT_BUFFER_BASE;
-pub use raster::{interpolate, offset_barycentrics, OFFSET_SCALE, SAMPLE_OFFSETS};
+pub use raster::{interpolate, offset_barycentrics, MAX_VIEWPORTS, OFFSET_SCALE, SAMPLE_OFFSETS};
 pub(crate) use value::alu_defined;
 pub use value::Scalar;
 

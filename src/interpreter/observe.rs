@@ -26,6 +26,8 @@ pub enum Unit {
     Fragment(u32),
     /// A TES tess coordinate within a patch.
     Coord(u32),
+    /// The copy of a primitive broadcast to one viewport of its `VIEWPORT_MASK`.
+    Viewport(u32),
 }
 
 /// The observed item at a place.
@@ -123,7 +125,10 @@ impl Observation {
     /// The fragment a key belongs to, when it names one.
     pub fn fragment_of(&self, key: &ObsKey) -> Option<&FragmentInfo> {
         match key.path.as_slice() {
-            [Unit::Primitive(p), Unit::Fragment(f)] => self.fragments.get(&(*p, *f)),
+            [Unit::Primitive(p), Unit::Fragment(f)]
+            | [Unit::Primitive(p), Unit::Viewport(_), Unit::Fragment(f)] => {
+                self.fragments.get(&(*p, *f))
+            }
             _ => None,
         }
     }
@@ -139,6 +144,7 @@ impl fmt::Display for Unit {
             Unit::Emit(n) => write!(f, "emit {n}"),
             Unit::Fragment(n) => write!(f, "fragment {n}"),
             Unit::Coord(n) => write!(f, "coord {n}"),
+            Unit::Viewport(n) => write!(f, "viewport {n}"),
         }
     }
 }

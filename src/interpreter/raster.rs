@@ -18,6 +18,12 @@
 //!   Two-sided colour selection (a seeded state, see `Inputs::two_sided_colour`) makes
 //!   a back-facing primitive read `BFCn` for `COLn`; with clamping on (also seeded)
 //!   colours are clamped to `[0, 1]` per vertex before interpolation.
+//! - Viewport mask (`GL_NV_viewport_array2`): when the producer writes
+//!   `VIEWPORT_MASK`, each primitive is rasterized once per set bit `i` below
+//!   [`MAX_VIEWPORTS`] (path `primitive p / viewport i / fragment f`); that copy reads
+//!   `VIEWPORT` = `i` and, with a viewport-relative layer, `LAYER` = the stored
+//!   layer + `i`. A mask of 0 draws nothing; a mask that is undefined or differs
+//!   between the primitive's vertices (undefined in the spec) observes no fragment.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -40,6 +46,10 @@ pub const SAMPLE_OFFSETS: [[f32; 2]; 4] = [
     [-0.375, 0.125],
     [0.125, 0.375],
 ];
+
+/// The viewports a mask may select: `GL_MAX_VIEWPORTS` in Mesa. A mask bit at or
+/// above it names no viewport, so it draws no copy.
+pub const MAX_VIEWPORTS: u32 = 16;
 
 /// How far one pixel of offset moves a barycentric weight.
 pub const OFFSET_SCALE: f32 = 0.25;
@@ -144,6 +154,10 @@ struct FsIo<'a> {
     info: &'a FragmentInfo,
     prim: u32,
     frag: u32,
+    /// The viewport this copy of a viewport-mask broadcast is drawn to.
+    copy: Option<u32>,
+    /// Whether the layer the FS reads is the stored layer plus `copy`.
+    layer_relative: bool,
     out: Outputs,
     discard: Scalar,
 }
@@ -155,6 +169,20 @@ impl FsIo<'_> {
         match slot.slot {
             Slot::Pntc => Some(self.point_coord(slot.comp, size)),
             Slot::PrimitiveId if !self.ff.producer_is_gs => Some(Scalar::new(self.prim, size)),
+            _ => None,
+        }
+    }
+
+    /// `VIEWPORT` (and a viewport-relative `LAYER`) in one copy of a viewport-mask
+    /// broadcast: the copy's viewport, not what the producer stored.
+    fn broadcast_input(&self, slot: IoSlot, size: BitSize) -> Option<Scalar> {
+        let i = self.copy?;
+        match slot.slot {
+            Slot::Viewport => Some(Scalar::new(i, size)),
+            Slot::Layer if self.layer_relative => {
+                let base = self.at_vertex(self.provoking, slot, size);
+                Some(Scalar::new(base.bits.wrapping_add(i), size).defined_if(base.defined))
+            }
             _ => None,
         }
     }
@@ -240,6 +268,9 @@ impl StageIo for FsIo<'_> {
         if let Some(s) = self.fixed_function_input(slot, size) {
             return s;
         }
+        if let Some(s) = self.broadcast_input(slot, size) {
+            return s;
+        }
         // A flat read of one component of an interpolated vec4 (AMD's v_interp_mov
         // of P0) reads the primitive's first vertex, whichever vertex provokes: only
         // a value equal at every vertex reads the same as a flat input.
@@ -257,6 +288,9 @@ impl StageIo for FsIo<'_> {
         size: BitSize,
     ) -> Scalar {
         if let Some(s) = self.fixed_function_input(slot, size) {
+            return s;
+        }
+        if let Some(s) = self.broadcast_input(slot, size) {
             return s;
         }
         if mode.interp == Interp::Color && self.ff.flat_shade {
@@ -356,6 +390,43 @@ fn live_values(s: &Shader) -> BTreeSet<Value> {
     live
 }
 
+/// Whether `s` stores `VIEWPORT_MASK` anywhere: its primitives are then broadcast.
+fn writes_viewport_mask(s: &Shader) -> bool {
+    let mut found = false;
+    s.for_each_inst(|i| {
+        if let InstKind::StoreOutput { slot, .. } | InstKind::StorePerVertexOutput { slot, .. } =
+            &i.kind
+        {
+            found |= slot.slot == Slot::ViewportMask;
+        }
+    });
+    found
+}
+
+/// The viewports a primitive is broadcast to: the set bits of its vertices' mask
+/// below [`MAX_VIEWPORTS`]. The spec leaves the viewports undefined unless every
+/// vertex carries the same mask, so an undefined, missing or differing mask draws no
+/// copy (nothing observed compares as undefined).
+fn viewport_copies(verts: &[&Outputs]) -> Vec<u32> {
+    let at = IoSlot::new(Slot::ViewportMask, 0);
+    let masks: Vec<Option<Scalar>> = verts
+        .iter()
+        .map(|v| v.fixed_function(at, BitSize::B32))
+        .collect();
+    let Some(Some(first)) = masks.first().copied() else {
+        return vec![];
+    };
+    let agree = masks
+        .iter()
+        .all(|m| m.is_some_and(|m| m.defined && m.bits == first.bits));
+    if !agree {
+        return vec![];
+    }
+    (0..MAX_VIEWPORTS)
+        .filter(|i| first.bits >> i & 1 == 1)
+        .collect()
+}
+
 /// Settings of rasterization.
 pub(crate) struct RasterConfig {
     pub fragments_per_primitive: usize,
@@ -376,14 +447,25 @@ pub(crate) fn rasterize(
         StageInfo::Fragment { provoking } => provoking,
         _ => ProvokingVertex::First,
     };
-    let producer_is_gs = world.pipeline.producer.stage() == Stage::Geometry;
+    let producer = &world.pipeline.producer;
+    let producer_is_gs = producer.stage() == Stage::Geometry;
+    let masked = writes_viewport_mask(producer);
+    let layer_relative = producer.layer_viewport_relative;
     let interpolated = interpolated_slots(fs);
     for (p, verts) in prims.iter().take(cfg.max_primitives).enumerate() {
         let p = p as u32;
         let n = verts.len();
         let inputs = world.inputs;
         let clip_w: Vec<f32> = (0..n as u32).map(|k| inputs.clip_w(p, k)).collect();
-        for f in 0..cfg.fragments_per_primitive as u32 {
+        let copies = if masked {
+            viewport_copies(verts).into_iter().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        for (copy, f) in copies
+            .iter()
+            .flat_map(|c| (0..cfg.fragments_per_primitive as u32).map(move |f| (*c, f)))
+        {
             let info = FragmentInfo {
                 center: inputs.barycentrics(n, p, f, 0),
                 centroid: inputs.barycentrics(n, p, f, 1),
@@ -408,14 +490,20 @@ pub(crate) fn rasterize(
                 info: &info,
                 prim: p,
                 frag: f,
+                copy,
+                layer_relative,
                 out: Outputs::default(),
                 discard: Scalar::bool(false),
             };
             Invocation::new(fs).run_top(&fs.body, world, &mut io)?;
-            let path = [Unit::Primitive(p), Unit::Fragment(f)];
-            obs.insert(Some(Stage::Fragment), &path, Item::Discard, io.discard);
+            let path: Vec<Unit> = match copy {
+                Some(i) => vec![Unit::Primitive(p), Unit::Viewport(i), Unit::Fragment(f)],
+                None => vec![Unit::Primitive(p), Unit::Fragment(f)],
+            };
+            let path = path.as_slice();
+            obs.insert(Some(Stage::Fragment), path, Item::Discard, io.discard);
             if !(io.discard.defined && io.discard.bits == 1) {
-                io.out.observe_all(obs, Stage::Fragment, &path);
+                io.out.observe_all(obs, Stage::Fragment, path);
             }
             obs.fragments.insert((p, f), info);
         }

@@ -70,6 +70,12 @@ impl Outputs {
         self.lookup(slot, true).map(|v| v.resized(size))
     }
 
+    /// What fixed function reads at `slot`, a `no_varying` store included (the
+    /// viewport mask steers rasterization whether or not the FS reads it).
+    pub fn fixed_function(&self, slot: IoSlot, size: BitSize) -> Option<Scalar> {
+        self.lookup(slot, false).map(|v| v.resized(size))
+    }
+
     /// What a stage reads back from its own outputs.
     fn read_back(&self, slot: IoSlot, size: BitSize) -> Scalar {
         self.lookup(slot, false)
