@@ -1709,3 +1709,45 @@ void main() {
         );
     }
 }
+
+#[test]
+fn viewport_mask_and_a_viewport_relative_layer_export_valid_spirv() {
+    if !tools() {
+        return;
+    }
+    let vs = "#version 450
+#extension GL_NV_viewport_array2 : require
+layout(location = 0) in vec4 pos;
+layout(location = 0) out vec4 col;
+layout(viewport_relative) out int gl_Layer;
+void main() {
+  gl_Position = pos;
+  gl_ViewportMask[0] = 5;
+  gl_Layer = 2;
+  col = pos * 2.0;
+}
+";
+    let fs = "#version 450
+layout(location = 0) in vec4 col;
+layout(location = 0) out vec4 o;
+void main() { o = col + vec4(float(gl_ViewportIndex), float(gl_Layer), 0.0, 0.0); }
+";
+    let (pipe, (pm, cm), outcome) = import_and_optimize("vpmask", [("a.vert", vs), ("a.frag", fs)]);
+    assert!(pipe.producer.layer_viewport_relative);
+    for (what, x, _) in exported_and_valid(&pipe, &outcome, (&pm, &cm), "fs") {
+        use rspirv::binary::Disassemble;
+        let text = rspirv::dr::load_words(&x).expect("loads").disassemble();
+        for needle in [
+            "ShaderViewportMaskNV",
+            "BuiltIn ViewportMaskNV",
+            "ViewportRelativeNV",
+        ] {
+            assert!(text.contains(needle), "{what}: no {needle} in\n{text}");
+        }
+    }
+    // The pair alone (no original modules) exports valid SPIR-V too.
+    let (x, y) = varysat::export::standalone_to_spirv(&outcome.pipeline).expect("exports");
+    // Standalone modules are SPIR-V 1.3 (Vulkan 1.1), as tests/export_standalone.rs.
+    validate_for(&x, "standalone vs", "vulkan1.1").unwrap_or_else(|e| panic!("{e}"));
+    validate_for(&y, "standalone fs", "vulkan1.1").unwrap_or_else(|e| panic!("{e}"));
+}

@@ -1857,3 +1857,78 @@ void main() {{
     let err = varysat::export::standalone_to_spirv(&out).expect_err("refused");
     assert!(err.to_string().contains(refused), "{err}");
 }
+
+/// Stores of `slot` in `s`.
+fn stores_of(s: &Shader, slot: varysat::ir::Slot) -> usize {
+    let mut n = 0;
+    s.for_each_inst(|i| {
+        if let InstKind::StoreOutput { slot: at, .. } = &i.kind {
+            n += usize::from(at.slot == slot);
+        }
+    });
+    n
+}
+
+#[test]
+fn gl_viewport_mask_is_the_viewport_mask_slot_in_a_vs_and_a_gs() {
+    if !tools() {
+        return;
+    }
+    use varysat::ir::Slot;
+    let fs = "#version 450
+layout(location = 0) in vec4 col;
+layout(location = 0) out vec4 o;
+void main() { o = col + vec4(float(gl_ViewportIndex), float(gl_Layer), 0.0, 0.0); }
+";
+    let vs = "#version 450
+#extension GL_NV_viewport_array2 : require
+layout(location = 0) in vec4 pos;
+layout(location = 1) in int mask;
+layout(location = 0) out vec4 col;
+layout(viewport_relative) out int gl_Layer;
+void main() {
+  gl_Position = pos;
+  gl_ViewportMask[0] = mask;
+  gl_Layer = 1;
+  col = pos;
+}
+";
+    let p = import("viewport-mask-vs", vs, fs);
+    assert_eq!(stores_of(&p.producer, Slot::ViewportMask), 1);
+    assert!(p.producer.layer_viewport_relative);
+    let out = optimizes_equivalently(&p);
+    assert_eq!(stores_of(&out.producer, Slot::ViewportMask), 1);
+    assert!(out.producer.layer_viewport_relative);
+
+    // A GS writing a different mask per primitive, without the layer flag.
+    let gs = "#version 450
+#extension GL_NV_viewport_array2 : require
+layout(triangles) in;
+layout(triangle_strip, max_vertices = 3) out;
+layout(location = 0) in vec4 v[];
+layout(location = 0) out vec4 col;
+void main() {
+  for (int i = 0; i < 3; i++) {
+    gl_Position = gl_in[i].gl_Position;
+    gl_ViewportMask[0] = 3 << gl_PrimitiveIDIn;
+    col = v[i];
+    EmitVertex();
+  }
+}
+";
+    let vs = "#version 450
+layout(location = 0) in vec4 pos;
+layout(location = 0) out vec4 v;
+void main() { gl_Position = pos; v = pos * 0.5; }
+";
+    let paths = files("viewport-mask-gs", &[("a.vert", vs), ("a.geom", gs)]);
+    let vs_gs = import_files(&paths[0], &paths[1], &ImportOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(stores_of(&vs_gs.consumer, Slot::ViewportMask) >= 1);
+    let paths = files("viewport-mask-gs-fs", &[("a.geom", gs), ("a.frag", fs)]);
+    let gs_fs = import_files(&paths[0], &paths[1], &ImportOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(stores_of(&gs_fs.producer, Slot::ViewportMask) >= 1);
+    assert!(!gs_fs.producer.layer_viewport_relative);
+    optimizes_equivalently(&gs_fs);
+}

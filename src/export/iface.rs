@@ -105,6 +105,7 @@ pub(crate) fn is_builtin_slot(s: Slot) -> bool {
             | Slot::TessLevelInner
             | Slot::Depth
             | Slot::SampleMask
+            | Slot::ViewportMask
     )
 }
 
@@ -770,6 +771,8 @@ pub(crate) struct StageIo<'a> {
     /// as its original module captures them.
     outer_captures: BTreeMap<BuiltIn, super::xfb::BuiltinCapture>,
     vertex_builtins: (BuiltIn, BuiltIn),
+    /// The producer's `gl_Layer` is viewport-relative (`ViewportRelativeNV`).
+    layer_relative: bool,
 }
 
 impl<'a> StageIo<'a> {
@@ -805,6 +808,7 @@ impl<'a> StageIo<'a> {
                 false => super::xfb::consumer_builtins(m),
             },
             vertex_builtins,
+            layer_relative: producer && shader.layer_viewport_relative,
         })
     }
 
@@ -828,6 +832,11 @@ impl<'a> StageIo<'a> {
         let keys: Vec<IoSlot> = self.plan.comps.keys().copied().collect();
         for k in keys {
             self.user_place(g, k)?;
+        }
+        // The flag changes the layer each viewport-mask copy is drawn to even when
+        // the shader never stores `gl_Layer` (the layer is then 0 + the viewport).
+        if self.layer_relative {
+            self.builtin_place(g, IoSlot::new(Slot::Layer, 0), StorageClass::Output)?;
         }
         Ok(())
     }
@@ -1108,6 +1117,7 @@ impl<'a> StageIo<'a> {
             Slot::TessLevelInner => (BuiltIn::TessLevelInner, vec![c], F32, Some(-2)),
             Slot::Depth => (BuiltIn::FragDepth, vec![], F32, None),
             Slot::SampleMask => (BuiltIn::SampleMask, vec![0], I32, Some(-1)),
+            Slot::ViewportMask => (BuiltIn::ViewportMaskNV, vec![0], I32, Some(-1)),
             other => return Err(fail(format!("{other} is not a built-in slot"))),
         };
         let patch = matches!(slot.slot, Slot::TessLevelOuter | Slot::TessLevelInner);
@@ -1158,6 +1168,9 @@ impl<'a> StageIo<'a> {
         }
         if patch {
             g.decorate(var, Decoration::Patch, &[]);
+        }
+        if b == BuiltIn::Layer && !input && self.layer_relative {
+            g.decorate(var, Decoration::ViewportRelativeNV, &[]);
         }
         if input
             && self.stage == Stage::Fragment

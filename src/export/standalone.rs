@@ -335,6 +335,11 @@ fn capabilities(g: &mut Globals, s: &Shader, dims: &BTreeMap<u32, Dim>, shapes: 
                 g.capability(Capability::ShaderViewportIndexLayerEXT);
                 g.extension("SPV_EXT_shader_viewport_index_layer");
             }
+            // Implies ShaderViewportIndexLayerNV and MultiViewport.
+            Slot::ViewportMask => {
+                g.capability(Capability::ShaderViewportMaskNV);
+                g.extension("SPV_NV_viewport_array2");
+            }
             _ => {}
         }
     }

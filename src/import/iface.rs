@@ -487,6 +487,16 @@ impl<'a> Translator<'a> {
                 .collect()),
             B::FragDepth => slot(Slot::Depth, 0, false, false),
             B::SampleMask if !input => vec(vec![slot(Slot::SampleMask, 0, false, false)]),
+            // One word covers the 16 viewports GL allows (GL_MAX_VIEWPORTS in Mesa), so
+            // `gl_ViewportMask[]` has one element; more would address viewports past 31.
+            B::ViewportMaskNV if !input && len == 1 => {
+                vec(vec![slot(Slot::ViewportMask, 0, false, false)])
+            }
+            B::ViewportMaskNV if !input => {
+                return Err(self.m.err_plain(format!(
+                    "ViewportMaskNV has {len} elements (one word covers every viewport)"
+                )))
+            }
             B::SampleMask => vec(vec![sys(SystemValue::SampleMaskIn)]),
             B::VertexIndex | B::VertexId => sys(SystemValue::VertexId),
             B::InstanceIndex | B::InstanceId => sys(SystemValue::InstanceId),

@@ -73,6 +73,7 @@ pub(crate) struct Decos {
     pub xfb_stride: Option<u32>,
     pub index: Option<u32>,
     pub spec_id: Option<u32>,
+    pub viewport_relative: bool,
 }
 
 /// A scalar constant or a composite of constant ids.
@@ -550,6 +551,7 @@ fn apply_deco(d: &mut Decos, deco: Decoration, inst: &Instruction, at: usize) {
         Decoration::XfbStride => d.xfb_stride = lit,
         Decoration::Index => d.index = lit,
         Decoration::SpecId => d.spec_id = lit,
+        Decoration::ViewportRelativeNV => d.viewport_relative = true,
         _ => {}
     }
 }

@@ -53,6 +53,14 @@ pub(crate) fn translate(
     // A constant index into the input patch proves the patch is at least that big.
     let seen = u8::try_from(t.max_vertex).unwrap_or(u8::MAX);
     let mut shader = t.e.finish();
+    // `layout(viewport_relative) out int gl_Layer` matters only where a stage's
+    // primitives reach the rasterizer (a TCS may declare it; it does nothing there).
+    shader.layer_viewport_relative =
+        matches!(m.stage, Stage::Vertex | Stage::TessEval | Stage::Geometry)
+            && m.decos
+                .values()
+                .chain(m.member_decos.values())
+                .any(|d| d.builtin == Some(rspirv::spirv::BuiltIn::Layer) && d.viewport_relative);
     match &mut shader.info {
         StageInfo::TessCtrl { input_vertices, .. } | StageInfo::TessEval { input_vertices, .. } => {
             *input_vertices = (*input_vertices).max(seen);
