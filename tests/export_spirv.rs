@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use rspirv::spirv::Op;
 use varysat::import::{import_files_with_modules, ImportOptions, GLSLANG};
 
 mod export_support;
@@ -496,10 +497,7 @@ void main() {
     let (pipe, (pm, cm), outcome) =
         import_and_optimize("image-atomics", [("x.vert", vs), ("x.frag", fs)]);
     for (what, _, y) in exports_import_back_equivalent(&pipe, &outcome, (&pm, &cm), "fs") {
-        let m = rspirv::dr::load_words(&y).expect("parses");
-        let count =
-            |op: rspirv::spirv::Op| m.all_inst_iter().filter(|i| i.class.opcode == op).count();
-        use rspirv::spirv::Op;
+        let count = |op| op_count(&y, op);
         assert_eq!(count(Op::AtomicIAdd), 2, "{what}: both adds are kept");
         assert_eq!(count(Op::AtomicExchange), 1, "{what}");
         assert_eq!(count(Op::ImageTexelPointer), 3, "{what}");
@@ -540,9 +538,7 @@ void main() {
     });
     assert_eq!(atomics, 3, "one guarded atomic per image");
     for (what, _, y) in exports_import_back_equivalent(&pipe, &outcome, (&pm, &cm), "fs") {
-        let m = rspirv::dr::load_words(&y).expect("parses");
-        use rspirv::spirv::Op;
-        let count = |op: Op| m.all_inst_iter().filter(|i| i.class.opcode == op).count();
+        let count = |op| op_count(&y, op);
         assert_eq!(count(Op::AtomicIAdd), 3, "{what}");
     }
 }
@@ -577,9 +573,7 @@ void main() {
     let (pipe, (pm, cm), outcome) =
         import_and_optimize("ssbo-atomics", [("x.vert", vs), ("x.frag", fs)]);
     for (what, _, y) in exports_import_back_equivalent(&pipe, &outcome, (&pm, &cm), "fs") {
-        let m = rspirv::dr::load_words(&y).expect("parses");
-        use rspirv::spirv::Op;
-        let count = |op: Op| m.all_inst_iter().filter(|i| i.class.opcode == op).count();
+        let count = |op| op_count(&y, op);
         assert_eq!(count(Op::AtomicIAdd), 2, "{what}: both adds are kept");
         for op in [
             Op::AtomicSMin,
@@ -1050,6 +1044,12 @@ fn uniform_bool_locations(words: &[u32]) -> Vec<u32> {
 }
 
 /// The little-endian words of a module's bytes.
+/// How many instructions of opcode `op` a module has.
+fn op_count(words: &[u32], op: Op) -> usize {
+    let m = rspirv::dr::load_words(words).expect("parses");
+    m.all_inst_iter().filter(|i| i.class.opcode == op).count()
+}
+
 fn le_words(b: &[u8]) -> Vec<u32> {
     b.chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))

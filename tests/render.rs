@@ -92,6 +92,27 @@ fn check_pair(gpu: &Gpu, a: &Path, b: &Path) -> Result<Option<Vec<Attachment>>, 
     Ok(Some(want))
 }
 
+/// `tests/fixtures/NAME.{vert,frag}` drawn as compiled, round trip and optimized
+/// (`check_pair`); the original's attachments.
+fn drawn_fixture(gpu: &Gpu, name: &str) -> Vec<Attachment> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let (a, b) = (
+        dir.join(format!("{name}.vert")),
+        dir.join(format!("{name}.frag")),
+    );
+    check_pair(gpu, &a, &b)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .expect("exports")
+}
+
+/// The pixels of a four-channel attachment whose fourth channel was written
+/// (non-zero), at least 100 of them.
+fn covered_pixels(att: &Attachment) -> Vec<&[u32]> {
+    let covered: Vec<&[u32]> = att.words.chunks(4).filter(|p| p[3] != 0).collect();
+    assert!(covered.len() > 100, "{} pixels covered", covered.len());
+    covered
+}
+
 #[test]
 fn corpus_vs_fs_pairs_render_identically() {
     let Some(gpu) = gpu() else { return };
@@ -230,13 +251,8 @@ fn int64_attributes_as_fed(covered: &[&[u32]]) -> Result<(), String> {
 #[test]
 fn sixteen_bit_ubo_members_render_identically() {
     let Some(gpu) = gpu() else { return };
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let (a, b) = (dir.join("f16_ubo.vert"), dir.join("f16_ubo.frag"));
-    let want = check_pair(&gpu, &a, &b)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .expect("exports");
-    let covered: Vec<&[u32]> = want[0].words.chunks(4).filter(|p| p[3] != 0).collect();
-    assert!(covered.len() > 100, "{} pixels covered", covered.len());
+    let want = drawn_fixture(&gpu, "f16_ubo");
+    let covered = covered_pixels(&want[0]);
     let reds: BTreeSet<u32> = covered.iter().map(|p| p[0]).collect();
     let greens: BTreeSet<u32> = covered.iter().map(|p| p[1]).collect();
     assert!(
@@ -258,23 +274,15 @@ fn sixteen_bit_ubo_members_render_identically() {
 #[test]
 fn image_atomics_render_identically() {
     let Some(gpu) = gpu() else { return };
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let (a, b) = (
-        dir.join("image_atomics.vert"),
-        dir.join("image_atomics.frag"),
-    );
-    let want = check_pair(&gpu, &a, &b)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .expect("exports");
-    let covered: Vec<&[u32]> = want[0].words.chunks(4).filter(|p| p[3] != 0).collect();
-    assert!(covered.len() > 100, "{} pixels covered", covered.len());
+    let want = drawn_fixture(&gpu, "image_atomics");
+    let covered = covered_pixels(&want[0]);
     assert!(
         covered.iter().all(|p| p[1] != p[0]),
         "every second add sees the first"
     );
     let old: BTreeSet<u32> = covered.iter().map(|p| p[2]).collect();
     assert!(old.len() > 10 && !old.contains(&0), "{old:x?}");
-    let selected: Vec<&[u32]> = want[1].words.chunks(4).filter(|p| p[3] != 0).collect();
+    let selected = covered_pixels(&want[1]);
     let images: BTreeSet<u32> = selected.iter().map(|p| p[1]).collect();
     assert_eq!(images.len(), 2, "both images selected somewhere");
 }
@@ -287,13 +295,8 @@ fn image_atomics_render_identically() {
 #[test]
 fn storage_buffer_atomics_render_identically() {
     let Some(gpu) = gpu() else { return };
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let (a, b) = (dir.join("ssbo_atomics.vert"), dir.join("ssbo_atomics.frag"));
-    let want = check_pair(&gpu, &a, &b)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .expect("exports");
-    let covered: Vec<&[u32]> = want[0].words.chunks(4).filter(|p| p[3] != 0).collect();
-    assert!(covered.len() > 100, "{} pixels covered", covered.len());
+    let want = drawn_fixture(&gpu, "ssbo_atomics");
+    let covered = covered_pixels(&want[0]);
     assert!(
         covered.iter().all(|p| p[1] != p[0]),
         "every second add sees the first (k is never 0)"
@@ -309,11 +312,7 @@ fn storage_buffer_atomics_render_identically() {
 #[test]
 fn sixty_four_bit_varyings_render_identically() {
     let Some(gpu) = gpu() else { return };
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let (a, b) = (dir.join("f64_varying.vert"), dir.join("f64_varying.frag"));
-    let want = check_pair(&gpu, &a, &b)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .expect("exports");
+    let want = drawn_fixture(&gpu, "f64_varying");
     assert!(coverage(&want) > 100, "{} pixels covered", coverage(&want));
     assert_eq!(want.len(), 2, "the float and the word attachments");
     // The words are doubles' words (a low word with bits set, several values),
