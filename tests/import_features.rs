@@ -1767,8 +1767,9 @@ void main() { color = vec4(float(v + atomicAdd(b.x, 1u))); }
     let count = |s: &Shader, name: &str| opaque_ops(s).iter().filter(|o| o.0 == name).count();
     assert_eq!(count(&out.producer, "atomiciincrement"), 1);
     assert_eq!(count(&out.producer, "atomicload"), 2);
-    // Export regenerates the stages from the IR: it refuses the counters by name
-    // rather than write them as a storage buffer.
+    // Export regenerates the stages from the IR: each counter word goes back to the
+    // variable holding it (`c` at a dynamic index split into its two array indices,
+    // `d`), valid OpenGL SPIR-V that imports back equivalent.
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("varysat-import-features-counters-dyn");
     let (_, (pm, cm)) = varysat::import::import_files_with_modules(
@@ -1777,13 +1778,29 @@ void main() { color = vec4(float(v + atomicAdd(b.x, 1u))); }
         &ImportOptions::default(),
     )
     .expect("imports");
-    let err = varysat::export::pipeline_to_spirv(&out, &pm, &cm)
-        .expect_err("atomic counters are not exported")
-        .to_string();
+    let (vs_words, fs_words) =
+        varysat::export::pipeline_to_spirv(&out, &pm, &cm).expect("counters export");
+    let vs_bytes = varysat::export::to_bytes(&vs_words);
+    let file = dir.join("exported.vert.spv");
+    std::fs::write(&file, &vs_bytes).expect("write");
+    let val = std::process::Command::new("spirv-val")
+        .args(["--target-env", "opengl4.5"])
+        .arg(&file)
+        .output()
+        .expect("spirv-val runs");
     assert!(
-        err.contains("atomic counter `c`, `d` (binding 0) is not exported"),
-        "{err}"
+        val.status.success(),
+        "{}",
+        String::from_utf8_lossy(&val.stderr)
     );
+    let back = varysat::import::import_spirv(
+        &vs_bytes,
+        &varysat::export::to_bytes(&fs_words),
+        &ImportOptions::default(),
+    )
+    .expect("imports back");
+    check_equivalent(&out, &back, &with(1, 2)).unwrap_or_else(|e| panic!("{e}"));
+    check_equivalent(&out, &back, &with(0, 1)).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// `imageAtomicExchange` (`OpImageTexelPointer`, then `OpAtomicExchange` on the

@@ -12,7 +12,7 @@ use super::context::fail;
 use super::globals::Globals;
 use super::iface::{declared_loc, Level, Num, Place, Plan, Scalar, StageIo, Step};
 use super::loose::Emit;
-use super::resources::{BufKind, Handle, Resources, TplOperand};
+use super::resources::{BufKind, CounterVar, Handle, Resources, TplOperand};
 use crate::ir::{
     Block, Indirect, Inst, InstKind, InterpLoc, OpaqueCode, OpaqueOp, OpaqueTy, Purity, Resource,
     ScalarTy, Shader, Stmt, SystemValue, Value,
@@ -1133,7 +1133,7 @@ impl<'a, 'p> Body<'a, 'p> {
         let whole = match self.cached_opaque(op, &key) {
             Some(id) => id,
             None => {
-                let id = self.opaque_inst(op, &ids)?;
+                let id = self.opaque_inst(op, srcs, &ids)?;
                 if let Some((_, comp)) = op.result {
                     self.opaque_cache.insert(key, (id, component_bit(comp)));
                 }
@@ -1189,7 +1189,7 @@ impl<'a, 'p> Body<'a, 'p> {
         Some(*id)
     }
 
-    fn opaque_inst(&mut self, op: &OpaqueOp, ids: &[u32]) -> Result<u32, Error> {
+    fn opaque_inst(&mut self, op: &OpaqueOp, srcs: &[Value], ids: &[u32]) -> Result<u32, Error> {
         let mut operands = vec![];
         match op.resource {
             // An image atomic works on a texel pointer into the image variable,
@@ -1202,7 +1202,7 @@ impl<'a, 'p> Body<'a, 'p> {
                 operands.push(Operand::IdRef(self.handle(&tpl.handle)?));
             }
             Some(Resource::Buffer(b)) if is_atomic_code(op) => {
-                return self.buffer_atomic(op, b, ids);
+                return self.buffer_atomic(op, b, srcs.first().copied(), ids);
             }
             Some(Resource::Buffer(_)) => {
                 return Err(fail(format!(
@@ -1284,7 +1284,13 @@ impl<'a, 'p> Body<'a, 'p> {
     /// on a `uint` pointer. 32-bit signed atomics become their `uint` form with the
     /// values and the result bitcast (the opcode, not the type, says whether min and
     /// max compare signed); float and 64-bit atomics are refused by name.
-    fn buffer_atomic(&mut self, op: &OpaqueOp, buffer: u32, ids: &[u32]) -> Result<u32, Error> {
+    fn buffer_atomic(
+        &mut self,
+        op: &OpaqueOp,
+        buffer: u32,
+        addr_value: Option<Value>,
+        ids: &[u32],
+    ) -> Result<u32, Error> {
         let opc = match op.code {
             OpaqueCode::Core(code) => Op::from_u32(code),
             _ => None,
@@ -1310,7 +1316,10 @@ impl<'a, 'p> Body<'a, 'p> {
                 op.name
             )));
         };
-        let ptr = self.ssbo_ptr_id(buffer, *addr)?;
+        let ptr = match self.res.counters.get(&buffer).cloned() {
+            Some(vars) => self.counter_ptr(op, buffer, &vars, addr_value, *addr)?,
+            None => self.ssbo_ptr_id(buffer, *addr)?,
+        };
         let u = self.g.uint(32);
         // Scope and memory semantics come first and stay constants; the values after
         // them take the word's type.
@@ -1345,6 +1354,143 @@ impl<'a, 'p> Body<'a, 'p> {
             }
             false => word,
         })
+    }
+
+    /// A pointer to the atomic counter at word `addr` (an id, of the IR value
+    /// `addr_value`) of counter buffer `buffer`: the variable holding that word,
+    /// indexed by the word's row-major position in it. A dynamic word lies in the
+    /// binding's only variable, or in the one its address's constant base names
+    /// (choosing at run time would take a pointer select).
+    fn counter_ptr(
+        &mut self,
+        op: &OpaqueOp,
+        buffer: u32,
+        vars: &[CounterVar],
+        addr_value: Option<Value>,
+        addr: u32,
+    ) -> Result<u32, Error> {
+        let word = addr_value.and_then(|v| self.const_of(v));
+        let names = || {
+            let list: Vec<String> = vars.iter().map(|c| format!("%{}", c.var)).collect();
+            list.join(", ")
+        };
+        let (var, index, known) = match (word, vars) {
+            (Some(w), _) => {
+                let c = vars
+                    .iter()
+                    .find(|c| (c.first..c.first + c.words()).contains(&w))
+                    .ok_or_else(|| {
+                        fail(format!(
+                            "atomic `{}` on counter word {w} of counter buffer {buffer}, \
+                             which none of {} holds",
+                            op.name,
+                            names()
+                        ))
+                    })?;
+                let k = self.g.u32(w - c.first);
+                (c, k, Some(w - c.first))
+            }
+            (None, [c]) => {
+                let first = self.g.u32(c.first);
+                let u = self.g.uint(32);
+                let k = match c.first {
+                    0 => addr,
+                    _ => self.op(
+                        Op::ISub,
+                        u,
+                        vec![Operand::IdRef(addr), Operand::IdRef(first)],
+                    ),
+                };
+                (c, k, None)
+            }
+            (None, _) => {
+                // Several variables: the importer's address `(base + dynamic) >> 2`
+                // names the variable by its constant base.
+                let found = addr_value
+                    .and_then(|v| self.dynamic_word(v))
+                    .and_then(|(base, dw)| {
+                        let c = vars
+                            .iter()
+                            .find(|c| (c.first..c.first + c.words()).contains(&base))?;
+                        Some((c, base - c.first, dw))
+                    });
+                let Some((c, skip, dw)) = found else {
+                    return Err(fail(format!(
+                        "atomic `{}` at a dynamic word of counter buffer {buffer}, whose \
+                         counters are held by several variables ({}), is not exported: its \
+                         address does not name one by a constant base",
+                        op.name,
+                        names()
+                    )));
+                };
+                let u = self.g.uint(32);
+                let k = match skip {
+                    0 => dw,
+                    _ => {
+                        let s = self.g.u32(skip);
+                        self.op(Op::IAdd, u, vec![Operand::IdRef(dw), Operand::IdRef(s)])
+                    }
+                };
+                (c, k, None)
+            }
+        };
+        if var.dims.is_empty() {
+            return Ok(var.var);
+        }
+        // Row-major: the index of dimension j is (k / stride_j) % len_j.
+        let u = self.g.uint(32);
+        let mut chain = vec![Operand::IdRef(var.var)];
+        let mut stride: u32 = var.words();
+        for len in &var.dims {
+            stride /= len.max(&1);
+            let r = match known {
+                Some(k) => self.g.u32(k / stride.max(1) % len.max(&1)),
+                None => {
+                    let s = self.g.u32(stride);
+                    let l = self.g.u32(*len);
+                    let q = self.op(Op::UDiv, u, vec![Operand::IdRef(index), Operand::IdRef(s)]);
+                    self.op(Op::UMod, u, vec![Operand::IdRef(q), Operand::IdRef(l)])
+                }
+            };
+            chain.push(Operand::IdRef(r));
+        }
+        let ptr = self.g.ptr(rspirv::spirv::StorageClass::AtomicCounter, u);
+        Ok(self.op(Op::AccessChain, ptr, chain))
+    }
+
+    /// A dynamic word address as the importer builds it, `(bytes + K) >> 2` or
+    /// `bytes >> 2`: the constant base word `K / 4` (0 without one) and the id of
+    /// the dynamic word `bytes >> 2`.
+    fn dynamic_word(&mut self, addr: Value) -> Option<(u32, u32)> {
+        use crate::ir::AluOp::{IAdd, UShr};
+        let (UShr, s) = self.alu_defs.get(&addr)?.clone() else {
+            return None;
+        };
+        if s.len() != 2 || self.const_of(s[1]) != Some(2) {
+            return None;
+        }
+        let split = match self.alu_defs.get(&s[0]) {
+            Some((IAdd, a)) if a.len() == 2 => match (self.const_of(a[0]), self.const_of(a[1])) {
+                (_, Some(k)) if k % 4 == 0 => Some((k / 4, a[0])),
+                (Some(k), _) if k % 4 == 0 => Some((k / 4, a[1])),
+                _ => None,
+            },
+            _ => None,
+        };
+        let u = self.g.uint(32);
+        let two = self.g.u32(2);
+        match split {
+            Some((base, bytes)) => {
+                let b = self.val(bytes).ok()?;
+                let w = self.op(
+                    Op::ShiftRightLogical,
+                    u,
+                    vec![Operand::IdRef(b), Operand::IdRef(two)],
+                );
+                Some((base, w))
+            }
+            None => Some((0, self.val(addr).ok()?)),
+        }
     }
 
     /// An image atomic: `OpImageTexelPointer` into the image variable the original

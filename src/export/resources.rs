@@ -99,6 +99,26 @@ pub(crate) struct TexelBase {
     pub image_ty: u32,
 }
 
+/// An OpenGL atomic counter variable (`AtomicCounter` storage class): the IR reads
+/// each of its counters as a word of its binding's counter buffer, word `first` plus
+/// the counter's row-major index.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CounterVar {
+    /// The variable.
+    pub var: u32,
+    /// Its first counter's word (`Offset` / 4).
+    pub first: u32,
+    /// Array lengths, outermost first (empty for one counter).
+    pub dims: Vec<u32>,
+}
+
+impl CounterVar {
+    /// Number of counters it holds.
+    pub fn words(&self) -> u32 {
+        self.dims.iter().product()
+    }
+}
+
 /// Resource state of one stage under export.
 pub(crate) struct Resources {
     bufs: BTreeMap<(BufKind, u32), BufDecl>,
@@ -107,6 +127,8 @@ pub(crate) struct Resources {
     pub templates: BTreeMap<u32, Result<Template, String>>,
     /// Image index → the variable its image atomics' texel pointers point into.
     pub texel_bases: BTreeMap<u32, TexelBase>,
+    /// Counter buffer index → this stage's atomic counter variables of that binding.
+    pub counters: BTreeMap<u32, Vec<CounterVar>>,
     /// The UBO index holding the uniform words, if any (see `Sides::uniform_block`).
     pub uniform_block: Option<u32>,
     /// OpenGL default-block uniforms, where the pair has them.
@@ -127,6 +149,11 @@ impl Resources {
                 }
             }
             for (var, idx) in &sl.ssbo {
+                // Atomic counters are reached through their own variables
+                // (`counters`), never through a buffer view.
+                if is_counter(sm, *var) {
+                    continue;
+                }
                 if let std::collections::btree_map::Entry::Vacant(e) =
                     bufs.entry((BufKind::Ssbo, *idx))
                 {
@@ -146,6 +173,7 @@ impl Resources {
             views: BTreeMap::new(),
             templates: templates(m, layout),
             texel_bases: texel_bases(m, layout),
+            counters: counters(m, layout),
             uniform_block: sides.uniform_block,
             loose: Loose::new(sides, m, layout)?,
         })
@@ -179,21 +207,6 @@ fn buf_decl(m: &Module, var: u32, sized: bool) -> Result<BufDecl, Error> {
         .get(&var)
         .ok_or_else(|| fail(format!("%{var} is not a variable")))?;
     let d = m.deco(var);
-    if g.class == StorageClass::AtomicCounter {
-        // The IR carries each counter as a word of a storage buffer (numbered
-        // apart from the storage blocks), reached only by opaque atomics.
-        let mut names: Vec<String> = (m.vars.iter())
-            .filter(|(v, w)| w.class == g.class && m.deco(**v).binding == d.binding)
-            .map(|(v, _)| format!("`{}`", m.name(*v)))
-            .collect();
-        names.sort();
-        return Err(fail(format!(
-            "atomic counter {} (binding {}) is not exported: the IR holds counters as \
-             storage buffer words, and writing them back as AtomicCounter accesses is not done",
-            names.join(", "),
-            d.binding.unwrap_or(0)
-        )));
-    }
     let members = match m.types.get(&g.ty) {
         Some(Ty::Struct { members }) => members.len() as u32,
         _ => {
@@ -303,6 +316,38 @@ fn templates(m: &Module, layout: &StageLayout) -> BTreeMap<u32, Result<Template,
                 out.insert(index, Ok(tpl));
             }
         }
+    }
+    out
+}
+
+fn is_counter(m: &Module, var: u32) -> bool {
+    m.vars
+        .get(&var)
+        .is_some_and(|g| g.class == StorageClass::AtomicCounter)
+}
+
+/// The module's atomic counter variables by counter buffer index, in word order.
+fn counters(m: &Module, layout: &StageLayout) -> BTreeMap<u32, Vec<CounterVar>> {
+    let mut out: BTreeMap<u32, Vec<CounterVar>> = BTreeMap::new();
+    for (var, idx) in &layout.ssbo {
+        let Some(g) = m.vars.get(var).filter(|_| is_counter(m, *var)) else {
+            continue;
+        };
+        let mut dims = vec![];
+        let mut ty = g.ty;
+        while let Some(Ty::Array { elem, len }) = m.types.get(&ty) {
+            dims.push(*len);
+            ty = *elem;
+        }
+        let first = m.deco(*var).offset.unwrap_or(0) / 4;
+        out.entry(*idx).or_default().push(CounterVar {
+            var: *var,
+            first,
+            dims,
+        });
+    }
+    for vars in out.values_mut() {
+        vars.sort_by_key(|c| c.first);
     }
     out
 }
