@@ -1437,19 +1437,28 @@ impl<'a, 'p> Body<'a, 'p> {
         if var.dims.is_empty() {
             return Ok(var.var);
         }
-        // Row-major: the index of dimension j is (k / stride_j) % len_j.
+        // Row-major: the index of dimension j is (k / stride_j) % len_j, except the
+        // outermost, k / stride_0 unreduced: an index past the array (undefined in
+        // GLSL) then still addresses the word the original did, as re-import reads it.
         let u = self.g.uint(32);
         let mut chain = vec![Operand::IdRef(var.var)];
         let mut stride: u32 = var.words();
-        for len in &var.dims {
+        for (j, len) in var.dims.iter().enumerate() {
             stride /= len.max(&1);
+            let outer = j == 0;
             let r = match known {
+                Some(k) if outer => self.g.u32(k / stride.max(1)),
                 Some(k) => self.g.u32(k / stride.max(1) % len.max(&1)),
                 None => {
                     let s = self.g.u32(stride);
-                    let l = self.g.u32(*len);
                     let q = self.op(Op::UDiv, u, vec![Operand::IdRef(index), Operand::IdRef(s)]);
-                    self.op(Op::UMod, u, vec![Operand::IdRef(q), Operand::IdRef(l)])
+                    match outer {
+                        true => q,
+                        false => {
+                            let l = self.g.u32(*len);
+                            self.op(Op::UMod, u, vec![Operand::IdRef(q), Operand::IdRef(l)])
+                        }
+                    }
                 }
             };
             chain.push(Operand::IdRef(r));
