@@ -435,7 +435,7 @@ fn check(p: &Pipeline) -> Vec<String> {
 
 /// Whether fixed function supplies an FS read the producer does not write: the point
 /// coordinate, the primitive id without a GS, a front colour whose back colour is
-/// written (two-sided selection).
+/// written (two-sided selection), the viewport under a viewport mask.
 fn supplied(p: &Pipeline, io: IoSlot, written: &BTreeMap<IoSlot, BitSize>) -> bool {
     if p.consumer.stage() != Stage::Fragment {
         return false;
@@ -447,6 +447,8 @@ fn supplied(p: &Pipeline, io: IoSlot, written: &BTreeMap<IoSlot, BitSize>) -> bo
             slot: Slot::Bfc(n),
             ..io
         }),
+        // Each copy of a viewport-mask broadcast reads its own viewport.
+        Slot::Viewport => written.contains_key(&IoSlot::new(Slot::ViewportMask, 0)),
         _ => false,
     }
 }
@@ -672,8 +674,20 @@ fn slot_features(p: &Pipeline, f: &mut BTreeSet<String>) {
         .into_iter()
         .map(|(io, _)| io.slot)
         .collect();
+    if written.contains(&Slot::ViewportMask) {
+        f.insert("viewport-mask broadcast".into());
+        if p.producer.layer_viewport_relative {
+            f.insert("viewport-relative layer".into());
+        }
+    }
     for (io, _, _) in input_loads(&p.consumer) {
         match io.slot {
+            Slot::Viewport | Slot::Layer if written.contains(&Slot::ViewportMask) => {
+                f.insert(format!("FS reads {} under a viewport mask", io.slot));
+                if !written.contains(&io.slot) {
+                    f.insert("FS reads an unwritten VIEWPORT under a viewport mask".into());
+                }
+            }
             Slot::Col(n) if fs && written.contains(&Slot::Bfc(n)) => {
                 f.insert("back colour read as COLn".into());
             }
@@ -1023,6 +1037,11 @@ fn every_feature_is_generated() {
             "system-value slot into a non-FS consumer",
             "CLIP_VERTEX into a non-FS consumer",
             "tess level read by the TES",
+            "viewport-mask broadcast",
+            "viewport-relative layer",
+            "FS reads VIEWPORT under a viewport mask",
+            "FS reads LAYER under a viewport mask",
+            "FS reads an unwritten VIEWPORT under a viewport mask",
         ]
         .map(String::from),
     );

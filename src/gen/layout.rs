@@ -89,6 +89,25 @@ impl Layout {
         None
     }
 
+    /// Takes the one-component slot `slot` whole for a value of `ty` read with
+    /// `qual`, when nothing holds it yet. `None` when it is taken or the budget is
+    /// spent.
+    pub fn claim(&mut self, slot: Slot, ty: Ty, qual: Qual) -> Option<IoSlot> {
+        let full = !slot.is_patch() && self.counted_slots() >= MAX_SLOTS;
+        if full || self.used.contains_key(&slot) {
+            return None;
+        }
+        let class = (ty, qual);
+        self.used.insert(
+            slot,
+            SlotUse {
+                class,
+                halves: 0xff,
+            },
+        );
+        Some(IoSlot::new(slot, 0))
+    }
+
     /// Takes `len` consecutive `VARn` slots for an indirectly indexed array.
     pub fn alloc_array(&mut self, len: u8) -> Option<Slot> {
         let start = ARRAY_BASE + self.next_array;

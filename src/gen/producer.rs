@@ -66,6 +66,8 @@ pub(crate) fn build(r: &Recipe, info: StageInfo, consumer: Stage) -> Produced {
         xfb_next: [0, 0],
     };
     let mut layout = Layout::new(consumer == Stage::Fragment);
+    // Before the recipe's outputs, so that its VIEWPORT and LAYER are free to claim.
+    let broadcast = viewport_mask(&mut g, r, consumer, &mut layout);
     let mut planned = vec![];
     for spec in &r.outputs {
         planned.extend(plan_output(&mut g, &mut ctx, &mut layout, spec));
@@ -76,14 +78,21 @@ pub(crate) fn build(r: &Recipe, info: StageInfo, consumer: Stage) -> Produced {
         .take(2)
         .filter_map(|a| plan_array(&mut g, &ctx, &mut layout, a))
         .collect();
+    let mut reads_unwritten = vec![];
     // The consumer needs at least one live varying, or every test over it is vacuous.
     if arrays.is_empty() && planned.iter().all(|p| p.dead) {
         if let Some(first) = planned.first_mut() {
             first.dead = false;
         }
     }
+    let relative = broadcast.as_ref().is_some_and(|b| b.relative);
+    if let Some(b) = broadcast {
+        planned.extend(b.stores);
+        reads_unwritten.extend(b.unwritten);
+    }
     emit_all(&mut g, r, consumer, &planned, &arrays);
     let mut reads: Vec<Read> = planned.iter().filter(|p| !p.dead).map(|p| p.read).collect();
+    reads.append(&mut reads_unwritten);
     reads.extend(arrays.iter().map(|a| a.read));
     if g.stage == Stage::TessCtrl {
         reads.extend(off_vertex(
@@ -106,9 +115,105 @@ pub(crate) fn build(r: &Recipe, info: StageInfo, consumer: Stage) -> Produced {
         let supplied = fixed_function_reads().into_iter();
         reads.extend(supplied.filter(|r| !gs || r.io.slot != Slot::PrimitiveId));
     }
-    Produced {
-        shader: g.b.finish(),
-        reads,
+    let mut shader = g.b.finish();
+    shader.layer_viewport_relative = relative;
+    Produced { shader, reads }
+}
+
+/// Bits of `Recipe::consumer_info` an FS consumer leaves free (bit 0 picks the
+/// provoking vertex, bits 5-6 add the fixed-function reads): with all of
+/// `MASK_BITS` set a vs, tes or gs producer broadcasts by a viewport mask (one pair
+/// into an FS in 8), `RELATIVE_BIT` makes its layer viewport-relative, and
+/// `UNIFORM_MASK_BIT` derives the mask from a uniform. No new draw, so the cases
+/// drawn for everything else stay as they were.
+pub(crate) const MASK_BITS: u8 = 0x0e;
+const RELATIVE_BIT: u8 = 0x10;
+const UNIFORM_MASK_BIT: u8 = 0x80;
+
+/// Constant masks: one to three of the 16 viewports, and one that also names bit
+/// 20, past the last viewport (no copy for it).
+const MASKS: [u32; 6] = [0x1, 0x2, 0x5, 0x9, 0xb, 0x10_0006];
+
+/// A viewport-mask broadcast: the stores (the mask, never read, and the VIEWPORT
+/// and LAYER the FS reads) and the FS reads of a VIEWPORT left unwritten.
+struct Broadcast {
+    stores: Vec<Planned>,
+    unwritten: Vec<Read>,
+    relative: bool,
+}
+
+/// A producer storing `VIEWPORT_MASK` with a mask equal at every vertex (a constant
+/// or a uniform expression: a mask that differs between the vertices of a primitive
+/// draws nothing, which observes little), and an FS reading `VIEWPORT` and `LAYER`,
+/// which each copy of the primitive reads differently (the optimizer must keep those
+/// reads). `VIEWPORT` is stored with a constant the copies do not read, or left
+/// unwritten (an unmasked read gives 0); `LAYER` is stored with a constant, to which
+/// a viewport-relative layer adds each copy's viewport.
+fn viewport_mask(
+    g: &mut Gen,
+    r: &Recipe,
+    consumer: Stage,
+    layout: &mut Layout,
+) -> Option<Broadcast> {
+    let rasterized = matches!(g.stage, Stage::Vertex | Stage::TessEval | Stage::Geometry);
+    if consumer != Stage::Fragment || !rasterized || r.consumer_info & MASK_BITS != MASK_BITS {
+        return None;
+    }
+    let fixed = |v: Value| Pv { v, inv: false };
+    let choice = u32::from(r.producer_info.rotate_right(4));
+    let mask = if r.consumer_info & UNIFORM_MASK_BIT != 0 {
+        // (u & 6) | 1: viewport 0 and any of 1 and 2.
+        let u = fixed(g.uniform(choice as u16));
+        let six = fixed(g.konst(BitSize::B32, 6));
+        let one = fixed(g.konst(BitSize::B32, 1));
+        let low = g.alu(AluOp::IAnd, false, &[u, six]);
+        g.alu(AluOp::IOr, false, &[low, one])
+    } else {
+        fixed(g.konst(BitSize::B32, MASKS[choice as usize % MASKS.len()]))
+    };
+    let mut out = Broadcast {
+        stores: vec![int_store(IoSlot::new(Slot::ViewportMask, 0), mask, true)],
+        unwritten: vec![],
+        relative: r.consumer_info & RELATIVE_BIT != 0,
+    };
+    if let Some(io) = layout.claim(Slot::Viewport, Ty::I32, Qual::Flat) {
+        if choice % 3 == 2 {
+            out.unwritten.push(int_store(io, mask, false).read);
+        } else {
+            let v = fixed(g.konst(BitSize::B32, 5 + choice % 3));
+            out.stores.push(int_store(io, v, false));
+        }
+    }
+    if let Some(io) = layout.claim(Slot::Layer, Ty::I32, Qual::Flat) {
+        let v = fixed(g.konst(BitSize::B32, 1 + choice % 4));
+        out.stores.push(int_store(io, v, false));
+    }
+    Some(out)
+}
+
+/// A flat 32-bit integer output stored plainly (the same at every GS emit).
+fn int_store(io: IoSlot, v: Pv, dead: bool) -> Planned {
+    Planned {
+        read: Read {
+            io,
+            ty: Ty::I32,
+            qual: Qual::Flat,
+            vertex: 0,
+            fixed_vertex: false,
+            patch: false,
+            at: AtRead::None,
+            array: None,
+        },
+        dead,
+        w: Wrapped {
+            ty: PTy::I32,
+            v,
+            alt: v,
+            cond: v,
+            wrap: Wrap::None,
+        },
+        xfb: None,
+        per_emit: false,
     }
 }
 

@@ -5,6 +5,7 @@
 //! pipelines must agree; everything else the generator draws is kept.
 
 use super::pool::draws_opaque;
+use super::producer::MASK_BITS;
 use super::recipe::{AtRead, Family, Recipe, Ty};
 use crate::ir::{
     AluOp, BitSize, Inst, InstKind, IoSlot, Pipeline, Primitive, Shader, Slot, Stage, StageInfo,
@@ -44,7 +45,10 @@ pub const POSITION_ATTR: u8 = 8;
 /// - first provoking vertex: the last one is pipeline state that needs
 ///   `VK_EXT_provoking_vertex`, which the harness does not enable;
 /// - no fixed-function FS reads of `PNTC` (point coordinate, undefined off
-///   points), and so none of `PRIMITIVE_ID`, which the recipe adds with it.
+///   points), and so none of `PRIMITIVE_ID`, which the recipe adds with it;
+/// - no `VIEWPORT_MASK` broadcast (nor its viewport-relative layer): lavapipe lacks
+///   `VK_NV_viewport_array2`, and the test framebuffer has one viewport and one
+///   layer.
 pub fn render_safe(r: &Recipe) -> Recipe {
     let mut r = r.clone();
     for op in r.producer_ops.iter_mut().chain(r.consumer_ops.iter_mut()) {
@@ -89,9 +93,12 @@ pub fn render_safe(r: &Recipe) -> Recipe {
         r.emits = r.emits.clamp(3, 4);
     }
     // Bit 0 picks the provoking vertex; bits 5-6 set together add the
-    // fixed-function reads.
+    // fixed-function reads; bits 1-3 set together broadcast by a viewport mask.
     if r.pair.1 == Stage::Fragment {
         r.consumer_info &= !0x21;
+        if r.consumer_info & MASK_BITS == MASK_BITS {
+            r.consumer_info &= !0x08;
+        }
     }
     r
 }
@@ -489,6 +496,34 @@ mod tests {
             "no restricted pair stores through a dynamic index"
         );
         assert!(captured.get() > 0, "no restricted pair captures");
+    }
+
+    /// Whether a pair stores `VIEWPORT_MASK` or flags its layer viewport-relative.
+    fn broadcasts(p: &Pipeline) -> bool {
+        let mut found = p.producer.layer_viewport_relative;
+        p.producer.for_each_inst(|i| {
+            if let InstKind::StoreOutput { slot, .. } = &i.kind {
+                found |= slot.slot == Slot::ViewportMask;
+            }
+        });
+        found
+    }
+
+    #[test]
+    fn restricted_pairs_never_broadcast_by_a_viewport_mask() {
+        for producer in [Stage::Vertex, Stage::TessEval, Stage::Geometry] {
+            let mut masked = 0;
+            for choice in 0..=255u8 {
+                let mut r = Recipe::minimal((producer, Stage::Fragment));
+                r.consumer_info = choice;
+                masked += usize::from(broadcasts(&super::super::build(&r)));
+                let p = build_for_rendering(&r);
+                assert!(!broadcasts(&p), "{producer} {choice}");
+                crate::validate::validate(&p).expect("valid");
+            }
+            // One choice in eight: the restriction is not vacuous.
+            assert_eq!(masked, 32, "{producer}");
+        }
     }
 
     #[test]
