@@ -11,7 +11,8 @@ pub struct Recipe {
     pub pair: (Stage, Stage),
     /// Producer stage-parameter choice (topology, patch size, domain, GS output…).
     pub producer_info: u8,
-    /// Consumer stage-parameter choice.
+    /// Consumer stage-parameter choice; for an FS consumer its free bits also pick
+    /// the fixed-function reads and a viewport-mask broadcast (`producer.rs`).
     pub consumer_info: u8,
     /// Words in the default uniform block (at least 1 is used).
     pub uniforms: u8,
