@@ -235,6 +235,21 @@ fn spirv_buffer_member_in_the_last_unaligned_word_is_an_error() {
     assert!(err.to_string().contains("reaches past byte 2^32"), "{err}");
 }
 
+/// An array type whose element type was itself (a mutated id) sent the walk down
+/// arrays to their element type round forever (`link::opaque`, `import_spirv`
+/// target, 2026-11-29, 49 minutes into a one-hour run: a timeout; the unit still ran
+/// after 9 minutes alone). A type must now use only types declared before it, as
+/// SPIR-V requires, so no walk over types can cycle.
+#[test]
+fn spirv_type_that_uses_itself_is_an_error() {
+    let err = import_fuzz_input(include_bytes!("fuzz_inputs/import_spirv_type_cycle.bin"));
+    assert!(
+        err.to_string()
+            .contains("which is not a type declared before it"),
+        "{err}"
+    );
+}
+
 /// A TCS/TES read of input vertex 2^32 - 1 at a constant index overflowed the
 /// count of vertices it proves the patch has (`attempt to add with overflow` in
 /// `mem::load_io`, `import_spirv` target, seventh 2026-11-27 session, 2 minutes into

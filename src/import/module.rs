@@ -49,6 +49,44 @@ pub(crate) enum Ty {
     Function,
 }
 
+/// Whether an instruction declares a type.
+fn is_type_decl(op: Op) -> bool {
+    use Op::*;
+    matches!(
+        op,
+        TypeVoid
+            | TypeBool
+            | TypeInt
+            | TypeFloat
+            | TypeVector
+            | TypeMatrix
+            | TypeArray
+            | TypeRuntimeArray
+            | TypeStruct
+            | TypePointer
+            | TypeImage
+            | TypeSampler
+            | TypeSampledImage
+            | TypeFunction
+            | TypeForwardPointer
+    )
+}
+
+impl Ty {
+    /// The types this one is built from.
+    pub fn parts(&self) -> Vec<u32> {
+        match self {
+            Ty::Vector { elem, .. } | Ty::Array { elem, .. } | Ty::RuntimeArray { elem } => {
+                vec![*elem]
+            }
+            Ty::Matrix { col, .. } => vec![*col],
+            Ty::Struct { members } => members.clone(),
+            Ty::Pointer { pointee, .. } => vec![*pointee],
+            _ => vec![],
+        }
+    }
+}
+
 /// The decorations translation reads, for an id or a struct member.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Decos {
@@ -323,9 +361,25 @@ impl Module {
             }
         }
         let globals: Vec<Instruction> = self.raw.types_global_values.clone();
+        let type_ids: std::collections::BTreeSet<u32> = globals
+            .iter()
+            .filter(|i| is_type_decl(i.class.opcode))
+            .filter_map(|i| i.result_id)
+            .collect();
         for inst in &globals {
             let Some(id) = inst.result_id else { continue };
             if let Some(ty) = self.type_of_decl(inst)? {
+                // SPIR-V declares a type before any type that uses it (forward
+                // pointers are refused), so no walk over types can cycle: a type
+                // that uses itself or a later type is an error. (An id that is no
+                // type at all stays an unknown type for the uses to reject.)
+                let later = |t: &u32| type_ids.contains(t) && !self.types.contains_key(t);
+                if let Some(bad) = ty.parts().into_iter().find(later) {
+                    return Err(self.err(
+                        inst,
+                        format!("type %{id} uses %{bad}, which is not a type declared before it"),
+                    ));
+                }
                 self.types.insert(id, ty);
                 continue;
             }
