@@ -7,6 +7,7 @@ pub mod incremental;
 pub mod lang;
 pub mod lower;
 pub mod per_emit;
+pub mod reach;
 pub mod region;
 pub mod rules;
 pub mod saturate;
@@ -17,7 +18,7 @@ pub(crate) mod typecheck;
 
 pub use analysis::{VAnalysis, VData, VGraph, OPAQUE_COST};
 pub use lang::{Side, VNode, XferMode};
-pub use rules::{Cond, RuleDef, RuleSet};
+pub use rules::{Compiled, Cond, RuleDef, RuleSet};
 pub use saturate::{
     Budgets, Matching, Scheduler, Stop, DEFAULT_ITER_LIMIT, DEFAULT_NODES_PER_LOWERED,
     DEFAULT_NODE_LIMIT, DEFAULT_TIME_LIMIT,

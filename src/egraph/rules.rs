@@ -12,6 +12,7 @@ use egg::{Condition, ConditionalApplier, Id, Pattern, Rewrite, Subst, Var};
 use super::analysis::{VAnalysis, VGraph};
 use super::comm_match::CommPattern;
 use super::lang::{VNode, XferMode};
+use super::reach::Reach;
 use super::sexp::{parse_all, Sexp};
 use crate::error::{Diagnostic, Error};
 use crate::ir::{AluOp, SrcLoc};
@@ -208,7 +209,16 @@ pub struct RuleDef {
 pub struct RuleSet {
     /// Shared by clones until one of them changes (every `Options` holds a set).
     rules: Arc<Vec<RuleDef>>,
-    compiled: Arc<OnceLock<Vec<Rewrite<VNode, VAnalysis>>>>,
+    compiled: Arc<OnceLock<Compiled>>,
+}
+
+/// A rule set's egg rewrites with their reachability index.
+#[derive(Debug)]
+pub struct Compiled {
+    /// Each rule, its right-to-left form when bidirectional, and its `.exact` form.
+    pub rewrites: Vec<Rewrite<VNode, VAnalysis>>,
+    /// Which of them can match in a given run ([`Reach`]).
+    pub reach: Reach,
 }
 
 fn err(file: &str, loc: SrcLoc, msg: impl Into<String>) -> Error {
@@ -482,7 +492,7 @@ impl RuleSet {
                     }
                 }
                 // Compiled here so that every clone shares the compiled rewrites.
-                let _ = set.rewrites();
+                let _ = set.compiled();
                 set
             })
             .clone()
@@ -524,13 +534,18 @@ impl RuleSet {
     /// The egg rewrites: each rule, its right-to-left form when bidirectional, and its
     /// `.exact` instantiation when it is not `inexact`.
     pub fn rewrites(&self) -> Result<Vec<Rewrite<VNode, VAnalysis>>, Error> {
+        Ok(self.compiled()?.rewrites.clone())
+    }
+
+    /// The rewrites and their reachability index, compiled once and shared by clones.
+    pub fn compiled(&self) -> Result<&Compiled, Error> {
         if let Some(done) = self.compiled.get() {
-            return Ok(done.clone());
+            return Ok(done);
         }
-        let out = self.compile()?;
+        let rewrites = self.compile()?;
+        let reach = Reach::new(&rewrites);
         // A concurrent caller may have filled it first; both results are identical.
-        let _ = self.compiled.set(out.clone());
-        Ok(out)
+        Ok(self.compiled.get_or_init(|| Compiled { rewrites, reach }))
     }
 
     fn compile(&self) -> Result<Vec<Rewrite<VNode, VAnalysis>>, Error> {

@@ -10,6 +10,7 @@ use egg::{BackoffScheduler, Rewrite, Runner, SimpleScheduler, StopReason};
 use super::analysis::{VAnalysis, VGraph};
 use super::incremental::IncrementalScheduler;
 use super::lang::VNode;
+use super::reach::Reach;
 
 /// Default e-node budget floor: pairs of real shaders lower to a few hundred nodes;
 /// ten thousand leaves room for the code-motion laws without risking memory.
@@ -130,10 +131,33 @@ impl Budgets {
     }
 }
 
-/// Runs the rules on `egraph` within `budgets` and returns the saturated graph.
+/// Runs the rules on `egraph` within `budgets` and returns the saturated graph. Only
+/// the rules that can match in this run are handed to egg ([`super::reach`]): the run
+/// is the same as with all of them.
 pub fn saturate(
     egraph: VGraph,
     rules: &[Rewrite<VNode, VAnalysis>],
+    budgets: &Budgets,
+) -> (VGraph, SaturationStats) {
+    saturate_compiled(egraph, rules, &Reach::new(rules), budgets)
+}
+
+/// [`saturate`] with the rules' reachability index built beforehand (a rule set's
+/// [`super::rules::Compiled`]), which the optimizer does once per rule set.
+pub fn saturate_compiled(
+    egraph: VGraph,
+    rules: &[Rewrite<VNode, VAnalysis>],
+    reach: &Reach,
+    budgets: &Budgets,
+) -> (VGraph, SaturationStats) {
+    let reachable = reach.reachable(&egraph, rules);
+    saturate_with(egraph, reachable, budgets)
+}
+
+/// [`saturate`] over exactly these rules, in this order.
+pub(crate) fn saturate_with(
+    egraph: VGraph,
+    rules: Vec<&Rewrite<VNode, VAnalysis>>,
     budgets: &Budgets,
 ) -> (VGraph, SaturationStats) {
     let node_limit = budgets.node_limit(egraph.total_number_of_nodes());

@@ -331,43 +331,18 @@ pub(super) mod tests {
     use crate::egraph::{saturate::saturate, Budgets, RuleSet, VAnalysis};
     use crate::extract::dag::{dag_cost, reachable, valid, DagExtractor};
     use crate::extract::CostModel;
-    use crate::ir::{Pipeline, Stage};
+    use crate::ir::Pipeline;
 
     /// The shipped pairs (examples and file tests) and generated pairs of several stage
     /// pairs and sizes, saturated with the default rules. (A GS producer's per-emit
     /// pricing is not part of these problems: `Problem::new` sets no emit count.)
     pub(crate) fn graphs() -> Vec<(Pipeline, crate::egraph::VGraph, Vec<Id>)> {
         let rules = RuleSet::default_set().rewrites().unwrap();
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut pairs = vec![];
-        for dir in ["examples/pairs", "tests/opt"] {
-            let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
-                .unwrap()
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.extension().is_some_and(|x| x == "pair"))
-                .collect();
-            files.sort();
-            for f in files {
-                let text = std::fs::read_to_string(&f).unwrap();
-                pairs.push(crate::text::parse(&text, None).unwrap());
-            }
-        }
-        let kinds = [
-            (Stage::Vertex, Stage::Fragment),
-            (Stage::Vertex, Stage::TessCtrl),
-            (Stage::TessEval, Stage::Fragment),
-        ];
-        for (i, kind) in kinds.into_iter().enumerate() {
-            for (n, seed) in [(60, 1 + i as u64), (300, 7 + i as u64)] {
-                pairs.push(crate::gen::synth_pair(kind, n, seed));
-            }
-        }
-        pairs.push(crate::gen::synth_pair(kinds[0], 1000, 3));
         let analysis = VAnalysis {
             propagation_limit: Some(12),
             ..Default::default()
         };
-        pairs
+        crate::gen::sample_pairs()
             .into_iter()
             .map(|p| {
                 let l = lower(&p, analysis.clone(), false);

@@ -33,3 +33,35 @@ use crate::ir::Pipeline;
 pub fn describe(p: &Pipeline) -> String {
     crate::text::print(p)
 }
+
+/// The shipped example pairs, the file-test pairs and synthetic pairs of three
+/// stage kinds and three sizes: the graphs the extraction and saturation tests share.
+#[cfg(test)]
+pub(crate) fn sample_pairs() -> Vec<Pipeline> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pairs = vec![];
+    for dir in ["examples/pairs", "tests/opt"] {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|f| f.extension().is_some_and(|x| x == "pair"))
+            .collect();
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            pairs.push(crate::text::parse(&text, None).unwrap());
+        }
+    }
+    let kinds = [
+        (crate::ir::Stage::Vertex, crate::ir::Stage::Fragment),
+        (crate::ir::Stage::Vertex, crate::ir::Stage::TessCtrl),
+        (crate::ir::Stage::TessEval, crate::ir::Stage::Fragment),
+    ];
+    for (i, kind) in kinds.into_iter().enumerate() {
+        for (n, seed) in [(60, 1 + i as u64), (300, 7 + i as u64)] {
+            pairs.push(synth_pair(kind, n, seed));
+        }
+    }
+    pairs.push(synth_pair(kinds[0], 1000, 3));
+    pairs
+}

@@ -7,7 +7,7 @@ use egg::Id;
 use super::lowering::analysis_for;
 use super::options::Options;
 use crate::egraph::lower::lower;
-use crate::egraph::saturate::saturate;
+use crate::egraph::saturate::saturate_compiled;
 use crate::egraph::VGraph;
 use crate::error::Error;
 use crate::extract::dag::{dag_cost, seed_from, Problem, Selection};
@@ -34,9 +34,10 @@ impl Instance {
     /// Validates, lowers and saturates `p` under `opts` (no xfb re-run).
     pub fn new(p: &Pipeline, opts: &Options) -> Result<Instance, Error> {
         crate::validate::validate(p)?;
-        let rewrites = opts.rules.rewrites()?;
+        let rules = opts.rules.compiled()?;
         let lowered = lower(p, analysis_for(p, opts), false);
-        let (egraph, _) = saturate(lowered.egraph, &rewrites, &opts.budgets);
+        let (egraph, _) =
+            saturate_compiled(lowered.egraph, &rules.rewrites, &rules.reach, &opts.budgets);
         let seed = seed_from(&egraph, &lowered.original);
         let roots = lowered.roots.values().map(|r| egraph.find(*r)).collect();
         Ok(Instance {

@@ -58,7 +58,7 @@ pub use crate::pack::PackOptions;
 pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     let start = Instant::now();
     check_input(p)?;
-    let rewrites = opts.rules.rewrites()?;
+    let rules = opts.rules.compiled()?;
     let input = visible_input(p, opts);
     let specialized = crate::specialize::specialize_for(&input, &opts.known)?;
     let prepared = prepass::prepare(specialized.as_ref().map_or(&*input, |s| &s.pipeline));
@@ -68,7 +68,7 @@ pub fn optimize(p: &Pipeline, opts: &Options) -> Result<Outcome, Error> {
     let rounds = Rounds {
         p: &prepared.pipeline,
         opts,
-        rewrites: &rewrites,
+        rules,
         base,
     };
     let out = rounds.first()?;

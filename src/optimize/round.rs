@@ -9,10 +9,9 @@ use super::count::count_varyings;
 use super::options::Options;
 use super::report::{Outcome, Report, Timings};
 use super::{emission, fates, lowering, packing, saturation, selection, slots};
-use crate::egraph::analysis::VAnalysis;
 use crate::egraph::saturate::Stop;
 use crate::egraph::Budgets;
-use crate::egraph::VNode;
+use crate::egraph::Compiled;
 use crate::error::Error;
 use crate::extract::Cost;
 use crate::ir::Pipeline;
@@ -83,7 +82,7 @@ impl Round {
 pub(super) fn run(
     p: &Pipeline,
     opts: &Options,
-    rewrites: &[egg::Rewrite<VNode, VAnalysis>],
+    rules: &Compiled,
     round: Round,
 ) -> Result<Outcome, Error> {
     let mut timings = Timings::default();
@@ -117,7 +116,7 @@ pub(super) fn run(
         ));
     }
     let budgets = round.saturation_budgets(&opts.budgets, reserve);
-    let mut saturated = saturation::saturate_pair(&lowered, rewrites, &budgets);
+    let mut saturated = saturation::saturate_pair(&lowered, rules, &budgets);
     timings.saturate = lap();
     let mut budget_stops = vec![];
     if let Stop::TimeLimit(_) = saturated.stats.stop {

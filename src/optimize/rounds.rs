@@ -10,9 +10,8 @@ use super::options::Options;
 use super::report::{compose, Outcome, Report};
 use super::round::{run, Round};
 use super::simplify;
-use crate::egraph::analysis::VAnalysis;
 use crate::egraph::saturate::Stop;
-use crate::egraph::VNode;
+use crate::egraph::Compiled;
 use crate::error::Error;
 use crate::ir::{Half, InstKind, Pipeline, SlotClass, Stage};
 
@@ -21,7 +20,7 @@ pub(super) struct Rounds<'a> {
     /// The pre-passed pair every round starts from.
     pub p: &'a Pipeline,
     pub opts: &'a Options,
-    pub rewrites: &'a [egg::Rewrite<VNode, VAnalysis>],
+    pub rules: &'a Compiled,
     /// The first round's settings, carrying the run's deadlines.
     pub base: Round,
 }
@@ -32,7 +31,7 @@ const FIXED_POINT_ROUNDS: usize = 2;
 impl Rounds<'_> {
     /// The first round, repaired where its result would grow the varyings.
     pub fn first(&self) -> Result<Outcome, Error> {
-        let mut out = run(self.p, self.opts, self.rewrites, self.base)?;
+        let mut out = run(self.p, self.opts, self.rules, self.base)?;
         if out.report.after.slots > out.report.before.slots {
             // A read xfb output got a varying of its own next to its kept xfb store;
             // letting one store serve both keeps the slot count.
@@ -64,7 +63,7 @@ impl Rounds<'_> {
         if self.base.past_deadline() {
             return Ok(unchanged(earlier, self.p, late));
         }
-        let mut out = run(self.p, self.opts, self.rewrites, round)?;
+        let mut out = run(self.p, self.opts, self.rules, round)?;
         out.report.timings = out.report.timings + earlier.report.timings;
         let stops = earlier.report.budget_stops.iter().cloned();
         out.report.budget_stops.splice(0..0, stops);
@@ -89,7 +88,7 @@ impl Rounds<'_> {
             let Some(next) = self.worth_another_round(&out) else {
                 break;
             };
-            let again = run(&next, self.opts, self.rewrites, self.base)?;
+            let again = run(&next, self.opts, self.rules, self.base)?;
             let (a, b) = (out.report.after, again.report.after);
             let better = b.slots <= a.slots && (b.components, b.slots) < (a.components, a.slots);
             if !better || again.report.fallback.is_some() {

@@ -2,9 +2,8 @@
 //! run's budgets (`egraph::saturate`).
 
 use super::lowering::LoweredPair;
-use crate::egraph::analysis::VAnalysis;
-use crate::egraph::saturate::{saturate, SaturationStats};
-use crate::egraph::{Budgets, VGraph, VNode};
+use crate::egraph::saturate::{saturate_compiled, SaturationStats};
+use crate::egraph::{Budgets, Compiled, VGraph};
 
 /// The saturated e-graph and how saturation went.
 pub(crate) struct Saturated {
@@ -15,11 +14,8 @@ pub(crate) struct Saturated {
 }
 
 /// Saturates a copy of the lowered e-graph (the lowered one stays as written).
-pub(crate) fn saturate_pair(
-    l: &LoweredPair,
-    rewrites: &[egg::Rewrite<VNode, VAnalysis>],
-    budgets: &Budgets,
-) -> Saturated {
-    let (egraph, stats) = saturate(l.lowered.egraph.clone(), rewrites, budgets);
+pub(crate) fn saturate_pair(l: &LoweredPair, rules: &Compiled, budgets: &Budgets) -> Saturated {
+    let graph = l.lowered.egraph.clone();
+    let (egraph, stats) = saturate_compiled(graph, &rules.rewrites, &rules.reach, budgets);
     Saturated { egraph, stats }
 }
