@@ -32,6 +32,35 @@ pub fn is_commutative(node: &VNode) -> bool {
     }
 }
 
+/// A pattern written out with the two operands of every commutative op in sorted
+/// order: two patterns with the same canonical form match the same substitutions
+/// (under [`CommPattern`]) and, as right-hand sides, add the same e-nodes (the graph
+/// stores commutative operands in class-id order).
+pub fn canonical(ast: &PatternAst<VNode>) -> String {
+    fn write(nodes: &[ENodeOrVar<VNode>], i: usize) -> String {
+        match &nodes[i] {
+            ENodeOrVar::Var(v) => v.to_string(),
+            ENodeOrVar::ENode(n) if n.is_leaf() => n.to_string(),
+            ENodeOrVar::ENode(n) => {
+                let mut args: Vec<String> = n
+                    .children()
+                    .iter()
+                    .map(|c| write(nodes, usize::from(*c)))
+                    .collect();
+                if is_commutative(n) {
+                    args.sort();
+                }
+                format!("({n} {})", args.join(" "))
+            }
+        }
+    }
+    let nodes = ast.as_ref();
+    match nodes.len() {
+        0 => String::new(),
+        len => write(nodes, len - 1),
+    }
+}
+
 impl CommPattern {
     /// The searcher for `p`, or `None` when `p` names no commutative op (egg's own
     /// pattern matcher is then exact and faster).
@@ -298,6 +327,18 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn canonical_forms_sort_only_commutative_operands() {
+        let canon = |t: &str| canonical(&t.parse::<Pattern<VNode>>().unwrap().ast);
+        assert_eq!(canon("(fmul ?a (fneg ?b))"), canon("(fmul (fneg ?b) ?a)"));
+        assert_eq!(
+            canon("(fadd (fmul ?a ?b) ?c)"),
+            canon("(fadd ?c (fmul ?b ?a))")
+        );
+        assert_ne!(canon("(fsub ?a ?b)"), canon("(fsub ?b ?a)"));
+        assert_ne!(canon("(fmul ?a ?b)"), canon("(fmul ?a ?c)"));
+    }
     use super::testing::{random_graph, Rng};
     use super::*;
     use std::collections::BTreeSet;

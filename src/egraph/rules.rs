@@ -5,12 +5,14 @@
 
 use std::sync::{Arc, OnceLock};
 
+use fxhash::FxHashSet;
+
 use std::str::FromStr;
 
 use egg::{Condition, ConditionalApplier, Id, Pattern, Rewrite, Subst, Var};
 
 use super::analysis::{VAnalysis, VGraph};
-use super::comm_match::CommPattern;
+use super::comm_match::{canonical, CommPattern};
 use super::lang::{VNode, XferMode};
 use super::reach::Reach;
 use super::sexp::{parse_all, Sexp};
@@ -542,18 +544,30 @@ impl RuleSet {
         if let Some(done) = self.compiled.get() {
             return Ok(done);
         }
-        let rewrites = self.compile()?;
+        let rewrites = self.compile(false)?;
         let reach = Reach::new(&rewrites);
         // A concurrent caller may have filled it first; both results are identical.
         Ok(self.compiled.get_or_init(|| Compiled { rewrites, reach }))
     }
 
-    fn compile(&self) -> Result<Vec<Rewrite<VNode, VAnalysis>>, Error> {
+    /// The rewrites; `keep_twins` (tests only) keeps those equal to an earlier one.
+    fn compile(&self, keep_twins: bool) -> Result<Vec<Rewrite<VNode, VAnalysis>>, Error> {
         let mut out = vec![];
+        let mut seen = FxHashSet::default();
         for r in self.rules.iter() {
             // A left-hand side naming a commutative op matches it in both operand
             // orders (the e-graph keeps one): `CommPattern` instead of egg's matcher.
             let mut add = |name: String, l: &Pattern<VNode>, rhs: &Pattern<VNode>| {
+                // A rewrite equal to an earlier one up to the operand order of
+                // commutative ops finds the same matches and adds the same nodes: only
+                // the first is kept (`for-ops` writes both operand placements of a
+                // law for every op it lists, commutative or not).
+                let mut conds: Vec<String> = r.conds.iter().map(|c| format!("{c:?}")).collect();
+                conds.sort();
+                let key = (canonical(&l.ast), canonical(&rhs.ast), conds);
+                if !seen.insert(key) && !keep_twins {
+                    return Ok(());
+                }
                 let applier = ConditionalApplier {
                     condition: Conds(r.conds.clone()),
                     applier: rhs.clone(),
@@ -582,6 +596,65 @@ impl RuleSet {
 
 #[cfg(test)]
 mod tests {
+    use crate::egraph::saturate::{saturate_with, Budgets};
+
+    const TWINS: &str = "
+        (rule m-uf (fmul (xfer ?m ?a) ?k) (xfer ?m (fmul ?a ?k)) (if (free ?k)) bidirectional inexact)
+        (rule m-fu (fmul ?k (xfer ?m ?a)) (xfer ?m (fmul ?k ?a)) (if (free ?k)) bidirectional inexact)
+        (rule s-uf (fsub (xfer ?m ?a) ?k) (xfer ?m (fsub ?a ?k)) (if (free ?k)) bidirectional inexact)
+        (rule s-fu (fsub ?k (xfer ?m ?a)) (xfer ?m (fsub ?k ?a)) (if (free ?k)) bidirectional inexact)
+        (rule m-fu-other (fmul ?k (xfer ?m ?a)) (xfer ?m (fmul ?k ?a)) (if (const ?k)) inexact)";
+
+    #[test]
+    fn twins_up_to_commutative_operand_order_compile_once() {
+        let set = RuleSet::parse("t.rules", TWINS).unwrap();
+        let names: Vec<String> = set
+            .rewrites()
+            .unwrap()
+            .iter()
+            .map(|r| r.name.to_string())
+            .collect();
+        // `m-fu` repeats `m-uf` (both directions); `fsub` is not commutative, and
+        // `m-fu-other` has another condition.
+        let want = [
+            "m-uf",
+            "m-uf.rev",
+            "s-uf",
+            "s-uf.rev",
+            "s-fu",
+            "s-fu.rev",
+            "m-fu-other",
+        ];
+        assert_eq!(names, want);
+        assert_eq!(set.compile(true).unwrap().len(), want.len() + 2);
+    }
+
+    /// Dropping the default set's twins changes no run: on the shipped, file-test and
+    /// synthetic pairs, saturating with and without them applies the same rewrites the
+    /// same number of times (a twin never changes the graph after its first) and ends
+    /// with the same graph size.
+    #[test]
+    fn dropping_twins_changes_no_run() {
+        let set = RuleSet::default_set();
+        let kept = set.rewrites().unwrap();
+        let all = set.compile(true).unwrap();
+        assert!(all.len() > kept.len(), "the default set has twins");
+        for pair in crate::gen::sample_pairs() {
+            let g = crate::egraph::lower::lower(&pair, VAnalysis::default(), false).egraph;
+            let budgets = Budgets::default();
+            let (full_g, full) = saturate_with(g.clone(), all.iter().collect(), &budgets);
+            let (kept_g, pruned) = saturate_with(g, kept.iter().collect(), &budgets);
+            assert_eq!(full.applied, pruned.applied);
+            assert_eq!(full.iterations, pruned.iterations);
+            assert_eq!(full.stop, pruned.stop);
+            assert_eq!(
+                full_g.total_number_of_nodes(),
+                kept_g.total_number_of_nodes()
+            );
+            assert_eq!(full_g.number_of_classes(), kept_g.number_of_classes());
+        }
+    }
+
     use super::*;
 
     fn rule_err(text: &str) -> String {
