@@ -213,6 +213,25 @@ pub(crate) fn saturate_with(
     (egraph, stats)
 }
 
+/// Tests: saturates `g` once with `a` and once with `b` and asserts that the two runs
+/// are the same: applications per rewrite, iterations, stop reason and graph size.
+#[cfg(test)]
+pub(crate) fn assert_same_runs(
+    g: &VGraph,
+    a: Vec<&Rewrite<VNode, VAnalysis>>,
+    b: Vec<&Rewrite<VNode, VAnalysis>>,
+) -> SaturationStats {
+    let budgets = Budgets::default();
+    let (a_g, a) = saturate_with(g.clone(), a, &budgets);
+    let (b_g, b) = saturate_with(g.clone(), b, &budgets);
+    assert_eq!(a.applied, b.applied);
+    assert_eq!(a.iterations, b.iterations);
+    assert_eq!(a.stop, b.stop);
+    assert_eq!(a_g.total_number_of_nodes(), b_g.total_number_of_nodes());
+    assert_eq!(a_g.number_of_classes(), b_g.number_of_classes());
+    a
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
