@@ -7,6 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use egg::{FromOp, Id, Language};
+use smallvec::SmallVec;
 
 use crate::ir::{
     AluOp, BitSize, Half, Interp, InterpLoc, InterpMode, IoSlot, OpaqueOp, SystemValue,
@@ -101,6 +102,10 @@ impl XferMode {
     }
 }
 
+/// The operands of an e-node: inline up to three (every ALU op's arity), so cloning an
+/// e-node, which egg does to canonicalize, look up and apply it, allocates nothing.
+pub type Operands = SmallVec<[Id; 3]>;
+
 /// One e-node.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum VNode {
@@ -120,7 +125,7 @@ pub enum VNode {
         /// NIR's exact flag.
         exact: bool,
         /// Sources.
-        children: Vec<Id>,
+        children: Operands,
     },
     /// A pure opaque operation (see [`OpaqueOp`]): dedupable and movable like an ALU
     /// op, but no law looks inside it.
@@ -128,7 +133,7 @@ pub enum VNode {
         /// The operation.
         op: Arc<OpaqueOp>,
         /// Scalar operands.
-        children: Vec<Id>,
+        children: Operands,
     },
     /// A word of the default uniform block, or a 16-bit half of it (free: both
     /// stages can load it).
@@ -167,7 +172,7 @@ pub enum VNode {
     /// pure law distribute over it like over a select on the emit index.
     PerEmit([Id; 3]),
     /// The MODE operand of `xfer`, with its operand children (vertex index, offsets).
-    Mode(XferMode, Vec<Id>),
+    Mode(XferMode, Operands),
     /// `(xfer MODE p)`: children are the mode node and the producer value.
     Xfer([Id; 2]),
 }
@@ -451,14 +456,14 @@ impl FromOp for VNode {
             return Ok(VNode::Alu {
                 op: alu,
                 exact,
-                children,
+                children: children.into(),
             });
         }
         if let Some(mode) = XferMode::parse(op) {
             if children.len() != mode.arity() {
                 return Err(arity_err(mode.arity()));
             }
-            return Ok(VNode::Mode(mode, children));
+            return Ok(VNode::Mode(mode, children.into()));
         }
         match op {
             "xfer" => {

@@ -11,7 +11,7 @@ use std::time::Instant;
 use egg::Id;
 
 use super::analysis::{VAnalysis, VGraph};
-use super::lang::{Side, VNode, XferMode};
+use super::lang::{Operands, Side, VNode, XferMode};
 use crate::ir::{walk, Visit};
 use crate::ir::{
     BitSize, Block, Half, Indirect, InstKind, InterpLoc, IoSlot, Pipeline, Purity, Shader, Slot,
@@ -304,7 +304,7 @@ impl ProducerWalk<'_> {
             InstKind::Alu { op, exact, srcs } => srcs
                 .iter()
                 .map(|s| self.term(*s))
-                .collect::<Option<Vec<Id>>>()
+                .collect::<Option<Operands>>()
                 .map(|children| VNode::Alu {
                     op: *op,
                     exact: *exact,
@@ -313,7 +313,7 @@ impl ProducerWalk<'_> {
             InstKind::Opaque { op, srcs } if op.purity == Purity::Pure => srcs
                 .iter()
                 .map(|s| self.term(*s))
-                .collect::<Option<Vec<Id>>>()
+                .collect::<Option<Operands>>()
                 .map(|children| VNode::Op {
                     op: op.clone(),
                     children,
@@ -385,7 +385,7 @@ impl ProducerWalk<'_> {
         Some(self.g.add(VNode::Alu {
             op: crate::ir::AluOp::BCsel,
             exact: false,
-            children: vec![c, a, b],
+            children: smallvec::smallvec![c, a, b],
         }))
     }
 
@@ -421,7 +421,7 @@ impl ProducerWalk<'_> {
                             (Some(a), Some(b), Some(c)) => Some(self.g.add(VNode::Alu {
                                 op: crate::ir::AluOp::BCsel,
                                 exact: false,
-                                children: vec![c, a, b],
+                                children: smallvec::smallvec![c, a, b],
                             })),
                             _ => None,
                         };
@@ -922,7 +922,7 @@ impl ConsumerWalk<'_> {
             return unwritten_value.map(|n| self.g.add(n));
         }
         let p = self.prod.outputs.get(&io).copied().flatten()?;
-        let m = self.g.add(VNode::Mode(mode, children));
+        let m = self.g.add(VNode::Mode(mode, children.into()));
         Some(self.g.add(VNode::Xfer([m, p])))
     }
 
@@ -976,14 +976,14 @@ impl ConsumerWalk<'_> {
                 children: srcs
                     .iter()
                     .map(|s| self.term(*s))
-                    .collect::<Option<Vec<Id>>>()?,
+                    .collect::<Option<Operands>>()?,
             },
             InstKind::Opaque { op, srcs } if op.purity == Purity::Pure => VNode::Op {
                 op: op.clone(),
                 children: srcs
                     .iter()
                     .map(|s| self.term(*s))
-                    .collect::<Option<Vec<Id>>>()?,
+                    .collect::<Option<Operands>>()?,
             },
             InstKind::LoadUniform { index, half } => VNode::Uniform(*index, *half),
             InstKind::LoadUbo {

@@ -57,7 +57,7 @@ pub(super) struct ModeInst {
 
 impl fmt::Display for ModeInst {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = VNode::Mode(self.mode, vec![]).op_name();
+        let name = VNode::Mode(self.mode, Default::default()).op_name();
         if self.ops.is_empty() {
             return f.write_str(&name);
         }
