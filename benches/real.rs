@@ -182,6 +182,18 @@ fn report(rows: &mut [Row], runs: usize) {
         worst.map_or("", |r| r.name.as_str()),
         verdict(over == 0),
     );
+    let mut by_ratio: Vec<&Row> = rows.iter().filter(|r| ratio(r) > TARGET_RATIO).collect();
+    by_ratio.sort_by(|a, b| ratio(b).total_cmp(&ratio(a)));
+    for r in by_ratio.iter().take(SHOWN) {
+        println!(
+            "  over {TARGET_RATIO}x: {:<36} {:>6.1}x  {:>7.3} ms  {:>5} insts  {:>5} nodes",
+            r.name,
+            ratio(r),
+            common::ms(r.sample.time),
+            r.insts,
+            r.sample.nodes
+        );
+    }
 }
 
 /// Incremental against full e-matching, pair by pair (both measured in this run).
