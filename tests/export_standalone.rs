@@ -471,3 +471,66 @@ fn signed_storage_buffer_atomics_export_on_unsigned_words() {
         "{err}"
     );
 }
+
+/// Image atomics export without the original modules: each image an atomic uses is
+/// declared as a storage image of its texel's format (`r32ui` for the `uint` adds,
+/// `r32f` for the float exchanges) at the sampler set, and each atomic goes through a
+/// texel pointer into it. The render fixture's pair, as imported and optimized:
+/// both modules pass spirv-val and import back interpreter-equivalent (the atomics are
+/// effects whose stand-in results depend on every operand, so a wrong image, texel or
+/// value shows).
+#[test]
+fn image_atomics_export_standalone_as_storage_images() {
+    if !spirv_val() || !tool_available("glslangValidator") {
+        return;
+    }
+    use rspirv::spirv::{ImageFormat, Op};
+    use varysat::interpreter::{check_equivalent, EquivConfig};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let opts = varysat::import::ImportOptions::default();
+    let p = varysat::import::import_files(
+        &dir.join("image_atomics.vert"),
+        &dir.join("image_atomics.frag"),
+        &opts,
+    )
+    .expect("the fixture imports");
+    let optimized = varysat::optimize(&p, &varysat::Options::new())
+        .expect("optimizes")
+        .pipeline;
+    for (what, pipe) in [("as imported", &p), ("optimized", &optimized)] {
+        let (vs, fs) = varysat::export::standalone_to_spirv(pipe)
+            .unwrap_or_else(|e| panic!("{what}: exports: {e}"));
+        validate(&vs, what).unwrap_or_else(|e| panic!("{e}"));
+        validate(&fs, what).unwrap_or_else(|e| panic!("{e}"));
+        let module = rspirv::dr::load_words(&fs).expect("loads");
+        let formats: Vec<ImageFormat> = module
+            .types_global_values
+            .iter()
+            .filter(|i| i.class.opcode == Op::TypeImage)
+            .filter_map(|i| match i.operands.as_slice() {
+                [.., rspirv::dr::Operand::LiteralBit32(2), rspirv::dr::Operand::ImageFormat(f)] => {
+                    Some(*f)
+                }
+                _ => None,
+            })
+            .collect();
+        assert!(formats.contains(&ImageFormat::R32ui), "{what}: {formats:?}");
+        assert!(formats.contains(&ImageFormat::R32f), "{what}: {formats:?}");
+        let pointers = module
+            .all_inst_iter()
+            .filter(|i| i.class.opcode == Op::ImageTexelPointer)
+            .count();
+        assert!(pointers >= 4, "{what}: {pointers} texel pointers");
+        let back = varysat::import::import_spirv(
+            &varysat::export::to_bytes(&vs),
+            &varysat::export::to_bytes(&fs),
+            &opts,
+        )
+        .unwrap_or_else(|e| panic!("{what}: imports back: {e}"));
+        let cfg = EquivConfig {
+            runs: 8,
+            ..EquivConfig::default()
+        };
+        check_equivalent(pipe, &back, &cfg).unwrap_or_else(|e| panic!("{what}: {e}"));
+    }
+}

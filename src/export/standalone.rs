@@ -8,7 +8,8 @@
 //! [`super::standalone_to_spirv`]): UBO block `b` at set 0, binding `b`; the
 //! uniform words in a push-constant block (or, past [`PUSH_WORDS`], a uniform
 //! buffer after the last block); sampler `s` a combined image sampler at set 1,
-//! binding `s`; storage buffer `k` at set 2, binding `k`.
+//! binding `s`, or, when atomics use it, a storage image of their texel's format
+//! there; storage buffer `k` at set 2, binding `k`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,7 +23,8 @@ use rspirv::spirv::{
 use super::context::fail;
 use super::globals::Globals;
 use crate::ir::{
-    BitSize, InstKind, Pipeline, Primitive, Resource, Shader, Slot, Stage, StageInfo, SystemValue,
+    BitSize, InstKind, OpaqueOp, Pipeline, Primitive, Resource, ScalarTy, Shader, Slot, Stage,
+    StageInfo, SystemValue,
 };
 use crate::Error;
 
@@ -58,6 +60,17 @@ pub(crate) struct Skeletons {
 /// How one stage reads a sampler: the number of coordinates of its reads.
 type Shapes = BTreeMap<u32, usize>;
 
+/// The texel an image atomic works on: what the storage image it needs is declared
+/// with (a 32-bit texel of this type, as many coordinates as the atomic passes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Texel {
+    scalar: ScalarTy,
+    coords: u8,
+}
+
+/// Image index → the texel of one stage's atomics on it.
+type Texels = BTreeMap<u32, Texel>;
+
 /// What the pair reads, gathered from both stages.
 struct Uses {
     ubo_count: u32,
@@ -66,11 +79,14 @@ struct Uses {
     uniform_words: u32,
     /// Sampler → image dimensionality (from its coordinate count).
     dims: BTreeMap<u32, Dim>,
+    /// Images either stage uses with atomics: declared as storage images.
+    storage: Texels,
 }
 
-fn stage_shapes(s: &Shader) -> Result<Shapes, Error> {
+fn stage_shapes(s: &Shader) -> Result<(Shapes, Texels), Error> {
     let fs = s.stage() == Stage::Fragment;
     let mut out = Shapes::new();
+    let mut texels = Texels::new();
     let mut err = None;
     s.for_each_inst(|i| {
         let (sampler, n) = match &i.kind {
@@ -78,15 +94,30 @@ fn stage_shapes(s: &Shader) -> Result<Shapes, Error> {
                 sampler, coords, ..
             } => (*sampler, coords.len()),
             InstKind::Opaque { op, .. } => match op.resource {
-                // The skeleton declares every image as a sampled image, which an
-                // atomic cannot address (it needs a storage image of a known format).
+                // An atomic addresses a texel of a storage image (declared with the
+                // format of its texel type), through a texel pointer into it.
                 Some(Resource::Image(i)) if super::body::is_image_atomic(op) => {
-                    err.get_or_insert(fail(format!(
-                        "{}: image atomic `{}` on image {i} is not exported without the \
-                         original modules: the standalone export declares sampled images only",
-                        s.stage(),
-                        op.name
-                    )));
+                    let texel = texel_of(op).map_err(|why| {
+                        fail(format!(
+                            "{}: image atomic `{}` on image {i} {why}",
+                            s.stage(),
+                            op.name
+                        ))
+                    });
+                    match texel {
+                        Ok(t) if *texels.entry(i).or_insert(t) == t => {}
+                        Ok(t) => {
+                            err.get_or_insert(fail(format!(
+                                "{}: image {i} is used by atomics on {:?} and on {:?} texels",
+                                s.stage(),
+                                texels[&i],
+                                t
+                            )));
+                        }
+                        Err(e) => {
+                            err.get_or_insert(e);
+                        }
+                    }
                     return;
                 }
                 // An image query needs a handle of the image only: a 2D image,
@@ -109,9 +140,36 @@ fn stage_shapes(s: &Shader) -> Result<Shapes, Error> {
             _ => {}
         }
     });
+    if let Some(i) = texels.keys().find(|i| out.contains_key(i)) {
+        err.get_or_insert(fail(format!(
+            "{}: image {i} is both read through a sampler and used by atomics",
+            s.stage()
+        )));
+    }
     match err {
         Some(e) => Err(e),
-        None => Ok(out),
+        None => Ok((out, texels)),
+    }
+}
+
+/// The texel an image atomic works on: its value's 32-bit type (the result, or the
+/// stored value) and its coordinate count; or why no storage image can hold it.
+fn texel_of(op: &OpaqueOp) -> Result<Texel, String> {
+    let value = op.result.map(|(t, _)| t).or(op.args.last().copied());
+    let scalar = match value.map(|t| (t.scalar, t.rows, t.cols)) {
+        Some((s @ (ScalarTy::U32 | ScalarTy::I32 | ScalarTy::F32), 1, 1)) => s,
+        other => {
+            return Err(format!(
+                "works on a {other:?} texel; the standalone export declares 32-bit storage \
+                 images (r32ui, r32i, r32f)"
+            ))
+        }
+    };
+    match op.args.first().map(|c| c.rows) {
+        Some(coords @ 1..=3) => Ok(Texel { scalar, coords }),
+        n => Err(format!(
+            "has {n:?} coordinates; a storage image takes 1 to 3"
+        )),
     }
 }
 
@@ -140,7 +198,7 @@ fn dim_of(n: usize, fs: bool, sampler: u32) -> Result<Dim, Error> {
     }
 }
 
-fn gather(pipe: &Pipeline, shapes: [&Shapes; 2]) -> Result<Uses, Error> {
+fn gather(pipe: &Pipeline, shapes: [&Shapes; 2], texels: [&Texels; 2]) -> Result<Uses, Error> {
     let mut ubo_sizes: BTreeMap<u32, u32> = BTreeMap::new();
     for u in &pipe.ubos {
         ubo_sizes.insert(u.block, u.size);
@@ -181,7 +239,23 @@ fn gather(pipe: &Pipeline, shapes: [&Shapes; 2]) -> Result<Uses, Error> {
             }
         }
     }
-    let sampler_count = dims.keys().next_back().map_or(0, |m| m + 1);
+    let mut storage = Texels::new();
+    for (i, t) in texels.iter().flat_map(|t| t.iter()) {
+        if *storage.entry(*i).or_insert(*t) != *t {
+            return Err(fail(format!(
+                "image {i} is used by atomics on {:?} and on {t:?} texels by the two stages",
+                storage[i]
+            )));
+        }
+        if dims.contains_key(i) {
+            return Err(fail(format!(
+                "image {i} is read through a sampler by one stage and used by atomics by \
+                 the other"
+            )));
+        }
+    }
+    let images = dims.keys().chain(storage.keys()).max();
+    let sampler_count = images.map_or(0, |m| m + 1);
     for (what, n) in [
         ("uniform buffer", ubo_count),
         ("storage buffer", ssbo_count),
@@ -201,16 +275,17 @@ fn gather(pipe: &Pipeline, shapes: [&Shapes; 2]) -> Result<Uses, Error> {
         ssbo_count,
         uniform_words,
         dims,
+        storage,
     })
 }
 
 /// Synthesizes the skeleton modules of both stages of `pipe`.
 pub(crate) fn skeletons(pipe: &Pipeline) -> Result<Skeletons, Error> {
-    let ps = stage_shapes(&pipe.producer)?;
-    let cs = stage_shapes(&pipe.consumer)?;
-    let uses = gather(pipe, [&ps, &cs])?;
-    let (producer, pb) = stage(&pipe.producer, true, &uses, &ps)?;
-    let (consumer, cb) = stage(&pipe.consumer, false, &uses, &cs)?;
+    let (ps, pt) = stage_shapes(&pipe.producer)?;
+    let (cs, ct) = stage_shapes(&pipe.consumer)?;
+    let uses = gather(pipe, [&ps, &cs], [&pt, &ct])?;
+    let (producer, pb) = stage(&pipe.producer, true, &uses, (&ps, &pt))?;
+    let (consumer, cb) = stage(&pipe.consumer, false, &uses, (&cs, &ct))?;
     Ok(Skeletons {
         producer,
         consumer,
@@ -359,7 +434,7 @@ fn stage(
     s: &Shader,
     producer: bool,
     uses: &Uses,
-    shapes: &Shapes,
+    (shapes, texels): (&Shapes, &Texels),
 ) -> Result<(Vec<u8>, u32), Error> {
     let mut m = dr::Module::new();
     let mut header = dr::ModuleHeader::new(1);
@@ -382,14 +457,24 @@ fn stage(
     interface.extend(outer);
     let fs = s.stage() == Stage::Fragment;
     let mut body = vec![];
-    // Every sampler up to the highest this stage reads is declared, so that the
-    // importer's dense numbering of the bindings is the IR's; only the ones read
-    // get a read (the template of the stage's reads).
-    let top = shapes.keys().next_back().map_or(0, |m| m + 1);
-    for sampler in 0..top {
-        let dim = uses.dims.get(&sampler).copied().unwrap_or(Dim::Dim2D);
-        let read = shapes.get(&sampler).copied();
-        body.extend(sampler_and_read(&mut g, sampler, dim, read, fs));
+    // Every sampler or image up to the highest this stage uses is declared, so that
+    // the importer's dense numbering of the bindings is the IR's; only the ones read
+    // get a read (the template of the stage's reads), and only the ones this stage's
+    // atomics use a texel pointer (what the exporter rebuilds its atomics from).
+    let top = shapes
+        .keys()
+        .chain(texels.keys())
+        .max()
+        .map_or(0, |m| m + 1);
+    for index in 0..top {
+        if let Some(texel) = uses.storage.get(&index) {
+            let used = texels.contains_key(&index);
+            body.extend(storage_image(&mut g, index, *texel, used));
+            continue;
+        }
+        let dim = uses.dims.get(&index).copied().unwrap_or(Dim::Dim2D);
+        let read = shapes.get(&index).copied();
+        body.extend(sampler_and_read(&mut g, index, dim, read, fs));
     }
     let void = g.void();
     let fty = g.ty(Op::TypeFunction, vec![Operand::IdRef(void)]);
@@ -486,6 +571,91 @@ fn buffers(g: &mut Globals, uses: &Uses) {
     }
 }
 
+/// An image type of texel type `texel`: `sampled` 1 for a sampled image, 2 for a
+/// storage image.
+fn image_type(g: &mut Globals, texel: u32, dim: Dim, sampled: u32, format: ImageFormat) -> u32 {
+    g.ty(
+        Op::TypeImage,
+        vec![
+            Operand::IdRef(texel),
+            Operand::Dim(dim),
+            Operand::LiteralBit32(0),
+            Operand::LiteralBit32(0),
+            Operand::LiteralBit32(0),
+            Operand::LiteralBit32(sampled),
+            Operand::ImageFormat(format),
+        ],
+    )
+}
+
+/// A `UniformConstant` variable of type `ty` at the sampler set, binding `index`.
+fn binding_var(g: &mut Globals, ty: u32, index: u32, name: &str) -> u32 {
+    let ptr = g.ptr(StorageClass::UniformConstant, ty);
+    let var = g.variable(ptr, StorageClass::UniformConstant);
+    g.decorate(var, Decoration::DescriptorSet, &[SAMPLER_SET]);
+    g.decorate(var, Decoration::Binding, &[index]);
+    g.name(var, name);
+    var
+}
+
+/// The zero of `elem` (a 32-bit type), or a constant vector of `n` of them.
+fn zeros(g: &mut Globals, elem: u32, n: u32) -> u32 {
+    let zero = g.constant(elem, 0);
+    if n == 1 {
+        return zero;
+    }
+    let vt = g.vec(elem, n);
+    let id = g.id();
+    g.m.types_global_values.push(Instruction::new(
+        Op::ConstantComposite,
+        Some(vt),
+        Some(id),
+        (0..n).map(|_| Operand::IdRef(zero)).collect(),
+    ));
+    id
+}
+
+/// A storage image variable for the atomics on image `index`, with a texel pointer
+/// into it when this stage's atomics use it (the exporter finds the variable its
+/// atomics address through the module's texel pointers).
+fn storage_image(g: &mut Globals, index: u32, texel: Texel, used: bool) -> Vec<Instruction> {
+    let (scalar, format) = match texel.scalar {
+        ScalarTy::I32 => (g.int_ty(32, true), ImageFormat::R32i),
+        ScalarTy::F32 => (g.float(32), ImageFormat::R32f),
+        _ => (g.uint(32), ImageFormat::R32ui),
+    };
+    let dim = match texel.coords {
+        1 => {
+            g.capability(Capability::Image1D);
+            Dim::Dim1D
+        }
+        2 => Dim::Dim2D,
+        _ => Dim::Dim3D,
+    };
+    // Sampled 2: a storage image.
+    let img = image_type(g, scalar, dim, 2, format);
+    let var = binding_var(g, img, index, &format!("image{index}"));
+    if !used {
+        return vec![];
+    }
+    let int = g.int_ty(32, true);
+    let coord = zeros(g, int, u32::from(texel.coords));
+    let uint = g.uint(32);
+    let sample = g.constant(uint, 0);
+    let texel_ptr = g.ptr(StorageClass::Image, scalar);
+    let id = g.id();
+    vec![Instruction::new(
+        Op::ImageTexelPointer,
+        Some(texel_ptr),
+        Some(id),
+        vec![
+            Operand::IdRef(var),
+            Operand::IdRef(coord),
+            Operand::IdRef(sample),
+        ],
+    )]
+}
+
 /// The sampler variable and one read of it in the shape the stage uses (the
 /// exporter's template for every read of that sampler).
 fn sampler_and_read(
@@ -496,42 +666,16 @@ fn sampler_and_read(
     fs: bool,
 ) -> Vec<Instruction> {
     let f = g.float(32);
-    let img = g.ty(
-        Op::TypeImage,
-        vec![
-            Operand::IdRef(f),
-            Operand::Dim(dim),
-            Operand::LiteralBit32(0),
-            Operand::LiteralBit32(0),
-            Operand::LiteralBit32(0),
-            Operand::LiteralBit32(1),
-            Operand::ImageFormat(ImageFormat::Unknown),
-        ],
-    );
+    // Sampled 1: read through a sampler.
+    let img = image_type(g, f, dim, 1, ImageFormat::Unknown);
     let sampled = g.ty(Op::TypeSampledImage, vec![Operand::IdRef(img)]);
-    let ptr = g.ptr(StorageClass::UniformConstant, sampled);
-    let var = g.variable(ptr, StorageClass::UniformConstant);
-    g.decorate(var, Decoration::DescriptorSet, &[SAMPLER_SET]);
-    g.decorate(var, Decoration::Binding, &[s]);
-    g.name(var, &format!("sampler{s}"));
+    let var = binding_var(g, sampled, s, &format!("sampler{s}"));
     let Some(n) = read else {
         return vec![];
     };
     let spatial = if fs { n } else { n - 1 } as u32;
     let zero = g.constant(f, 0);
-    let coord = if spatial == 1 {
-        zero
-    } else {
-        let vt = g.vec(f, spatial);
-        let id = g.id();
-        g.m.types_global_values.push(Instruction::new(
-            Op::ConstantComposite,
-            Some(vt),
-            Some(id),
-            (0..spatial).map(|_| Operand::IdRef(zero)).collect(),
-        ));
-        id
-    };
+    let coord = zeros(g, f, spatial);
     let v4 = g.vec(f, 4);
     let loaded = g.id();
     let read = g.id();
