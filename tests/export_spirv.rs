@@ -552,11 +552,7 @@ fn storage_buffer_atomics_export_on_the_word_view() {
     if !tools() {
         return;
     }
-    let vs = "#version 450
-layout(location=0) in vec4 pos;
-layout(location=0) flat out int k;
-void main() { gl_Position = pos; k = gl_VertexIndex * 3 - 4; }
-";
+    let vs = FLAT_K_VS;
     let fs = "#version 450
 layout(std430, binding=0) buffer Words { uint hits; int low; uint slots[8]; } b;
 layout(location=0) flat in int k;
@@ -583,6 +579,54 @@ void main() {
             assert_eq!(count(op), 1, "{what}: {op:?}");
         }
     }
+}
+
+/// A VS passing a flat `int k` (different per vertex, negative for some) to the FS.
+const FLAT_K_VS: &str = "#version 450
+layout(location=0) in vec4 pos;
+layout(location=0) flat out int k;
+void main() { gl_Position = pos; k = gl_VertexIndex * 3 - 4; }
+";
+
+/// A float exchange on a storage buffer word (`GL_EXT_shader_atomic_float`'s
+/// `atomicExchange`) moves bits without reading them as a number: it exports on the
+/// buffer's `uint` word view like a signed atomic, the stored value and the result
+/// bitcast, and imports back equivalent. Float arithmetic atomics stay refused.
+#[test]
+fn float_exchanges_on_storage_buffer_words_export_on_the_word_view() {
+    if !tools() {
+        return;
+    }
+    let vs = FLAT_K_VS;
+    let fs = "#version 450
+#extension GL_EXT_shader_atomic_float : require
+layout(std430, binding=0) buffer Words { uint hits; float f[8]; } b;
+layout(location=0) flat in int k;
+layout(location=0) out vec4 color;
+void main() {
+    uint h = atomicAdd(b.hits, 1u);
+    float old = atomicExchange(b.f[k & 7], float(k) * 0.5);
+    color = vec4(float(h), old, 0.0, 1.0);
+}
+";
+    let (pipe, (pm, cm), outcome) =
+        import_and_optimize("ssbo-float-xchg", [("x.vert", vs), ("x.frag", fs)]);
+    for (what, _, y) in exports_import_back_equivalent(&pipe, &outcome, (&pm, &cm), "fs") {
+        assert_eq!(op_count(&y, Op::AtomicExchange), 1, "{what}");
+        assert!(
+            op_count(&y, Op::Bitcast) >= 2,
+            "{what}: value and result bitcast"
+        );
+    }
+    let add = fs.replace("atomicExchange(", "atomicAdd(");
+    let (_, (pm, cm), outcome) =
+        import_and_optimize("ssbo-float-add", [("x.vert", vs), ("x.frag", &add)]);
+    let err = varysat::export::pipeline_to_spirv(&outcome.pipeline, &pm, &cm)
+        .expect_err("a float add has no word-view form");
+    assert!(
+        err.to_string().contains("on a f32 word is not exported"),
+        "{err}"
+    );
 }
 
 /// An optimization that gains nothing at the varying interface (here the FS reads

@@ -1283,7 +1283,9 @@ impl<'a, 'p> Body<'a, 'p> {
     /// index in the buffer, which the export views as `uint[]`, so the atomic works
     /// on a `uint` pointer. 32-bit signed atomics become their `uint` form with the
     /// values and the result bitcast (the opcode, not the type, says whether min and
-    /// max compare signed); float and 64-bit atomics are refused by name.
+    /// max compare signed); so do float loads, stores, exchanges and compare-exchanges,
+    /// which move bits without reading them as numbers. Float arithmetic atomics
+    /// (`OpAtomicFAddEXT`, ...) and 64-bit atomics are refused by name.
     fn buffer_atomic(
         &mut self,
         op: &OpaqueOp,
@@ -1297,9 +1299,15 @@ impl<'a, 'p> Body<'a, 'p> {
         }
         .ok_or_else(|| fail(format!("storage buffer atomic `{}` has no opcode", op.name)))?;
         let value_ty = op.result.map(|(t, _)| t).or(op.args.last().copied());
+        let bitwise = matches!(
+            opc,
+            Op::AtomicLoad | Op::AtomicStore | Op::AtomicExchange | Op::AtomicCompareExchange
+        );
+        // Whether the values and the result are bitcast to and from `uint`.
         let signed = match value_ty.map(|t| t.scalar) {
             Some(ScalarTy::U32) => false,
             Some(ScalarTy::I32) => true,
+            Some(ScalarTy::F32) if bitwise => true,
             _ => {
                 return Err(fail(format!(
                     "storage buffer atomic `{}` on a {} word is not exported (the buffer is \

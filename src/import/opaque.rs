@@ -37,15 +37,28 @@ impl Extra {
     }
 }
 
-/// A 32-bit signed integer type as its unsigned twin; other types unchanged.
-fn unsigned_word(t: OpaqueTy) -> OpaqueTy {
+/// A 32-bit signed integer type as its unsigned twin, and a 32-bit float too when
+/// the atomic only moves bits (`floats`); other types unchanged.
+fn unsigned_word(t: OpaqueTy, floats: bool) -> OpaqueTy {
     match t.scalar {
         ScalarTy::I32 => OpaqueTy {
             scalar: ScalarTy::U32,
             ..t
         },
+        ScalarTy::F32 if floats => OpaqueTy {
+            scalar: ScalarTy::U32,
+            ..t
+        },
         _ => t,
     }
+}
+
+/// Whether an atomic moves its word's bits without reading them as a number.
+fn moves_bits(op: Op) -> bool {
+    matches!(
+        op,
+        Op::AtomicLoad | Op::AtomicStore | Op::AtomicExchange | Op::AtomicCompareExchange
+    )
 }
 
 /// The purity of a core instruction varysat imports opaquely, if it is one.
@@ -282,11 +295,16 @@ impl<'a> Translator<'a> {
         // A storage buffer atomic works on a word whatever its signedness (the opcode
         // says how min and max compare), and the SPIR-V export views buffers as
         // unsigned words: recording signed words as unsigned keeps export and
-        // re-import the same operation.
-        let on_words = matches!(extra.resource, Some(Resource::Buffer(_)))
-            && matches!(code, OpaqueCode::Core(c) if Op::from_u32(c).is_some_and(is_atomic));
+        // re-import the same operation. So does recording a float word as unsigned
+        // where the atomic only moves its bits (an exchange, say).
+        let atomic = match code {
+            OpaqueCode::Core(c) => Op::from_u32(c).filter(|o| is_atomic(*o)),
+            _ => None,
+        };
+        let on_words = matches!(extra.resource, Some(Resource::Buffer(_))) && atomic.is_some();
+        let floats = atomic.is_some_and(moves_bits);
         if on_words {
-            args = args.into_iter().map(unsigned_word).collect();
+            args = args.into_iter().map(|a| unsigned_word(a, floats)).collect();
         }
         let rt = inst
             .result_type
@@ -309,7 +327,7 @@ impl<'a> Translator<'a> {
         };
         let mut ty = self.opaque_ty(inst, rt)?;
         if on_words {
-            ty = unsigned_word(ty);
+            ty = unsigned_word(ty, floats);
         }
         let mut out = vec![];
         for comp in 0..ty.words() {
