@@ -591,9 +591,11 @@ void main() { gl_Position = pos; k = gl_VertexIndex * 3 - 4; }
 /// A float exchange on a storage buffer word (`GL_EXT_shader_atomic_float`'s
 /// `atomicExchange`) moves bits without reading them as a number: it exports on the
 /// buffer's `uint` word view like a signed atomic, the stored value and the result
-/// bitcast, and imports back equivalent. Float arithmetic atomics stay refused.
+/// bitcast, and imports back equivalent. A float add reads the word as a number: it
+/// exports on a `float[]` view of the same buffer (a second variable at its set and
+/// binding), valid and equivalent too.
 #[test]
-fn float_exchanges_on_storage_buffer_words_export_on_the_word_view() {
+fn float_atomics_on_storage_buffer_words_export_on_word_views() {
     if !tools() {
         return;
     }
@@ -619,14 +621,18 @@ void main() {
         );
     }
     let add = fs.replace("atomicExchange(", "atomicAdd(");
-    let (_, (pm, cm), outcome) =
+    let (pipe, (pm, cm), outcome) =
         import_and_optimize("ssbo-float-add", [("x.vert", vs), ("x.frag", &add)]);
-    let err = varysat::export::pipeline_to_spirv(&outcome.pipeline, &pm, &cm)
-        .expect_err("a float add has no word-view form");
-    assert!(
-        err.to_string().contains("on a f32 word is not exported"),
-        "{err}"
-    );
+    for (what, _, y) in exports_import_back_equivalent(&pipe, &outcome, (&pm, &cm), "fs") {
+        assert_eq!(op_count(&y, Op::AtomicFAddEXT), 1, "{what}");
+        assert_eq!(op_count(&y, Op::AtomicIAdd), 1, "{what}");
+    }
+    // Without the original modules the skeleton declares the float-add capability.
+    let (x, y) = varysat::export::standalone_to_spirv(&pipe).expect("exports standalone");
+    validate_for(&x, "standalone vs", "vulkan1.1").unwrap_or_else(|e| panic!("{e}"));
+    validate_for(&y, "standalone fs", "vulkan1.1").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(op_count(&y, Op::AtomicFAddEXT), 1);
+    assert_reimports_equivalent(&pipe, "standalone", &x, &y);
 }
 
 /// An optimization that gains nothing at the varying interface (here the FS reads

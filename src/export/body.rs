@@ -1303,6 +1303,13 @@ impl<'a, 'p> Body<'a, 'p> {
             opc,
             Op::AtomicLoad | Op::AtomicStore | Op::AtomicExchange | Op::AtomicCompareExchange
         );
+        let float_arith = matches!(
+            opc,
+            Op::AtomicFAddEXT | Op::AtomicFMinEXT | Op::AtomicFMaxEXT
+        );
+        if float_arith && value_ty.map(|t| t.scalar) == Some(ScalarTy::F32) {
+            return self.float_buffer_atomic(op, opc, buffer, ids);
+        }
         // Whether the values and the result are bitcast to and from `uint`.
         let signed = match value_ty.map(|t| t.scalar) {
             Some(ScalarTy::U32) => false,
@@ -1362,6 +1369,59 @@ impl<'a, 'p> Body<'a, 'p> {
             }
             false => word,
         })
+    }
+
+    /// A float arithmetic atomic (`OpAtomicFAddEXT`, `OpAtomicFMinEXT`,
+    /// `OpAtomicFMaxEXT`) on a storage buffer word: it reads the word as a float, so
+    /// it runs on a pointer into the buffer's `float[]` view (the original module
+    /// declares the capability and extension it needs).
+    fn float_buffer_atomic(
+        &mut self,
+        op: &OpaqueOp,
+        opc: Op,
+        buffer: u32,
+        ids: &[u32],
+    ) -> Result<u32, Error> {
+        if self.res.counters.contains_key(&buffer) {
+            return Err(fail(format!(
+                "float atomic `{}` on an atomic counter binding",
+                op.name
+            )));
+        }
+        let values = self.opaque_operands(op, ids)?;
+        let (controls, values_taken) = atomic_operands(opc);
+        let Some((addr, rest)) = values.split_first() else {
+            return Err(fail(format!("float atomic `{}` has no address", op.name)));
+        };
+        if rest.len() != controls + values_taken {
+            return Err(fail(format!(
+                "float atomic `{}` has {} operands after its address where Op{opc:?} takes {}",
+                op.name,
+                rest.len(),
+                controls + values_taken
+            )));
+        }
+        let view = self.res.float_view(self.g, buffer)?;
+        let zero = self.g.u32(0);
+        let ptr = self.op(
+            Op::AccessChain,
+            view.word_ptr,
+            vec![
+                Operand::IdRef(view.var),
+                Operand::IdRef(zero),
+                Operand::IdRef(*addr),
+            ],
+        );
+        let f = self.g.float(32);
+        let mut operands = vec![Operand::IdRef(ptr)];
+        operands.extend(rest.iter().map(|v| Operand::IdRef(*v)));
+        match op.result {
+            Some(_) => Ok(self.op(opc, f, operands)),
+            None => {
+                self.effect(opc, operands);
+                Ok(0)
+            }
+        }
     }
 
     /// A pointer to the atomic counter at word `addr` (an id, of the IR value

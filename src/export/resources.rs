@@ -123,6 +123,9 @@ impl CounterVar {
 pub(crate) struct Resources {
     bufs: BTreeMap<(BufKind, u32), BufDecl>,
     views: BTreeMap<(BufKind, u32), View>,
+    /// Storage buffers' `float[]` views, for float arithmetic atomics (a second
+    /// variable at the buffer's set and binding).
+    float_views: BTreeMap<u32, View>,
     /// Sampler index → the template, or why there is none.
     pub templates: BTreeMap<u32, Result<Template, String>>,
     /// Image index → the variable its image atomics' texel pointers point into.
@@ -171,6 +174,7 @@ impl Resources {
         Ok(Resources {
             bufs,
             views: BTreeMap::new(),
+            float_views: BTreeMap::new(),
             templates: templates(m, layout),
             texel_bases: texel_bases(m, layout),
             counters: counters(m, layout),
@@ -189,15 +193,34 @@ impl Resources {
             .get(&(kind, idx))
             .cloned()
             .ok_or_else(|| fail(format!("buffer {idx} has no declaration in either stage")))?;
-        let v = declare_view(g, &d, kind)?;
+        let u = g.uint(32);
+        let v = declare_view(g, &d, kind, u)?;
         self.views.insert((kind, idx), v);
+        Ok(v)
+    }
+
+    /// The `float[]` view of storage buffer `idx`, declared on first use: what a float
+    /// arithmetic atomic (`OpAtomicFAddEXT`, ...) needs a pointer into, since it reads
+    /// the word as a number. It aliases the `uint[]` view (same set and binding).
+    pub fn float_view(&mut self, g: &mut Globals, idx: u32) -> Result<View, Error> {
+        if let Some(v) = self.float_views.get(&idx) {
+            return Ok(*v);
+        }
+        let d = self
+            .bufs
+            .get(&(BufKind::Ssbo, idx))
+            .cloned()
+            .ok_or_else(|| fail(format!("buffer {idx} has no declaration in either stage")))?;
+        let f = g.float(32);
+        let v = declare_view(g, &d, BufKind::Ssbo, f)?;
+        self.float_views.insert(idx, v);
         Ok(v)
     }
 
     /// Every declared view variable (for the entry point's interface).
     pub fn view_vars(&self) -> Vec<u32> {
-        let views = self.views.values().map(|v| v.var);
-        views.chain(self.loose.copies()).collect()
+        let views = self.views.values().chain(self.float_views.values());
+        views.map(|v| v.var).chain(self.loose.copies()).collect()
     }
 }
 
@@ -237,8 +260,9 @@ fn buf_decl(m: &Module, var: u32, sized: bool) -> Result<BufDecl, Error> {
     })
 }
 
-fn declare_view(g: &mut Globals, d: &BufDecl, kind: BufKind) -> Result<View, Error> {
-    let u = g.uint(32);
+/// A view of `d` whose words have type `u` (`uint`, or `float` for a storage buffer's
+/// float view).
+fn declare_view(g: &mut Globals, d: &BufDecl, kind: BufKind, u: u32) -> Result<View, Error> {
     let std140 = d.class == StorageClass::Uniform && !d.buffer_block;
     let (arr, vec4) = if kind == BufKind::Ssbo {
         let a = g.fresh_ty(Op::TypeRuntimeArray, vec![Operand::IdRef(u)]);

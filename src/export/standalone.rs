@@ -23,8 +23,8 @@ use rspirv::spirv::{
 use super::context::fail;
 use super::globals::Globals;
 use crate::ir::{
-    BitSize, InstKind, OpaqueOp, Pipeline, Primitive, Resource, ScalarTy, Shader, Slot, Stage,
-    StageInfo, SystemValue,
+    BitSize, InstKind, OpaqueCode, OpaqueOp, Pipeline, Primitive, Resource, ScalarTy, Shader, Slot,
+    Stage, StageInfo, SystemValue,
 };
 use crate::Error;
 
@@ -376,6 +376,7 @@ fn capabilities(g: &mut Globals, s: &Shader, dims: &BTreeMap<u32, Dim>, shapes: 
     if shapes.keys().any(|k| dims.get(k) == Some(&Dim::Dim1D)) {
         g.capability(Capability::Sampled1D);
     }
+    float_atomics(g, s);
     let mut slots = BTreeSet::new();
     let mut system = BTreeSet::new();
     s.for_each_inst(|i| {
@@ -426,6 +427,28 @@ fn capabilities(g: &mut Globals, s: &Shader, dims: &BTreeMap<u32, Dim>, shapes: 
             }
             _ => {}
         }
+    }
+}
+
+/// The capabilities and extensions of the float arithmetic atomics a stage runs
+/// (`OpAtomicFAddEXT`; `OpAtomicFMinEXT` / `OpAtomicFMaxEXT`).
+fn float_atomics(g: &mut Globals, s: &Shader) {
+    let (mut add, mut min_max) = (false, false);
+    s.for_each_inst(|i| {
+        if let InstKind::Opaque { op, .. } = &i.kind {
+            if let OpaqueCode::Core(c) = op.code {
+                add |= c == Op::AtomicFAddEXT as u32;
+                min_max |= c == Op::AtomicFMinEXT as u32 || c == Op::AtomicFMaxEXT as u32;
+            }
+        }
+    });
+    if add {
+        g.capability(Capability::AtomicFloat32AddEXT);
+        g.extension("SPV_EXT_shader_atomic_float_add");
+    }
+    if min_max {
+        g.capability(Capability::AtomicFloat32MinMaxEXT);
+        g.extension("SPV_EXT_shader_atomic_float_min_max");
     }
 }
 
