@@ -305,6 +305,27 @@ fn storage_buffer_atomics_render_identically() {
     assert!(firsts.len() > 10, "{firsts:x?}");
 }
 
+/// Float atomics on storage buffer words (`tests/fixtures/float_atomics.{vert,frag}`:
+/// two `atomicAdd`s and an `atomicExchange` on the fragment's own words, with
+/// `VK_EXT_shader_atomic_float`) render alike as compiled, round trip and optimized:
+/// the export runs the adds on a `float[]` view of the buffer and the exchange on its
+/// `uint` word view. The channels are the results' bits: the second add returns the
+/// first's plus `k / 2` (a lost add would return the same value).
+#[test]
+fn float_atomics_render_identically() {
+    let Some(gpu) = gpu() else { return };
+    let want = drawn_fixture(&gpu, "float_atomics");
+    let covered = covered_pixels(&want[0]);
+    let moved = covered.iter().filter(|p| p[1] != p[0]).count();
+    assert!(
+        moved * 2 > covered.len(),
+        "{moved} of {} second adds differ",
+        covered.len()
+    );
+    let olds: BTreeSet<u32> = covered.iter().map(|p| p[2]).collect();
+    assert!(olds.len() > 10, "{olds:x?}");
+}
+
 /// 64-bit varyings, which lavapipe draws (`tests/fixtures/f64_varying.{vert,frag}`:
 /// a `double` and a `dvec2` computed in the VS, flat, read in the FS as floats
 /// and as their 32-bit words): as compiled, round trip and optimized, every

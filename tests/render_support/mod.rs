@@ -227,10 +227,16 @@ impl Gpu {
             .iter()
             .position(|q| q.queue_flags.contains(vk::QueueFlags::GRAPHICS))
             .ok_or("no graphics queue")? as u32;
-        let has_xfb_ext = unsafe { instance.enumerate_device_extension_properties(pdev) }
-            .map_err(|e| e.to_string())?
-            .iter()
-            .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::transform_feedback::NAME));
+        let device_exts = unsafe { instance.enumerate_device_extension_properties(pdev) }
+            .map_err(|e| e.to_string())?;
+        let has = |name: &std::ffi::CStr| {
+            device_exts
+                .iter()
+                .any(|e| e.extension_name_as_c_str() == Ok(name))
+        };
+        let has_xfb_ext = has(ash::ext::transform_feedback::NAME);
+        // Float atomics on buffers and images (`OpAtomicFAddEXT`, ...).
+        let has_float_atomics = has(ash::ext::shader_atomic_float::NAME);
         let features = {
             let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
             let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
@@ -257,24 +263,33 @@ impl Gpu {
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
         let mut fx = vk::PhysicalDeviceTransformFeedbackFeaturesEXT::default();
+        let mut fa = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default();
         let mut f2 = vk::PhysicalDeviceFeatures2::default()
             .push_next(&mut f11)
             .push_next(&mut f12);
         if has_xfb_ext {
             f2 = f2.push_next(&mut fx);
         }
+        if has_float_atomics {
+            f2 = f2.push_next(&mut fa);
+        }
         unsafe { instance.get_physical_device_features2(pdev, &mut f2) };
         let prio = [1.0f32];
         let qci = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(qfi)
             .queue_priorities(&prio)];
-        let exts = [ash::ext::transform_feedback::NAME.as_ptr()];
-        let mut dci = vk::DeviceCreateInfo::default()
+        let exts: Vec<*const std::ffi::c_char> = [
+            (has_xfb_ext, ash::ext::transform_feedback::NAME),
+            (has_float_atomics, ash::ext::shader_atomic_float::NAME),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| name.as_ptr())
+        .collect();
+        let dci = vk::DeviceCreateInfo::default()
             .queue_create_infos(&qci)
-            .push_next(&mut f2);
-        if has_xfb_ext {
-            dci = dci.enabled_extension_names(&exts);
-        }
+            .push_next(&mut f2)
+            .enabled_extension_names(&exts);
         let device = unsafe { instance.create_device(pdev, &dci, None) }
             .map_err(|e| format!("vkCreateDevice: {e}"))?;
         let queue = unsafe { device.get_device_queue(qfi, 0) };
