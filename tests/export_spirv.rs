@@ -635,6 +635,45 @@ void main() {
     assert_reimports_equivalent(&pipe, "standalone", &x, &y);
 }
 
+/// 64-bit atomics on storage buffer members (`GL_EXT_shader_atomic_int64`): each
+/// works on two words, which import records by the low word's address (a signed one
+/// as unsigned, like 32-bit atomics); export runs them on a `uint64_t[]` view of the
+/// buffer at the address halved. Valid, and imported back equivalent.
+#[test]
+fn sixty_four_bit_atomics_on_storage_buffers_export_on_a_wide_view() {
+    if !tools() {
+        return;
+    }
+    let fs = "#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_shader_atomic_int64 : require
+layout(std430, binding=0) buffer Words { uint hits; uint pad; uint64_t w[8]; int64_t s[8]; } b;
+layout(location=0) flat in int k;
+layout(location=0) out uvec4 color;
+void main() {
+    uint h = atomicAdd(b.hits, 1u);
+    uint64_t a = atomicAdd(b.w[k & 7], uint64_t(k) << 33);
+    int64_t m = atomicMin(b.s[k & 7], int64_t(k));
+    color = uvec4(h, uint(a >> 32), uint(m), uint(m >> 32));
+}
+";
+    let (pipe, (pm, cm), outcome) =
+        import_and_optimize("ssbo-int64", [("x.vert", FLAT_K_VS), ("x.frag", fs)]);
+    for (what, _, y) in exports_import_back_equivalent(&pipe, &outcome, (&pm, &cm), "fs") {
+        assert_eq!(op_count(&y, Op::AtomicIAdd), 2, "{what}");
+        assert_eq!(op_count(&y, Op::AtomicSMin), 1, "{what}");
+        assert!(
+            op_count(&y, Op::ShiftRightLogical) >= 2,
+            "{what}: word addresses halved"
+        );
+    }
+    // Without the original modules the skeleton declares `Int64Atomics`.
+    let (x, y) = varysat::export::standalone_to_spirv(&pipe).expect("exports standalone");
+    validate_for(&x, "standalone vs", "vulkan1.1").unwrap_or_else(|e| panic!("{e}"));
+    validate_for(&y, "standalone fs", "vulkan1.1").unwrap_or_else(|e| panic!("{e}"));
+    assert_reimports_equivalent(&pipe, "standalone", &x, &y);
+}
+
 /// An optimization that gains nothing at the varying interface (here the FS reads
 /// the one varying as written; only the VS's own arithmetic is cleaned up) gets the
 /// original modules back from `export::to_spirv`, word for word: regenerating the

@@ -326,6 +326,23 @@ fn float_atomics_render_identically() {
     assert!(olds.len() > 10, "{olds:x?}");
 }
 
+/// 64-bit atomics on storage buffer elements (`tests/fixtures/int64_atomics.*`: two
+/// unsigned adds that carry into the high word and a signed min on the fragment's own
+/// elements) render alike as compiled, round trip and optimized: the export runs them
+/// on a `uint64_t[]` view of the buffer. The second add returns the first's result
+/// plus its operand, high word included.
+#[test]
+fn sixty_four_bit_atomics_render_identically() {
+    let Some(gpu) = gpu() else { return };
+    let want = drawn_fixture(&gpu, "int64_atomics");
+    let covered = covered_pixels(&want[0]);
+    let highs: BTreeSet<u32> = covered.iter().map(|p| p[1]).collect();
+    assert!(highs.len() > 1, "high words {highs:x?}");
+    let mins = covered_pixels(&want[1]);
+    let signed: BTreeSet<(u32, u32)> = mins.iter().map(|p| (p[0], p[1])).collect();
+    assert!(signed.len() > 10, "{signed:x?}");
+}
+
 /// 64-bit varyings, which lavapipe draws (`tests/fixtures/f64_varying.{vert,frag}`:
 /// a `double` and a `dvec2` computed in the VS, flat, read in the FS as floats
 /// and as their 32-bit words): as compiled, round trip and optimized, every

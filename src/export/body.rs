@@ -1307,8 +1307,16 @@ impl<'a, 'p> Body<'a, 'p> {
             opc,
             Op::AtomicFAddEXT | Op::AtomicFMinEXT | Op::AtomicFMaxEXT
         );
-        if float_arith && value_ty.map(|t| t.scalar) == Some(ScalarTy::F32) {
-            return self.float_buffer_atomic(op, opc, buffer, ids);
+        match value_ty.map(|t| t.scalar) {
+            Some(ScalarTy::F32) if float_arith => {
+                let f = self.g.float(32);
+                return self.typed_buffer_atomic(op, opc, buffer, ids, (f, 4));
+            }
+            Some(ScalarTy::U64) => {
+                let u = self.g.uint(64);
+                return self.typed_buffer_atomic(op, opc, buffer, ids, (u, 8));
+            }
+            _ => {}
         }
         // Whether the values and the result are bitcast to and from `uint`.
         let signed = match value_ty.map(|t| t.scalar) {
@@ -1371,52 +1379,67 @@ impl<'a, 'p> Body<'a, 'p> {
         })
     }
 
-    /// A float arithmetic atomic (`OpAtomicFAddEXT`, `OpAtomicFMinEXT`,
-    /// `OpAtomicFMaxEXT`) on a storage buffer word: it reads the word as a float, so
-    /// it runs on a pointer into the buffer's `float[]` view (the original module
-    /// declares the capability and extension it needs).
-    fn float_buffer_atomic(
+    /// An atomic on a storage buffer element of another type than `uint`: a float
+    /// arithmetic atomic (`OpAtomicFAddEXT`, `OpAtomicFMinEXT`, `OpAtomicFMaxEXT`)
+    /// reads its word as a float, and a 64-bit atomic works on two words (the IR's
+    /// address is the low one), so each runs on a pointer into the buffer's view of
+    /// that `elem` type and stride (the original module declares the capabilities
+    /// they need; 64-bit values were recorded unsigned on import).
+    fn typed_buffer_atomic(
         &mut self,
         op: &OpaqueOp,
         opc: Op,
         buffer: u32,
         ids: &[u32],
+        (elem, stride): (u32, u32),
     ) -> Result<u32, Error> {
         if self.res.counters.contains_key(&buffer) {
             return Err(fail(format!(
-                "float atomic `{}` on an atomic counter binding",
+                "atomic `{}` on an atomic counter binding is not a 32-bit integer atomic",
                 op.name
             )));
         }
         let values = self.opaque_operands(op, ids)?;
         let (controls, values_taken) = atomic_operands(opc);
         let Some((addr, rest)) = values.split_first() else {
-            return Err(fail(format!("float atomic `{}` has no address", op.name)));
+            return Err(fail(format!(
+                "storage buffer atomic `{}` has no address",
+                op.name
+            )));
         };
         if rest.len() != controls + values_taken {
             return Err(fail(format!(
-                "float atomic `{}` has {} operands after its address where Op{opc:?} takes {}",
+                "storage buffer atomic `{}` has {} operands after its address where Op{opc:?} \
+                 takes {}",
                 op.name,
                 rest.len(),
                 controls + values_taken
             )));
         }
-        let view = self.res.float_view(self.g, buffer)?;
+        let view = self.res.typed_view(self.g, buffer, elem, stride)?;
         let zero = self.g.u32(0);
+        let u = self.g.uint(32);
+        let index = match stride / 4 {
+            1 => *addr,
+            words => {
+                let shift = self.g.u32(words.trailing_zeros());
+                let ops = vec![Operand::IdRef(*addr), Operand::IdRef(shift)];
+                self.op(Op::ShiftRightLogical, u, ops)
+            }
+        };
         let ptr = self.op(
             Op::AccessChain,
             view.word_ptr,
             vec![
                 Operand::IdRef(view.var),
                 Operand::IdRef(zero),
-                Operand::IdRef(*addr),
+                Operand::IdRef(index),
             ],
         );
-        let f = self.g.float(32);
         let mut operands = vec![Operand::IdRef(ptr)];
         operands.extend(rest.iter().map(|v| Operand::IdRef(*v)));
         match op.result {
-            Some(_) => Ok(self.op(opc, f, operands)),
+            Some(_) => Ok(self.op(opc, elem, operands)),
             None => {
                 self.effect(opc, operands);
                 Ok(0)

@@ -37,6 +37,8 @@ struct BufDecl {
     base: u32,
     size: u32,
     name: String,
+    /// Bytes per element of a storage buffer view's array (4, or 8 for 64-bit).
+    stride: u32,
 }
 
 /// A declared view.
@@ -123,9 +125,10 @@ impl CounterVar {
 pub(crate) struct Resources {
     bufs: BTreeMap<(BufKind, u32), BufDecl>,
     views: BTreeMap<(BufKind, u32), View>,
-    /// Storage buffers' `float[]` views, for float arithmetic atomics (a second
-    /// variable at the buffer's set and binding).
-    float_views: BTreeMap<u32, View>,
+    /// Storage buffers' typed views by (buffer, element type id): `float[]` for float
+    /// arithmetic atomics, `uint64_t[]` for 64-bit atomics (a second variable at the
+    /// buffer's set and binding).
+    typed_views: BTreeMap<(u32, u32), View>,
     /// Sampler index → the template, or why there is none.
     pub templates: BTreeMap<u32, Result<Template, String>>,
     /// Image index → the variable its image atomics' texel pointers point into.
@@ -174,7 +177,7 @@ impl Resources {
         Ok(Resources {
             bufs,
             views: BTreeMap::new(),
-            float_views: BTreeMap::new(),
+            typed_views: BTreeMap::new(),
             templates: templates(m, layout),
             texel_bases: texel_bases(m, layout),
             counters: counters(m, layout),
@@ -199,27 +202,40 @@ impl Resources {
         Ok(v)
     }
 
-    /// The `float[]` view of storage buffer `idx`, declared on first use: what a float
-    /// arithmetic atomic (`OpAtomicFAddEXT`, ...) needs a pointer into, since it reads
-    /// the word as a number. It aliases the `uint[]` view (same set and binding).
-    pub fn float_view(&mut self, g: &mut Globals, idx: u32) -> Result<View, Error> {
-        if let Some(v) = self.float_views.get(&idx) {
+    /// The view of storage buffer `idx` whose elements have type `elem` (`float`, or
+    /// a 64-bit integer of `stride` 8), declared on first use: what an atomic that
+    /// reads its word as a float, or works on two words, needs a pointer into. It
+    /// aliases the `uint[]` view (same set and binding).
+    pub fn typed_view(
+        &mut self,
+        g: &mut Globals,
+        idx: u32,
+        elem: u32,
+        stride: u32,
+    ) -> Result<View, Error> {
+        if let Some(v) = self.typed_views.get(&(idx, elem)) {
             return Ok(*v);
         }
-        let d = self
+        let mut d = self
             .bufs
             .get(&(BufKind::Ssbo, idx))
             .cloned()
             .ok_or_else(|| fail(format!("buffer {idx} has no declaration in either stage")))?;
-        let f = g.float(32);
-        let v = declare_view(g, &d, BufKind::Ssbo, f)?;
-        self.float_views.insert(idx, v);
+        if d.base % stride != 0 {
+            return Err(fail(format!(
+                "buffer {idx} starts at byte {}, not a multiple of {stride}",
+                d.base
+            )));
+        }
+        d.stride = stride;
+        let v = declare_view(g, &d, BufKind::Ssbo, elem)?;
+        self.typed_views.insert((idx, elem), v);
         Ok(v)
     }
 
     /// Every declared view variable (for the entry point's interface).
     pub fn view_vars(&self) -> Vec<u32> {
-        let views = self.views.values().chain(self.float_views.values());
+        let views = self.views.values().chain(self.typed_views.values());
         views.map(|v| v.var).chain(self.loose.copies()).collect()
     }
 }
@@ -257,16 +273,17 @@ fn buf_decl(m: &Module, var: u32, sized: bool) -> Result<BufDecl, Error> {
         base,
         size,
         name: m.name(var).to_owned(),
+        stride: 4,
     })
 }
 
-/// A view of `d` whose words have type `u` (`uint`, or `float` for a storage buffer's
-/// float view).
+/// A view of `d` whose elements have type `u` (`uint`; a storage buffer's typed view:
+/// `float`, or a 64-bit integer of stride 8).
 fn declare_view(g: &mut Globals, d: &BufDecl, kind: BufKind, u: u32) -> Result<View, Error> {
     let std140 = d.class == StorageClass::Uniform && !d.buffer_block;
     let (arr, vec4) = if kind == BufKind::Ssbo {
         let a = g.fresh_ty(Op::TypeRuntimeArray, vec![Operand::IdRef(u)]);
-        g.decorate(a, Decoration::ArrayStride, &[4]);
+        g.decorate(a, Decoration::ArrayStride, &[d.stride]);
         (a, false)
     } else if std140 {
         let v4 = g.vec(u, 4);

@@ -376,7 +376,7 @@ fn capabilities(g: &mut Globals, s: &Shader, dims: &BTreeMap<u32, Dim>, shapes: 
     if shapes.keys().any(|k| dims.get(k) == Some(&Dim::Dim1D)) {
         g.capability(Capability::Sampled1D);
     }
-    float_atomics(g, s);
+    atomic_capabilities(g, s);
     let mut slots = BTreeSet::new();
     let mut system = BTreeSet::new();
     s.for_each_inst(|i| {
@@ -430,18 +430,26 @@ fn capabilities(g: &mut Globals, s: &Shader, dims: &BTreeMap<u32, Dim>, shapes: 
     }
 }
 
-/// The capabilities and extensions of the float arithmetic atomics a stage runs
-/// (`OpAtomicFAddEXT`; `OpAtomicFMinEXT` / `OpAtomicFMaxEXT`).
-fn float_atomics(g: &mut Globals, s: &Shader) {
-    let (mut add, mut min_max) = (false, false);
+/// The capabilities and extensions of the float arithmetic atomics
+/// (`OpAtomicFAddEXT`; `OpAtomicFMinEXT` / `OpAtomicFMaxEXT`) and the 64-bit buffer
+/// atomics a stage runs.
+fn atomic_capabilities(g: &mut Globals, s: &Shader) {
+    let (mut add, mut min_max, mut wide) = (false, false, false);
     s.for_each_inst(|i| {
         if let InstKind::Opaque { op, .. } = &i.kind {
             if let OpaqueCode::Core(c) = op.code {
                 add |= c == Op::AtomicFAddEXT as u32;
                 min_max |= c == Op::AtomicFMinEXT as u32 || c == Op::AtomicFMaxEXT as u32;
+                let atomic = matches!(op.resource, Some(Resource::Buffer(_)))
+                    && op.purity == crate::ir::Purity::Effect;
+                let value = op.result.map(|(t, _)| t).or(op.args.last().copied());
+                wide |= atomic && value.is_some_and(|t| t.scalar.is_wide());
             }
         }
     });
+    if wide {
+        g.capability(Capability::Int64Atomics);
+    }
     if add {
         g.capability(Capability::AtomicFloat32AddEXT);
         g.extension("SPV_EXT_shader_atomic_float_add");

@@ -682,7 +682,8 @@ impl<'a> Translator<'a> {
         Ok(raw)
     }
 
-    /// The storage buffer and word address a pointer to one scalar names (atomics).
+    /// The storage buffer and word address a pointer to one scalar names (atomics):
+    /// its word, or for a 64-bit scalar (two consecutive words) its low word.
     pub(crate) fn ssbo_word(&mut self, p: &Ptr, inst: &Instruction) -> Result<(u32, Value), Error> {
         if self.class_of(p.root) != Some(StorageClass::StorageBuffer)
             && !self.layout.ssbo.contains_key(&p.root)
@@ -693,16 +694,17 @@ impl<'a> Translator<'a> {
         let walk = self
             .walk(tree, path, false)
             .map_err(|e| self.err(inst, e))?;
-        match (walk.tree.leaves().as_slice(), walk.rest.is_empty()) {
-            ([leaf], true) => {
-                let Addr::Ssbo { buffer, offset } = leaf.addr else {
-                    return Err(self.err(inst, "atomic on memory other than a storage buffer"));
-                };
-                let dynamic = leaf.dynamic.map(|d| d.0);
-                Ok((buffer, self.word_addr(offset, dynamic)?))
-            }
-            _ => Err(self.err(inst, "atomic on something other than one scalar")),
-        }
+        let leaves = walk.tree.leaves();
+        let leaf = match (leaves.as_slice(), walk.rest.is_empty()) {
+            ([leaf], true) => leaf,
+            ([lo, hi], true) if hi.addr == next_word(&lo.addr) && hi.dynamic == lo.dynamic => lo,
+            _ => return Err(self.err(inst, "atomic on something other than one scalar")),
+        };
+        let Addr::Ssbo { buffer, offset } = leaf.addr else {
+            return Err(self.err(inst, "atomic on memory other than a storage buffer"));
+        };
+        let dynamic = leaf.dynamic.map(|d| d.0);
+        Ok((buffer, self.word_addr(offset, dynamic)?))
     }
 
     fn byte_offset(&mut self, offset: u32, dyn_off: Option<Value>) -> Result<Value, Error> {
@@ -875,5 +877,16 @@ fn tree_val(t: &Tree, vals: &mut impl Iterator<Item = Value>) -> Val {
     match t {
         Tree::Leaf(_) => Val::Scalar(vals.next().unwrap_or(Value(0))),
         Tree::Node { kids, .. } => Val::Composite(kids.iter().map(|k| tree_val(k, vals)).collect()),
+    }
+}
+
+/// The storage buffer word after `a` (the high word of a 64-bit scalar at `a`).
+fn next_word(a: &Addr) -> Addr {
+    match a {
+        Addr::Ssbo { buffer, offset } => Addr::Ssbo {
+            buffer: *buffer,
+            offset: offset.wrapping_add(4),
+        },
+        other => other.clone(),
     }
 }

@@ -37,12 +37,16 @@ impl Extra {
     }
 }
 
-/// A 32-bit signed integer type as its unsigned twin, and a 32-bit float too when
-/// the atomic only moves bits (`floats`); other types unchanged.
+/// A signed integer type as its unsigned twin, and a 32-bit float too when the
+/// atomic only moves bits (`floats`); other types unchanged.
 fn unsigned_word(t: OpaqueTy, floats: bool) -> OpaqueTy {
     match t.scalar {
         ScalarTy::I32 => OpaqueTy {
             scalar: ScalarTy::U32,
+            ..t
+        },
+        ScalarTy::I64 => OpaqueTy {
+            scalar: ScalarTy::U64,
             ..t
         },
         ScalarTy::F32 if floats => OpaqueTy {
