@@ -194,16 +194,7 @@ fn viewport_mask(
 /// A flat 32-bit integer output stored plainly (the same at every GS emit).
 fn int_store(io: IoSlot, v: Pv, dead: bool) -> Planned {
     Planned {
-        read: Read {
-            io,
-            ty: Ty::I32,
-            qual: Qual::Flat,
-            vertex: 0,
-            fixed_vertex: false,
-            patch: false,
-            at: AtRead::None,
-            array: None,
-        },
+        read: Read::plain(io, Ty::I32, Qual::Flat),
         dead,
         w: Wrapped {
             ty: PTy::I32,
@@ -538,16 +529,7 @@ fn tess_levels(g: &mut Gen) {
 /// FS inputs the rasterizer supplies: the point coordinate and the primitive id (a
 /// GS producer writes the latter, or leaves it undefined).
 fn fixed_function_reads() -> [Read; 2] {
-    let read = |slot, ty, qual| Read {
-        io: IoSlot::new(slot, 0),
-        ty,
-        qual,
-        vertex: 0,
-        fixed_vertex: false,
-        patch: false,
-        at: AtRead::None,
-        array: None,
-    };
+    let read = |slot, ty, qual| Read::plain(IoSlot::new(slot, 0), ty, qual);
     [
         read(Slot::Pntc, Ty::F32, Qual::SMOOTH),
         read(Slot::PrimitiveId, Ty::I32, Qual::Flat),
@@ -556,14 +538,8 @@ fn fixed_function_reads() -> [Read; 2] {
 
 fn tess_level_read() -> Read {
     Read {
-        io: IoSlot::new(Slot::TessLevelOuter, 1),
-        ty: Ty::F32,
-        qual: Qual::Flat,
-        vertex: 0,
-        fixed_vertex: false,
         patch: true,
-        at: AtRead::None,
-        array: None,
+        ..Read::plain(IoSlot::new(Slot::TessLevelOuter, 1), Ty::F32, Qual::Flat)
     }
 }
 
@@ -588,16 +564,7 @@ fn readback(g: &mut Gen, layout: &mut Layout, planned: &[Planned]) -> Option<Rea
         sum = g.b.alu(AluOp::FAdd, &[sum, pr]);
     }
     wrap::store(&mut g.b, Target::PerVertex { io, vertex: inv.v }, sum);
-    Some(Read {
-        io,
-        ty: Ty::F32,
-        qual: Qual::Flat,
-        vertex: 0,
-        fixed_vertex: false,
-        patch: false,
-        at: AtRead::None,
-        array: None,
-    })
+    Some(Read::plain(io, Ty::F32, Qual::Flat))
 }
 
 /// TCS: stores of values that differ between invocations (`in[gl_InvocationID]`) at

@@ -47,6 +47,21 @@ impl Ty {
 }
 
 impl Read {
+    /// A read of `io` at vertex 0, not pinned to it, not per patch, with no extra
+    /// FS read and no dynamic index.
+    pub(crate) fn plain(io: IoSlot, ty: Ty, qual: Qual) -> Read {
+        Read {
+            io,
+            ty,
+            qual,
+            vertex: 0,
+            fixed_vertex: false,
+            patch: false,
+            at: AtRead::None,
+            array: None,
+        }
+    }
+
     /// Emits a load of this varying; `variant` varies the vertex and slot index of
     /// repeated reads.
     pub fn load(&self, g: &mut Gen, variant: u16) -> Pv {
