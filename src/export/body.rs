@@ -1280,12 +1280,8 @@ impl<'a, 'p> Body<'a, 'p> {
     }
 
     /// An atomic on a storage buffer word: the IR's first operand is the word's
-    /// index in the buffer, which the export views as `uint[]`, so the atomic works
-    /// on a `uint` pointer. 32-bit signed atomics become their `uint` form with the
-    /// values and the result bitcast (the opcode, not the type, says whether min and
-    /// max compare signed); so do float loads, stores, exchanges and compare-exchanges,
-    /// which move bits without reading them as numbers. Float arithmetic atomics
-    /// (`OpAtomicFAddEXT`, ...) and 64-bit atomics are refused by name.
+    /// index in the buffer, the atomic runs on a pointer into the view of the buffer
+    /// its element needs (`atomic_elem`), or into the atomic counter holding the word.
     fn buffer_atomic(
         &mut self,
         op: &OpaqueOp,
@@ -1299,39 +1295,7 @@ impl<'a, 'p> Body<'a, 'p> {
         }
         .ok_or_else(|| fail(format!("storage buffer atomic `{}` has no opcode", op.name)))?;
         let value_ty = op.result.map(|(t, _)| t).or(op.args.last().copied());
-        let bitwise = matches!(
-            opc,
-            Op::AtomicLoad | Op::AtomicStore | Op::AtomicExchange | Op::AtomicCompareExchange
-        );
-        let float_arith = matches!(
-            opc,
-            Op::AtomicFAddEXT | Op::AtomicFMinEXT | Op::AtomicFMaxEXT
-        );
-        match value_ty.map(|t| t.scalar) {
-            Some(ScalarTy::F32) if float_arith => {
-                let f = self.g.float(32);
-                return self.typed_buffer_atomic(op, opc, buffer, ids, (f, 4));
-            }
-            Some(ScalarTy::U64) => {
-                let u = self.g.uint(64);
-                return self.typed_buffer_atomic(op, opc, buffer, ids, (u, 8));
-            }
-            _ => {}
-        }
-        // Whether the values and the result are bitcast to and from `uint`.
-        let signed = match value_ty.map(|t| t.scalar) {
-            Some(ScalarTy::U32) => false,
-            Some(ScalarTy::I32) => true,
-            Some(ScalarTy::F32) if bitwise => true,
-            _ => {
-                return Err(fail(format!(
-                    "storage buffer atomic `{}` on a {} word is not exported (the buffer is \
-                     viewed as 32-bit unsigned words)",
-                    op.name,
-                    value_ty.map_or("typeless".to_string(), |t| t.to_string())
-                )))
-            }
-        };
+        let elem = self.atomic_elem(op, opc, value_ty)?;
         let values = self.opaque_operands(op, ids)?;
         let Some((addr, rest)) = values.split_first() else {
             return Err(fail(format!(
@@ -1339,13 +1303,8 @@ impl<'a, 'p> Body<'a, 'p> {
                 op.name
             )));
         };
-        let ptr = match self.res.counters.get(&buffer).cloned() {
-            Some(vars) => self.counter_ptr(op, buffer, &vars, addr_value, *addr)?,
-            None => self.ssbo_ptr_id(buffer, *addr)?,
-        };
-        let u = self.g.uint(32);
         // Scope and memory semantics come first and stay constants; the values after
-        // them take the word's type.
+        // them take the element's type.
         let (controls, values_taken) = atomic_operands(opc);
         if rest.len() != controls + values_taken {
             return Err(fail(format!(
@@ -1356,6 +1315,26 @@ impl<'a, 'p> Body<'a, 'p> {
                 controls + values_taken
             )));
         }
+        let counters = self.res.counters.get(&buffer).cloned();
+        let (ptr, ty, signed) = match (elem, counters) {
+            (AtomicElem::Word { bitcast }, Some(vars)) => {
+                let ptr = self.counter_ptr(op, buffer, &vars, addr_value, *addr)?;
+                (ptr, self.g.uint(32), bitcast)
+            }
+            (AtomicElem::Word { bitcast }, None) => {
+                (self.ssbo_ptr_id(buffer, *addr)?, self.g.uint(32), bitcast)
+            }
+            (AtomicElem::Typed { .. }, Some(_)) => {
+                return Err(fail(format!(
+                    "atomic `{}` on an atomic counter binding is not a 32-bit integer atomic",
+                    op.name
+                )))
+            }
+            (AtomicElem::Typed { elem, stride }, None) => {
+                (self.typed_ptr(buffer, *addr, elem, stride)?, elem, false)
+            }
+        };
+        let u = self.g.uint(32);
         let mut operands = vec![Operand::IdRef(ptr)];
         for (k, v) in rest.iter().enumerate() {
             let v = match signed && k >= controls {
@@ -1369,7 +1348,7 @@ impl<'a, 'p> Body<'a, 'p> {
             // No result: `opaque` reads no id of a result-less operation.
             return Ok(0);
         };
-        let word = self.op(opc, u, operands);
+        let word = self.op(opc, ty, operands);
         Ok(match signed {
             true => {
                 let ty = self.opaque_ty(rt);
@@ -1379,55 +1358,67 @@ impl<'a, 'p> Body<'a, 'p> {
         })
     }
 
-    /// An atomic on a storage buffer element of another type than `uint`: a float
-    /// arithmetic atomic (`OpAtomicFAddEXT`, `OpAtomicFMinEXT`, `OpAtomicFMaxEXT`)
-    /// reads its word as a float, and a 64-bit atomic works on two words (the IR's
-    /// address is the low one), so each runs on a pointer into the buffer's view of
-    /// that `elem` type and stride (the original module declares the capabilities
-    /// they need; 64-bit values were recorded unsigned on import).
-    fn typed_buffer_atomic(
+    /// What a storage buffer atomic's element is viewed as. The buffer's `uint[]` view
+    /// serves 32-bit integer atomics (signed ones with their values and result
+    /// bitcast: the opcode, not the type, says whether min and max compare signed) and
+    /// float loads, stores, exchanges and compare-exchanges, which move bits without
+    /// reading them as a number. A float arithmetic atomic (`OpAtomicFAddEXT`,
+    /// `OpAtomicFMinEXT`, `OpAtomicFMaxEXT`) reads its word as a float, and a 64-bit
+    /// atomic works on two words (import recorded it unsigned, at the low word): each
+    /// runs on a view of the buffer with elements of its own type.
+    fn atomic_elem(
         &mut self,
         op: &OpaqueOp,
         opc: Op,
-        buffer: u32,
-        ids: &[u32],
-        (elem, stride): (u32, u32),
-    ) -> Result<u32, Error> {
-        if self.res.counters.contains_key(&buffer) {
-            return Err(fail(format!(
-                "atomic `{}` on an atomic counter binding is not a 32-bit integer atomic",
-                op.name
-            )));
-        }
-        let values = self.opaque_operands(op, ids)?;
-        let (controls, values_taken) = atomic_operands(opc);
-        let Some((addr, rest)) = values.split_first() else {
-            return Err(fail(format!(
-                "storage buffer atomic `{}` has no address",
-                op.name
-            )));
-        };
-        if rest.len() != controls + values_taken {
-            return Err(fail(format!(
-                "storage buffer atomic `{}` has {} operands after its address where Op{opc:?} \
-                 takes {}",
-                op.name,
-                rest.len(),
-                controls + values_taken
-            )));
-        }
+        value_ty: Option<OpaqueTy>,
+    ) -> Result<AtomicElem, Error> {
+        let bitwise = matches!(
+            opc,
+            Op::AtomicLoad | Op::AtomicStore | Op::AtomicExchange | Op::AtomicCompareExchange
+        );
+        let float_arith = matches!(
+            opc,
+            Op::AtomicFAddEXT | Op::AtomicFMinEXT | Op::AtomicFMaxEXT
+        );
+        Ok(match value_ty.map(|t| t.scalar) {
+            Some(ScalarTy::U32) => AtomicElem::Word { bitcast: false },
+            Some(ScalarTy::I32) => AtomicElem::Word { bitcast: true },
+            Some(ScalarTy::F32) if bitwise => AtomicElem::Word { bitcast: true },
+            Some(ScalarTy::F32) if float_arith => AtomicElem::Typed {
+                elem: self.g.float(32),
+                stride: 4,
+            },
+            Some(ScalarTy::U64) => AtomicElem::Typed {
+                elem: self.g.uint(64),
+                stride: 8,
+            },
+            _ => {
+                return Err(fail(format!(
+                    "storage buffer atomic `{}` on a {} word is not exported (the buffer is \
+                     viewed as 32-bit unsigned words, 32-bit floats or 64-bit unsigned \
+                     integers)",
+                    op.name,
+                    value_ty.map_or("typeless".to_string(), |t| t.to_string())
+                )))
+            }
+        })
+    }
+
+    /// A pointer to the element of buffer `buffer`'s view of `elem` (`stride` bytes)
+    /// that holds word `addr` (the low word of a 64-bit element).
+    fn typed_ptr(&mut self, buffer: u32, addr: u32, elem: u32, stride: u32) -> Result<u32, Error> {
         let view = self.res.typed_view(self.g, buffer, elem, stride)?;
-        let zero = self.g.u32(0);
-        let u = self.g.uint(32);
         let index = match stride / 4 {
-            1 => *addr,
+            1 => addr,
             words => {
+                let u = self.g.uint(32);
                 let shift = self.g.u32(words.trailing_zeros());
-                let ops = vec![Operand::IdRef(*addr), Operand::IdRef(shift)];
+                let ops = vec![Operand::IdRef(addr), Operand::IdRef(shift)];
                 self.op(Op::ShiftRightLogical, u, ops)
             }
         };
-        let ptr = self.op(
+        let zero = self.g.u32(0);
+        Ok(self.op(
             Op::AccessChain,
             view.word_ptr,
             vec![
@@ -1435,16 +1426,7 @@ impl<'a, 'p> Body<'a, 'p> {
                 Operand::IdRef(zero),
                 Operand::IdRef(index),
             ],
-        );
-        let mut operands = vec![Operand::IdRef(ptr)];
-        operands.extend(rest.iter().map(|v| Operand::IdRef(*v)));
-        match op.result {
-            Some(_) => Ok(self.op(opc, elem, operands)),
-            None => {
-                self.effect(opc, operands);
-                Ok(0)
-            }
-        }
+        ))
     }
 
     /// A pointer to the atomic counter at word `addr` (an id, of the IR value
@@ -1789,4 +1771,14 @@ fn is_atomic_code(op: &OpaqueOp) -> bool {
         OpaqueCode::Core(code) => Op::from_u32(code).is_some_and(crate::import::opaque::is_atomic),
         _ => false,
     }
+}
+
+/// The element a storage buffer atomic runs on (see `Body::atomic_elem`).
+#[derive(Clone, Copy, Debug)]
+enum AtomicElem {
+    /// A word of the buffer's `uint[]` view; `bitcast`: the IR's values and result
+    /// are another 32-bit type.
+    Word { bitcast: bool },
+    /// An element of the buffer's view of type id `elem`, `stride` bytes each.
+    Typed { elem: u32, stride: u32 },
 }
