@@ -544,15 +544,20 @@ impl RuleSet {
         if let Some(done) = self.compiled.get() {
             return Ok(done);
         }
-        let rewrites = self.compile(false)?;
-        let reach = Reach::new(&rewrites);
+        let (rewrites, conds) = self.compile(false)?;
+        let reach = Reach::with_conditions(&rewrites, &conds);
         // A concurrent caller may have filled it first; both results are identical.
         Ok(self.compiled.get_or_init(|| Compiled { rewrites, reach }))
     }
 
-    /// The rewrites; `keep_twins` (tests only) keeps those equal to an earlier one.
-    fn compile(&self, keep_twins: bool) -> Result<Vec<Rewrite<VNode, VAnalysis>>, Error> {
+    /// The rewrites and the conditions of each; `keep_twins` (tests only) keeps those
+    /// equal to an earlier one.
+    fn compile(
+        &self,
+        keep_twins: bool,
+    ) -> Result<(Vec<Rewrite<VNode, VAnalysis>>, Vec<Vec<Cond>>), Error> {
         let mut out = vec![];
+        let mut conditions = vec![];
         let mut seen = FxHashSet::default();
         for r in self.rules.iter() {
             // A left-hand side naming a commutative op matches it in both operand
@@ -577,6 +582,7 @@ impl RuleSet {
                     None => Rewrite::new(name, l.clone(), applier),
                 };
                 out.push(rw.map_err(|m| err(&r.file, r.loc, m))?);
+                conditions.push(r.conds.clone());
                 Ok::<(), Error>(())
             };
             add(r.name.clone(), &r.lhs, &r.rhs)?;
@@ -590,7 +596,7 @@ impl RuleSet {
                 }
             }
         }
-        Ok(out)
+        Ok((out, conditions))
     }
 }
 
@@ -621,7 +627,7 @@ mod tests {
             "m-fu-other",
         ];
         assert_eq!(names, want);
-        assert_eq!(set.compile(true).unwrap().len(), want.len() + 2);
+        assert_eq!(set.compile(true).unwrap().0.len(), want.len() + 2);
     }
 
     /// Dropping the default set's twins changes no run: on the shipped, file-test and
@@ -632,7 +638,7 @@ mod tests {
     fn dropping_twins_changes_no_run() {
         let set = RuleSet::default_set();
         let kept = set.rewrites().unwrap();
-        let all = set.compile(true).unwrap();
+        let (all, _) = set.compile(true).unwrap();
         assert!(all.len() > kept.len(), "the default set has twins");
         for pair in crate::gen::sample_pairs() {
             let g = crate::egraph::lower::lower(&pair, VAnalysis::default(), false).egraph;
