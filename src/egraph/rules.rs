@@ -181,6 +181,9 @@ impl Condition<VNode, VAnalysis> for Conds {
     }
 }
 
+/// The conditions of each compiled rewrite, by position.
+type Conditions = Vec<Vec<Cond>>;
+
 /// One parsed rule.
 #[derive(Clone, Debug)]
 pub struct RuleDef {
@@ -555,7 +558,7 @@ impl RuleSet {
     fn compile(
         &self,
         keep_twins: bool,
-    ) -> Result<(Vec<Rewrite<VNode, VAnalysis>>, Vec<Vec<Cond>>), Error> {
+    ) -> Result<(Vec<Rewrite<VNode, VAnalysis>>, Conditions), Error> {
         let mut out = vec![];
         let mut conditions = vec![];
         let mut seen = FxHashSet::default();
