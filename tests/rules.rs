@@ -71,6 +71,11 @@ const CASES: &[(&str, &str, &str)] = &[
         "(xfer flat (bcsel (flt uniform:0 uniform:1) 0f32 1f32))",
         "(fadd 1f32 (fneg (xfer flat (bcsel (flt uniform:0 uniform:1) 1f32 0f32))))",
     ),
+    (
+        "xfer-bcsel-complement-interp",
+        "(xfer persp.center (bcsel (flt in:ATTR0.x in:ATTR1.x) 0f32 1f32))",
+        "(fadd 1f32 (fneg (xfer persp.center (bcsel (flt in:ATTR0.x in:ATTR1.x) 1f32 0f32))))",
+    ),
     ("iadd-zero", "(iadd in:ATTR0.x 0i32)", "in:ATTR0.x"),
     ("imul-one", "(imul in:ATTR0.x 1i32)", "in:ATTR0.x"),
     ("ior-zero", "(ior in:ATTR0.x 0i32)", "in:ATTR0.x"),
@@ -476,20 +481,28 @@ fn a_stopping_budget_is_reported_and_the_result_stays_correct() {
 
 /// `xfer-bcsel-complement` holds bit for bit only where the consumer receives the
 /// producer's value unchanged: interpolating `c ? 0 : 1` is not `1 - ` the
-/// interpolated `c ? 1 : 0` in the last bits, so an interpolated transfer is left.
+/// interpolated `c ? 1 : 0` in the last bits, so an interpolated transfer is left to
+/// `xfer-bcsel-complement-interp`, the inexact form, which takes interpolated
+/// transfers only.
 #[test]
 fn bcsel_complement_needs_an_uninterpolated_transfer() {
     let (x, y) = (
         "(bcsel (flt in:ATTR0.x in:ATTR1.x) 0f32 1f32)",
         "(bcsel (flt in:ATTR0.x in:ATTR1.x) 1f32 0f32)",
     );
-    for (mode, joined) in [
-        ("flat", true),
-        ("(vertex 1i32)", true),
-        ("persp.center", false),
+    for (mode, exact, inexact) in [
+        ("flat", true, false),
+        ("(vertex 1i32)", true, false),
+        ("persp.center", false, true),
+        ("linear.centroid", false, true),
     ] {
         let a = format!("(xfer {mode} {x})");
         let b = format!("(fadd 1f32 (fneg (xfer {mode} {y})))");
-        assert_eq!(joins("xfer-bcsel-complement", &a, &b), joined, "{mode}");
+        assert_eq!(joins("xfer-bcsel-complement", &a, &b), exact, "{mode}");
+        assert_eq!(
+            joins("xfer-bcsel-complement-interp", &a, &b),
+            inexact,
+            "{mode}"
+        );
     }
 }
