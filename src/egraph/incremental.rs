@@ -44,6 +44,7 @@ use fxhash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 
 use super::analysis::{VAnalysis, VGraph};
+use super::clock::Deadline;
 use super::lang::{Shape, VNode};
 use super::share::{self, Groups};
 
@@ -153,6 +154,8 @@ pub struct IncrementalScheduler {
     guarded: FxHashMap<GuardedKey, Vec<Id>>,
     /// The left-hand sides' groups: rules of a group search alike ([`super::share`]).
     groups: Groups,
+    /// The run's time budget, checked between rule searches ([`super::clock`]).
+    deadline: Option<Deadline>,
     /// Tests only: pretend every left-hand side is this deep (a wrong, too shallow
     /// value must make the search miss matches, which shows the tests can see it).
     #[cfg(test)]
@@ -181,6 +184,7 @@ impl IncrementalScheduler {
             dirty: FxHashMap::default(),
             guarded: FxHashMap::default(),
             groups: Groups::default(),
+            deadline: None,
             #[cfg(test)]
             depth_override: None,
             #[cfg(test)]
@@ -190,6 +194,13 @@ impl IncrementalScheduler {
             #[cfg(test)]
             no_sharing: false,
         }
+    }
+
+    /// The scheduler stopping the run with egg's time-limit reason once `deadline`
+    /// passed (read every [`super::clock::RULES_PER_CHECK`] rule searches).
+    pub fn with_deadline(mut self, deadline: Deadline) -> IncrementalScheduler {
+        self.deadline = Some(deadline);
+        self
     }
 
     /// Brings the touched table up to date with the graph at the start of `iteration`.
@@ -465,6 +476,9 @@ impl RewriteScheduler<VNode, VAnalysis> for IncrementalScheduler {
             let found = self.search_one(index, iteration, egraph, rewrites, &mut shared, &matches);
             matches.push(found);
             limits.check_limits(iteration, egraph)?;
+            if let Some(d) = &self.deadline {
+                d.check(index + 1)?;
+            }
         }
         Ok(matches)
     }

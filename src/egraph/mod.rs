@@ -2,6 +2,7 @@
 //! the rule-file loader and bounded saturation with incremental e-matching.
 
 pub mod analysis;
+pub mod clock;
 pub mod comm_match;
 pub mod incremental;
 pub mod lang;

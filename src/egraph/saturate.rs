@@ -8,6 +8,7 @@ use std::time::Duration;
 use egg::{BackoffScheduler, Rewrite, Runner, SimpleScheduler, StopReason};
 
 use super::analysis::{VAnalysis, VGraph};
+use super::clock::{self, Deadline, Timed};
 use super::incremental::IncrementalScheduler;
 use super::lang::VNode;
 use super::reach::Reach;
@@ -160,6 +161,19 @@ pub(crate) fn saturate_with(
     rules: Vec<&Rewrite<VNode, VAnalysis>>,
     budgets: &Budgets,
 ) -> (VGraph, SaturationStats) {
+    clock::uncalibrated(|| run(egraph, rules, budgets))
+}
+
+/// The hook's stop once the time budget is spent (mapped back to [`Stop::TimeLimit`]).
+const TIME_SPENT: &str = "time budget spent";
+
+/// [`saturate_with`] on egg's mocked clock, keeping the time budget on std's.
+fn run(
+    egraph: VGraph,
+    rules: Vec<&Rewrite<VNode, VAnalysis>>,
+    budgets: &Budgets,
+) -> (VGraph, SaturationStats) {
+    let deadline = Deadline::after(budgets.time);
     let node_limit = budgets.node_limit(egraph.total_number_of_nodes());
     let mut egraph = egraph;
     egraph.analysis.node_cap = Some(node_limit);
@@ -168,18 +182,28 @@ pub(crate) fn saturate_with(
         .with_egraph(egraph)
         .with_node_limit(node_limit)
         .with_iter_limit(budgets.iterations)
-        .with_time_limit(budgets.time)
+        // egg's clock is mocked (`clock`): the deadline below keeps the budget.
+        .with_time_limit(Duration::MAX)
         // Once the cap refused a match the graph is at its budget: searching the
         // rules again would only be refused again.
-        .with_hook(|r| match r.egraph.analysis.capped {
+        .with_hook(move |r| match r.egraph.analysis.capped {
             true => Err("node cap".into()),
+            false if deadline.passed() => Err(TIME_SPENT.into()),
             false => Ok(()),
         });
     let backoff = budgets.scheduler == Scheduler::Backoff;
     let runner = match (budgets.matching, budgets.scheduler) {
-        (Matching::Incremental, _) => runner.with_scheduler(IncrementalScheduler::new(backoff)),
-        (Matching::Full, Scheduler::Backoff) => runner.with_scheduler(BackoffScheduler::default()),
-        (Matching::Full, Scheduler::Simple) => runner.with_scheduler(SimpleScheduler),
+        (Matching::Incremental, _) => {
+            runner.with_scheduler(IncrementalScheduler::new(backoff).with_deadline(deadline))
+        }
+        (Matching::Full, Scheduler::Backoff) => runner.with_scheduler(Timed {
+            inner: BackoffScheduler::default(),
+            deadline,
+        }),
+        (Matching::Full, Scheduler::Simple) => runner.with_scheduler(Timed {
+            inner: SimpleScheduler,
+            deadline,
+        }),
     };
     let runner = runner.run(rules);
     let stop = match &runner.stop_reason {
@@ -190,6 +214,7 @@ pub(crate) fn saturate_with(
         Some(StopReason::IterationLimit(_)) => Stop::IterationLimit(budgets.iterations),
         Some(StopReason::NodeLimit(_)) => Stop::NodeLimit(node_limit),
         Some(StopReason::TimeLimit(_)) => Stop::TimeLimit(budgets.time),
+        Some(StopReason::Other(s)) if s == TIME_SPENT => Stop::TimeLimit(budgets.time),
         Some(StopReason::Other(s)) => Stop::Other(s.clone()),
     };
     let mut applied = BTreeMap::new();
@@ -255,6 +280,37 @@ mod tests {
     }
 
     const UNGATED_ASSOC: &str = "(rule iand-assoc (iand (iand ?a ?b) ?c) (iand ?a (iand ?b ?c)))";
+
+    /// egg runs on a mocked clock (`clock`), so its own time limit never fires: the
+    /// time budget stops a run that would outgrow any other budget long before, under
+    /// every scheduler.
+    #[test]
+    fn the_time_budget_stops_every_scheduler() {
+        let rules = RuleSet::parse("cap.rules", UNGATED_ASSOC)
+            .unwrap()
+            .rewrites()
+            .unwrap();
+        for (matching, scheduler) in [
+            (Matching::Incremental, Scheduler::Backoff),
+            (Matching::Full, Scheduler::Backoff),
+            (Matching::Full, Scheduler::Simple),
+        ] {
+            let budgets = Budgets {
+                nodes: 2_000_000,
+                nodes_per_lowered: 1,
+                iterations: 1_000,
+                time: Duration::from_millis(20),
+                matching,
+                scheduler,
+            };
+            let (_, stats) = saturate(chain_graph(), &rules, &budgets);
+            assert_eq!(
+                stats.stop,
+                Stop::TimeLimit(budgets.time),
+                "{matching:?} {scheduler:?}"
+            );
+        }
+    }
 
     #[test]
     fn the_node_cap_stops_an_iteration_at_the_budget() {
