@@ -54,7 +54,7 @@ impl Deadline {
     /// The runner's verdict after `searched` rule searches of an iteration: egg's
     /// time-limit stop once the deadline passed, read every [`RULES_PER_CHECK`]th.
     pub fn check(&self, searched: usize) -> RunnerResult<()> {
-        if searched % RULES_PER_CHECK == 0 && self.passed() {
+        if searched.is_multiple_of(RULES_PER_CHECK) && self.passed() {
             return Err(StopReason::TimeLimit(self.budget.as_secs_f64()));
         }
         Ok(())
