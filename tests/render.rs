@@ -275,6 +275,13 @@ fn sixteen_bit_ubo_members_render_identically() {
 fn image_atomics_render_identically() {
     let Some(gpu) = gpu() else { return };
     let want = drawn_fixture(&gpu, "image_atomics");
+    assert_image_atomics_worked(&want);
+}
+
+/// What the image atomics fixture's channels show when its atomics ran: every second
+/// add saw the first, the exchanges returned initial texels (several values, none
+/// zero), and the dynamic exchange reached both images.
+fn assert_image_atomics_worked(want: &[Attachment]) {
     let covered = covered_pixels(&want[0]);
     assert!(
         covered.iter().all(|p| p[1] != p[0]),
@@ -330,16 +337,7 @@ fn image_atomics_render_identically_from_the_standalone_export() {
         let (bad, msg) = compare(x, y);
         assert_eq!(bad, 0, "{msg}");
     }
-    let covered = covered_pixels(&want[0]);
-    assert!(
-        covered.iter().all(|p| p[1] != p[0]),
-        "every second add sees the first"
-    );
-    let old: BTreeSet<u32> = covered.iter().map(|p| p[2]).collect();
-    assert!(old.len() > 10 && !old.contains(&0), "{old:x?}");
-    let selected = covered_pixels(&want[1]);
-    let images: BTreeSet<u32> = selected.iter().map(|p| p[1]).collect();
-    assert_eq!(images.len(), 2, "both images selected somewhere");
+    assert_image_atomics_worked(&want);
 }
 
 /// Storage buffer atomics (`tests/fixtures/ssbo_atomics.{vert,frag}`: two adds, a
