@@ -5,14 +5,14 @@
 
 use std::sync::{Arc, OnceLock};
 
-use fxhash::FxHashSet;
+use fxhash::FxHashMap;
 
 use std::str::FromStr;
 
-use egg::{Condition, ConditionalApplier, Id, Pattern, Rewrite, Subst, Var};
+use egg::{Condition, ConditionalApplier, Id, Pattern, PatternAst, Rewrite, Subst, Var};
 
 use super::analysis::{VAnalysis, VGraph};
-use super::comm_match::{canonical, CommPattern};
+use super::comm_match::{canonical, canonical_hash, CommPattern};
 use super::lang::{VNode, XferMode};
 use super::reach::Reach;
 use super::sexp::{parse_all, Sexp};
@@ -559,48 +559,83 @@ impl RuleSet {
         &self,
         keep_twins: bool,
     ) -> Result<(Vec<Rewrite<VNode, VAnalysis>>, Conditions), Error> {
-        let mut out = vec![];
-        let mut conditions = vec![];
-        let mut seen = FxHashSet::default();
+        // Every rule, its right-to-left form when bidirectional, and its `.exact` form.
+        let mut variants: Vec<(String, &Pattern<VNode>, &Pattern<VNode>, &RuleDef)> = vec![];
         for r in self.rules.iter() {
-            // A left-hand side naming a commutative op matches it in both operand
-            // orders (the e-graph keeps one): `CommPattern` instead of egg's matcher.
-            let mut add = |name: String, l: &Pattern<VNode>, rhs: &Pattern<VNode>| {
-                // A rewrite equal to an earlier one up to the operand order of
-                // commutative ops finds the same matches and adds the same nodes: only
-                // the first is kept (`for-ops` writes both operand placements of a
-                // law for every op it lists, commutative or not).
-                let mut conds: Vec<String> = r.conds.iter().map(|c| format!("{c:?}")).collect();
-                conds.sort();
-                let key = (canonical(&l.ast), canonical(&rhs.ast), conds);
-                if !seen.insert(key) && !keep_twins {
-                    return Ok(());
-                }
-                let applier = ConditionalApplier {
-                    condition: Conds(r.conds.clone()),
-                    applier: rhs.clone(),
-                };
-                let rw = match CommPattern::new(l) {
-                    Some(comm) => Rewrite::new(name, comm, applier),
-                    None => Rewrite::new(name, l.clone(), applier),
-                };
-                out.push(rw.map_err(|m| err(&r.file, r.loc, m))?);
-                conditions.push(r.conds.clone());
-                Ok::<(), Error>(())
-            };
-            add(r.name.clone(), &r.lhs, &r.rhs)?;
+            variants.push((r.name.clone(), &r.lhs, &r.rhs, r));
             if r.bidirectional {
-                add(format!("{}.rev", r.name), &r.rhs, &r.lhs)?;
+                variants.push((format!("{}.rev", r.name), &r.rhs, &r.lhs, r));
             }
             if let Some((l, rhs)) = &r.exact_variant {
-                add(format!("{}.exact", r.name), l, rhs)?;
+                variants.push((format!("{}.exact", r.name), l, rhs, r));
                 if r.bidirectional {
-                    add(format!("{}.exact.rev", r.name), rhs, l)?;
+                    variants.push((format!("{}.exact.rev", r.name), rhs, l, r));
                 }
             }
         }
+        // A rewrite equal to an earlier one up to the operand order of commutative ops
+        // finds the same matches and adds the same nodes: only the first is kept
+        // (`for-ops` writes both operand placements of a law for every op it lists,
+        // commutative or not).
+        let sides: Vec<_> = variants
+            .iter()
+            .map(|(_, l, rhs, r)| (&l.ast, &rhs.ast, r.conds.as_slice()))
+            .collect();
+        let firsts = first_of_twins(&sides);
+        let mut out = vec![];
+        let mut conditions = vec![];
+        for ((name, l, rhs, r), first) in variants.into_iter().zip(firsts) {
+            if !first && !keep_twins {
+                continue;
+            }
+            let applier = ConditionalApplier {
+                condition: Conds(r.conds.clone()),
+                applier: rhs.clone(),
+            };
+            // A left-hand side naming a commutative op matches it in both operand
+            // orders (the e-graph keeps one): `CommPattern` instead of egg's matcher.
+            let rw = match CommPattern::new(l) {
+                Some(comm) => Rewrite::new(name, comm, applier),
+                None => Rewrite::new(name, l.clone(), applier),
+            };
+            out.push(rw.map_err(|m| err(&r.file, r.loc, m))?);
+            conditions.push(r.conds.clone());
+        }
         Ok((out, conditions))
     }
+}
+
+/// One rewrite's sides and conditions, as twin detection reads them.
+type Sides<'a> = (&'a PatternAst<VNode>, &'a PatternAst<VNode>, &'a [Cond]);
+
+/// Per rewrite, whether no earlier one is its twin: the same left-hand side, right-hand
+/// side (both up to commutative operand order, [`canonical`]) and conditions. Rewrites
+/// are bucketed by a hash of their canonical sides ([`canonical_hash`]), and only
+/// rewrites in one bucket are compared in full: most have none to compare with.
+fn first_of_twins(rewrites: &[Sides<'_>]) -> Vec<bool> {
+    let conds = |c: &[Cond]| {
+        let mut text: Vec<String> = c.iter().map(|c| format!("{c:?}")).collect();
+        text.sort();
+        text
+    };
+    let same = |a: &Sides<'_>, b: &Sides<'_>| {
+        canonical(a.0) == canonical(b.0)
+            && canonical(a.1) == canonical(b.1)
+            && conds(a.2) == conds(b.2)
+    };
+    let mut buckets: FxHashMap<(u64, u64), Vec<usize>> = FxHashMap::default();
+    let mut first = Vec::with_capacity(rewrites.len());
+    for (i, sides) in rewrites.iter().enumerate() {
+        let bucket = buckets
+            .entry((canonical_hash(sides.0), canonical_hash(sides.1)))
+            .or_default();
+        let twin = bucket.iter().any(|&j| same(&rewrites[j], sides));
+        if !twin {
+            bucket.push(i);
+        }
+        first.push(!twin);
+    }
+    first
 }
 
 #[cfg(test)]
