@@ -9,7 +9,9 @@ use fxhash::FxHashMap;
 
 use std::str::FromStr;
 
-use egg::{Condition, ConditionalApplier, Id, Pattern, PatternAst, Rewrite, Subst, Var};
+use egg::{
+    Condition, ConditionalApplier, ENodeOrVar, FromOp, Id, Pattern, PatternAst, Rewrite, Subst, Var,
+};
 
 use super::analysis::{VAnalysis, VGraph};
 use super::comm_match::{canonical, canonical_hash, CommPattern};
@@ -253,9 +255,34 @@ fn exactify(s: &Sexp) -> (Sexp, bool) {
     }
 }
 
+/// The pattern an s-expression writes, built from the tree the rule reader already
+/// parsed (nodes in post-order, as egg's own parser adds them) instead of printing it
+/// and parsing the text again: the default set's ~1,100 sides are built at every start.
 fn pattern(file: &str, s: &Sexp) -> Result<Pattern<VNode>, Error> {
-    Pattern::from_str(&s.to_string())
-        .map_err(|e| err(file, s.loc(), format!("bad pattern `{s}`: {e}")))
+    let mut ast = PatternAst::<VNode>::default();
+    add_pattern_node(s, &mut ast)
+        .map_err(|e| err(file, s.loc(), format!("bad pattern `{s}`: {e}")))?;
+    Ok(Pattern::from(ast))
+}
+
+/// Adds `s` and its operands to `ast` (operands first); the error says what is wrong.
+fn add_pattern_node(s: &Sexp, ast: &mut PatternAst<VNode>) -> Result<Id, String> {
+    let (op, children) = match s {
+        Sexp::Atom(a, _) => (a.as_str(), vec![]),
+        Sexp::List(items, _) => {
+            let (head, operands) = items.split_first().ok_or("an empty list")?;
+            let op = head
+                .atom()
+                .ok_or_else(|| format!("expected an operator, found `{head}`"))?;
+            let children = operands
+                .iter()
+                .map(|c| add_pattern_node(c, ast))
+                .collect::<Result<Vec<Id>, String>>()?;
+            (op, children)
+        }
+    };
+    let node = ENodeOrVar::<VNode>::from_op(op, children).map_err(|e| e.to_string())?;
+    Ok(ast.add(node))
 }
 
 fn var(file: &str, s: &Sexp) -> Result<Var, Error> {
