@@ -255,7 +255,7 @@ fn replace(set: &mut RuleSet, file: &str, item: &Sexp, args: &[Sexp]) -> Result<
     for form in forms {
         let expanded = template::expand(form).map_err(|(loc, m)| err(file, loc, m))?;
         for rule in &expanded {
-            set.push(parse_rule(file, rule)?)?;
+            set.push(parse_rule(file, rule, true)?)?;
         }
     }
     for rule in rest {
