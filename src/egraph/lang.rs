@@ -50,6 +50,12 @@ impl XferMode {
         matches!(self, XferMode::Interp(_))
     }
 
+    /// Whether the consumer receives one producer invocation's value unchanged (`flat`,
+    /// `vertex`, `patch`): the modes `(uninterpolated ?m)` admits.
+    pub fn is_uninterpolated(self) -> bool {
+        matches!(self, XferMode::Flat | XferMode::Vertex | XferMode::Patch)
+    }
+
     fn name(self) -> String {
         match self {
             XferMode::Flat => "flat".into(),

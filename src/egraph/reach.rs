@@ -30,7 +30,7 @@ use egg::{ENodeOrVar, Language, PatternAst, Rewrite};
 use fxhash::FxHashMap;
 
 use super::analysis::{VAnalysis, VGraph};
-use super::lang::{Shape, VNode, XferMode};
+use super::lang::{Shape, VNode};
 use super::rules::Cond;
 
 /// What a condition needs of the graph, as a pseudo-shape id of the index (the first
@@ -63,9 +63,7 @@ impl Need {
     fn met_by(node: &VNode) -> Option<Need> {
         match node {
             VNode::Mode(m, _) if m.is_interpolated() => Some(Need::Interpolating),
-            VNode::Mode(XferMode::Flat | XferMode::Vertex | XferMode::Patch, _) => {
-                Some(Need::Uninterpolated)
-            }
+            VNode::Mode(m, _) if m.is_uninterpolated() => Some(Need::Uninterpolated),
             _ => None,
         }
     }

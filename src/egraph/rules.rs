@@ -15,7 +15,7 @@ use egg::{
 
 use super::analysis::{VAnalysis, VGraph};
 use super::comm_match::{canonical, canonical_hash, CommPattern};
-use super::lang::{VNode, XferMode};
+use super::lang::VNode;
 use super::reach::Reach;
 use super::sexp::{parse_all, Sexp};
 use crate::error::{Diagnostic, Error};
@@ -155,12 +155,10 @@ fn is_interpolated(g: &VGraph, id: Id) -> bool {
 }
 
 fn is_uninterpolated(g: &VGraph, id: Id) -> bool {
-    g[id].nodes.iter().any(|n| {
-        matches!(
-            n,
-            VNode::Mode(XferMode::Flat | XferMode::Vertex | XferMode::Patch, _)
-        )
-    })
+    g[id]
+        .nodes
+        .iter()
+        .any(|n| matches!(n, VNode::Mode(m, _) if m.is_uninterpolated()))
 }
 
 /// All conditions of one rule, as an egg [`Condition`].
