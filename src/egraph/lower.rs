@@ -1194,8 +1194,11 @@ fn pin_tcs_patch_outputs(p: &Pipeline, prod: &mut ProducerModel, g: &Graph, pins
 /// then every written vertex holds `t`, unwritten ones are undefined, and emission
 /// storing `t` at `invocation_id` from every invocation writes `t` at every vertex,
 /// a refinement. So such outputs are removed when dead, propagated when `t` is free,
-/// deduplicated and moved like any other. Anything else pins the whole slot, as
-/// stores of one invocation to another's vertex race.
+/// deduplicated and moved like any other. Anything else pins the component, as
+/// stores of one invocation to another's vertex race. Only the component: the other
+/// components of its vec4 are separate outputs that each invocation writes at its own
+/// vertex (or pins itself), so packing other varyings next to a pinned one does not
+/// pin them on the next run, which made the first round short of its fixed point.
 fn pin_tcs_off_vertex_outputs(prod: &mut ProducerModel, g: &Graph, pins: &mut Pins) {
     let eg = &g.egraph;
     for (io, terms) in &prod.off_vertex {
@@ -1211,7 +1214,7 @@ fn pin_tcs_off_vertex_outputs(prod: &mut ProducerModel, g: &Graph, pins: &mut Pi
                 if let Some(out) = out {
                     *out = None;
                 }
-                pins.pin_slot(io.slot, "per-vertex store not at invocation_id");
+                pins.pin(*io, "per-vertex store not at invocation_id");
             }
         }
     }
@@ -1315,4 +1318,43 @@ fn lower_once(
         gs_emits: prod.gs_emits,
     };
     (lowered, missing, expired)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lower;
+    use crate::egraph::analysis::VAnalysis;
+    use crate::ir::IoSlot;
+
+    /// A TCS storing an invocation-dependent value at control point 0 (`VAR0.x`) and a
+    /// uniform at its own vertex in the same vec4 (`VAR0.y`), both read by the TES.
+    const OFF_VERTEX: &str = "(pair (uniforms 1)
+  (producer tcs (input_vertices 3) (output_vertices 3)
+    (%k0 = const 32 0)
+    (%id = load_system_value invocation_id)
+    (%a = load_per_vertex_input VAR0.x %id)
+    (store_per_vertex_output VAR0.x %a %k0)
+    (%u = load_uniform 0)
+    (store_per_vertex_output VAR0.y %u %id))
+  (consumer tes (domain triangles) (input_vertices 3)
+    (%k0 = const 32 0)
+    (%x = load_per_vertex_input VAR0.x %k0)
+    (%y = load_per_vertex_input VAR0.y %k0)
+    (%s = fadd %x %y)
+    (store_output POS.x %s)))";
+
+    fn io(name: &str) -> IoSlot {
+        name.parse().expect("a slot name")
+    }
+
+    #[test]
+    fn an_off_vertex_store_pins_its_component_only() {
+        let pair = crate::text::parse(OFF_VERTEX, None).expect("test pair parses");
+        let lowered = lower(&pair, VAnalysis::default(), false);
+        let why = lowered.pins.reason(io("VAR0.x"));
+        assert_eq!(why, Some("per-vertex store not at invocation_id"));
+        // The uniform next to it stays free to propagate in this round; pinning the
+        // vec4 left that to a second round on the re-packed output.
+        assert_eq!(lowered.pins.reason(io("VAR0.y")), None);
+    }
 }
