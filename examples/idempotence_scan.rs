@@ -4,7 +4,7 @@
 //! for reading. Used to decide where the fixed-point round can be skipped
 //! (docs/performance.md).
 //!
-//! `cargo run --release --example idempotence_scan -- [CASES] [SEED] [vs-fs|all] [DIR]`
+//! `cargo run --release --example idempotence_scan -- [CASES] [SEED] [vs-fs|tcs-tes|all] [DIR]`
 //! (defaults: 4,000 pairs, seed 1, every stage pair, `/tmp/idempotence-scan`).
 
 use std::path::PathBuf;
@@ -22,6 +22,7 @@ fn main() {
     let seed: u64 = arg(1).and_then(|s| s.parse().ok()).unwrap_or(1);
     let config = match arg(2) {
         Some("vs-fs") => GenConfig::for_pair((Stage::Vertex, Stage::Fragment)),
+        Some("tcs-tes") => GenConfig::for_pair((Stage::TessCtrl, Stage::TessEval)),
         _ => GenConfig::default(),
     };
     let dir = PathBuf::from(arg(3).unwrap_or("/tmp/idempotence-scan"));
