@@ -78,13 +78,32 @@ impl Round {
     }
 }
 
+/// A round's outcome, with what tells whether another round may find more.
+pub(super) struct Ran {
+    /// The result and its report.
+    pub outcome: Outcome,
+    /// Whether the SSA clean-ups folded something in the emitted result
+    /// ([`emission::Emitted::folded`]): the e-graph chose without seeing it.
+    pub folded: bool,
+}
+
+impl From<Outcome> for Ran {
+    /// A round that emitted nothing of its own (it stopped at the time limit).
+    fn from(outcome: Outcome) -> Ran {
+        Ran {
+            outcome,
+            folded: false,
+        }
+    }
+}
+
 /// One round: the stages in order, each timed.
 pub(super) fn run(
     p: &Pipeline,
     opts: &Options,
     rules: &Compiled,
     round: Round,
-) -> Result<Outcome, Error> {
+) -> Result<Ran, Error> {
     let mut timings = Timings::default();
     let mut clock = Instant::now();
     let mut lap = || {
@@ -97,7 +116,7 @@ pub(super) fn run(
     timings.lower = lap();
     let Some(lowered) = lowered else {
         let why = "lowering: {limit}, the input was returned unchanged";
-        return Ok(out_of_time(p, opts, timings, None, why));
+        return Ok(out_of_time(p, opts, timings, None, why).into());
     };
     let reserve = timings.lower * AFTER_SATURATION_PER_LOWERING;
     if round
@@ -107,13 +126,7 @@ pub(super) fn run(
         // What lowering took says extraction and emission would end past the budget.
         let why = "saturation: {limit}, not started: extraction and emission of a graph \
                    this large would not fit; the input was returned unchanged";
-        return Ok(out_of_time(
-            p,
-            opts,
-            timings,
-            Some(lowered.cost_before),
-            why,
-        ));
+        return Ok(out_of_time(p, opts, timings, Some(lowered.cost_before), why).into());
     }
     let budgets = round.saturation_budgets(&opts.budgets, reserve);
     let mut saturated = saturation::saturate_pair(&lowered, rules, &budgets);
@@ -156,24 +169,22 @@ pub(super) fn run(
     if emitted.out_of_time || round.past_hard_deadline() {
         timings.emit = lap();
         let why = "emission: {limit}, the input was returned unchanged";
-        return Ok(out_of_time(
-            p,
-            opts,
-            timings,
-            Some(lowered.cost_before),
-            why,
-        ));
+        return Ok(out_of_time(p, opts, timings, Some(lowered.cost_before), why).into());
     }
     let account = match emitted.failure {
         None => fates::account(p, &lowered, &saturated, &chosen, &slots),
         Some(_) => fates::Account::default(),
     };
     timings.emit = lap();
+    let folded = emitted.folded;
     let packed = packing::pack(emitted, account, opts, &saturated, &chosen, &slots)?;
     timings.pack = lap();
     let mut out = outcome(p, opts, lowered, &saturated, chosen, packed, timings);
     out.report.budget_stops = budget_stops;
-    Ok(out)
+    Ok(Ran {
+        outcome: out,
+        folded,
+    })
 }
 
 /// The round's result and report, from every stage's output.

@@ -8,7 +8,7 @@
 
 use super::options::Options;
 use super::report::{compose, Outcome, Report};
-use super::round::{run, Round};
+use super::round::{run, Ran, Round};
 use super::simplify;
 use crate::egraph::saturate::Stop;
 use crate::egraph::Compiled;
@@ -30,9 +30,9 @@ const FIXED_POINT_ROUNDS: usize = 2;
 
 impl Rounds<'_> {
     /// The first round, repaired where its result would grow the varyings.
-    pub fn first(&self) -> Result<Outcome, Error> {
+    pub fn first(&self) -> Result<Ran, Error> {
         let mut out = run(self.p, self.opts, self.rules, self.base)?;
-        if out.report.after.slots > out.report.before.slots {
+        if out.outcome.report.after.slots > out.outcome.report.before.slots {
             // A read xfb output got a varying of its own next to its kept xfb store;
             // letting one store serve both keeps the slot count.
             let xfb = Round {
@@ -41,7 +41,7 @@ impl Rounds<'_> {
             };
             out = self.redo(out, xfb, "the time limit ended before the xfb round")?;
         }
-        if grew(&out.report) {
+        if grew(&out.outcome.report) {
             // Extraction's estimate of how the varyings pack missed (pinned components
             // keep their vec4s): varyings never grow, so keep the selection as written.
             let as_written = Round {
@@ -50,8 +50,9 @@ impl Rounds<'_> {
             };
             let why = "the time limit ended before the as-written round";
             out = self.redo(out, as_written, why)?;
-            if grew(&out.report) {
-                out = unchanged(out, self.p, "the optimized varyings would not pack smaller");
+            if grew(&out.outcome.report) {
+                let why = "the optimized varyings would not pack smaller";
+                out = unchanged(out.outcome, self.p, why).into();
             }
         }
         Ok(out)
@@ -59,19 +60,22 @@ impl Rounds<'_> {
 
     /// A round that replaces `earlier`, counting both rounds' time and budget stops;
     /// past the deadline, the input unchanged (saying `late`).
-    fn redo(&self, earlier: Outcome, round: Round, late: &str) -> Result<Outcome, Error> {
+    fn redo(&self, earlier: Ran, round: Round, late: &str) -> Result<Ran, Error> {
+        let earlier = earlier.outcome;
         if self.base.past_deadline() {
-            return Ok(unchanged(earlier, self.p, late));
+            return Ok(unchanged(earlier, self.p, late).into());
         }
         let mut out = run(self.p, self.opts, self.rules, round)?;
-        out.report.timings = out.report.timings + earlier.report.timings;
+        let report = &mut out.outcome.report;
+        report.timings = report.timings + earlier.report.timings;
         let stops = earlier.report.budget_stops.iter().cloned();
-        out.report.budget_stops.splice(0..0, stops);
+        report.budget_stops.splice(0..0, stops);
         Ok(out)
     }
 
-    /// Runs more rounds on `out`'s own result while they find fewer varyings.
-    pub fn to_fixed_point(&self, mut out: Outcome) -> Result<Outcome, Error> {
+    /// Runs more rounds on `ran`'s own result while they find fewer varyings.
+    pub fn to_fixed_point(&self, ran: Ran) -> Result<Outcome, Error> {
+        let (mut out, mut folded) = (ran.outcome, ran.folded);
         for _ in 0..FIXED_POINT_ROUNDS {
             // Under a budget the graph was cut short: a second run meets the same
             // budget, and the report already says why the result may not be a fixed
@@ -85,10 +89,13 @@ impl Rounds<'_> {
                 out.report.budget_stops.push(why.into());
                 break;
             }
-            let Some(next) = self.worth_another_round(&out) else {
+            let Some(next) = self.worth_another_round(&out, folded) else {
                 break;
             };
-            let again = run(&next, self.opts, self.rules, self.base)?;
+            let Ran {
+                outcome: again,
+                folded: again_folded,
+            } = run(&next, self.opts, self.rules, self.base)?;
             let (a, b) = (out.report.after, again.report.after);
             let better = b.slots <= a.slots && (b.components, b.slots) < (a.components, a.slots);
             if !better || again.report.fallback.is_some() {
@@ -98,25 +105,31 @@ impl Rounds<'_> {
                 pipeline: again.pipeline,
                 report: compose::compose(out.report, again.report),
             };
+            folded = again_folded;
         }
         Ok(out)
     }
 
     /// The input of one more round on `out`'s result, or `None` when it could only
-    /// repeat what the last round did.
-    fn worth_another_round(&self, out: &Outcome) -> Option<Pipeline> {
+    /// repeat what the last round did. `folded`: the last round's emission folded
+    /// something its e-graph did not see.
+    fn worth_another_round(&self, out: &Outcome, folded: bool) -> Option<Pipeline> {
         // The clean-ups may find more on the output (an `if` whose condition became a
         // propagated constant); their fates show in the composed report as removals.
+        // Emission ran them already: what they folded there (a product with a
+        // propagated zero) the graph chose without, so a varying only that product
+        // read is still there to remove. Either way the result is not known final.
         let mut next = out.pipeline.clone();
         simplify::simplify(&mut next);
-        if next == out.pipeline && known_final(self.p) && known_final(&out.pipeline) {
+        let unseen = folded || next != out.pipeline;
+        if !unseen && known_final(self.p) && known_final(&out.pipeline) {
             return None;
         }
         // An unchanged pair would only repeat the first (deterministic) run, whose
         // result was either taken or already beaten by a repair round. A round that
         // changed no varying count and left nothing for the clean-ups has met no
         // opportunity a second run could build on.
-        let still = out.report.after == out.report.before && next == out.pipeline;
+        let still = out.report.after == out.report.before && !unseen;
         (next != *self.p && !still).then_some(next)
     }
 }
@@ -131,9 +144,10 @@ impl Rounds<'_> {
 /// value that sat only in a pinned, dynamically indexed array until the first round
 /// re-located a copy of it (tests/opt/fixed_point_round_indirect.pair). Inside it, no generated pair changes when the
 /// round is skipped (32,000 VS/FS pairs over eight seeds, 48,000 of every stage pair
-/// over twelve), nor does any of the 315 real pairs (docs/performance.md). Constant
-/// conditions left by propagation are caught separately, by the clean-ups changing
-/// the output.
+/// over twelve), nor does any of the 315 real pairs (docs/performance.md). Zero
+/// products and constant conditions left by propagation are caught separately, by
+/// the clean-ups changing the output, at emission or on it
+/// (tests/opt/fixed_point_round_folded_at_emission.pair).
 fn known_final(p: &Pipeline) -> bool {
     if p.producer.stage() == Stage::TessCtrl {
         return false;
