@@ -203,7 +203,7 @@ mod tests {
     fn after_one_round(p: &crate::ir::Pipeline) -> usize {
         let opts = Options::new();
         let rules = opts.rules.compiled().expect("the shipped rules compile");
-        let prepared = crate::optimize::prepass::prepare(p);
+        let prepared = super::super::prepass::prepare(p);
         let rounds = Rounds {
             p: &prepared.pipeline,
             opts: &opts,
