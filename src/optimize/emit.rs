@@ -739,31 +739,12 @@ fn top_level_defs(stmt: &Stmt, out: &mut BTreeSet<u32>) {
 /// counts once, then a worklist that releases each dead instruction's operands (a dead
 /// chain is removed in one pass, not one link per pass).
 pub fn remove_dead_code(shader: &mut Shader) {
-    remove_dead(shader, removable);
-}
-
-/// [`remove_dead_code`] that keeps every varying load, used or not: what a stage
-/// reads stays what the report accounts for, while dead computations on it go.
-pub fn remove_dead_computations(shader: &mut Shader) {
-    remove_dead(shader, |kind| removable(kind) && !is_varying_load(kind));
-}
-
-fn is_varying_load(kind: &InstKind) -> bool {
-    matches!(
-        kind,
-        InstKind::LoadInput { .. }
-            | InstKind::LoadInterpolatedInput { .. }
-            | InstKind::LoadPerVertexInput { .. }
-    )
-}
-
-fn remove_dead(shader: &mut Shader, removable: impl Fn(&InstKind) -> bool) {
     let n = shader.values.len();
     let mut liveness = Liveness {
         uses: vec![0; n],
         operands: vec![None; n],
     };
-    liveness.count(&shader.body, &removable);
+    liveness.count(&shader.body);
     let mut dead = vec![false; n];
     let mut work: Vec<usize> = (0..n).filter(|&v| liveness.unused(v)).collect();
     while let Some(v) = work.pop() {
@@ -799,7 +780,7 @@ impl Liveness {
         }
     }
 
-    fn count(&mut self, block: &Block, removable: &impl Fn(&InstKind) -> bool) {
+    fn count(&mut self, block: &Block) {
         for visit in walk(block) {
             let Visit::Enter(stmt) = visit else { continue };
             self.used(stmt.own_uses());
@@ -847,32 +828,6 @@ pub fn is_store(kind: &InstKind) -> Option<(IoSlot, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Dead ALU work goes, to a fixed point; loads stay even when nothing reads them
-    /// (and with them what the report says the stage reads); stores stay.
-    #[test]
-    fn dead_computations_go_and_loads_stay() {
-        let src = "(pair (producer vs (%a = load_input ATTR0.x) (store_output VAR0.x %a) \
-                   (store_output VAR0.y %a)) (consumer fs \
-                   (%x = load_interpolated_input VAR0.x persp center) \
-                   (%y = load_interpolated_input VAR0.y persp center) \
-                   (%d = fsub %x %y) (%e = fmul %d %d) (%s = fadd %x %x) \
-                   (store_output DATA0.x %s)))";
-        let mut p = crate::text::parse(src, None).expect("test pair parses");
-        let mut all = p.consumer.clone();
-        remove_dead_computations(&mut p.consumer);
-        let text = crate::text::print(&p);
-        for gone in ["%d = ", "%e = "] {
-            assert!(!text.contains(gone), "{gone} should be gone:\n{text}");
-        }
-        for kept in ["%x = ", "%y = ", "%s = ", "store_output DATA0.x"] {
-            assert!(text.contains(kept), "{kept} should stay:\n{text}");
-        }
-        // The whole clean-up drops the unread load too.
-        remove_dead_code(&mut all);
-        p.consumer = all;
-        assert!(!crate::text::print(&p).contains("%y = "));
-    }
 
     fn taken(names: &[&str]) -> FreshNames {
         FreshNames::from_names(names.iter().copied())

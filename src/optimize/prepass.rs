@@ -4,7 +4,7 @@
 //! expression reads that expression (§3), colour outputs storing the same SSA value
 //! with the same back colours are one varying (§1, "deduplicated among themselves"),
 //! and so are TCS per-vertex outputs whose off-vertex stores are paired (§4,
-//! `tcs_merge`). The clean-ups of `simplify` run first, then dead computations go.
+//! `tcs_merge`). The clean-ups of `simplify` run first.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,12 +23,6 @@ pub(crate) struct Prepared {
 pub(crate) fn prepare(p: &Pipeline) -> Prepared {
     let mut pipeline = p.clone();
     let mut fates = super::simplify::simplify(&mut pipeline);
-    // Dead code enters no graph, but it was priced with the input and its reads kept
-    // the first round from fusing what a second round, on emission's dead-code-free
-    // result, then fused (docs/performance.md). The loads stay: what a stage reads
-    // is what the report accounts for.
-    super::emit::remove_dead_computations(&mut pipeline.producer);
-    super::emit::remove_dead_computations(&mut pipeline.consumer);
     if pipeline.producer.stage() == Stage::TessCtrl {
         propagate_read_backs(&mut pipeline.producer);
         fates.extend(super::tcs_merge::merge_paired_outputs(&mut pipeline));

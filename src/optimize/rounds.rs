@@ -198,31 +198,6 @@ mod tests {
         parse(&src, None).expect("test pair parses")
     }
 
-    /// The components after the first round alone (with its repairs, without the
-    /// fixed-point round), on the pre-passed pair as `optimize` runs it.
-    fn after_one_round(p: &crate::ir::Pipeline) -> usize {
-        let opts = Options::new();
-        let rules = opts.rules.compiled().expect("the shipped rules compile");
-        let prepared = super::super::prepass::prepare(p);
-        let rounds = Rounds {
-            p: &prepared.pipeline,
-            opts: &opts,
-            rules,
-            base: Round::default(),
-        };
-        let ran = rounds.first().expect("the round runs");
-        ran.outcome.report.after.components
-    }
-
-    /// tests/opt/first_round_dead_consumer_code.pair: with its dead TES code in the
-    /// graph's input, one round kept 3 components and only a second round found 2.
-    #[test]
-    fn one_round_sees_through_dead_consumer_code() {
-        let text = include_str!("../../tests/opt/first_round_dead_consumer_code.pair");
-        let p = parse(text, None).expect("test pair parses");
-        assert_eq!(after_one_round(&p), 2);
-    }
-
     #[test]
     fn a_plain_32_bit_fs_interface_is_known_final() {
         assert!(known_final(&vs_fs("(store_output VAR1.y %0)")));
