@@ -129,7 +129,10 @@ impl Rounds<'_> {
         // result was either taken or already beaten by a repair round. A round that
         // changed no varying count and left nothing for the clean-ups has met no
         // opportunity a second run could build on.
-        let still = out.report.after == out.report.before && !unseen;
+        // Except when it made interpolated inputs flat: the next lowering applies the
+        // flat motion laws to them (tests/opt/fixed_point_round_made_flat.pair).
+        let still =
+            out.report.after == out.report.before && !unseen && !made_flat(self.p, &out.pipeline);
         (next != *self.p && !still).then_some(next)
     }
 }
@@ -163,6 +166,22 @@ fn known_final(p: &Pipeline) -> bool {
     p.consumer
         .for_each_inst(|inst| plain &= inst.kind.indirect().is_none());
     plain
+}
+
+/// Whether a round made interpolated inputs flat (promoted convergent values): the
+/// flat motion laws, which lowering its result applies to them, may then fuse what
+/// the round could not.
+fn made_flat(before: &Pipeline, after: &Pipeline) -> bool {
+    interpolated_loads(after) < interpolated_loads(before)
+}
+
+/// The consumer's interpolated loads.
+fn interpolated_loads(p: &Pipeline) -> usize {
+    let mut n = 0;
+    p.consumer.for_each_inst(|i| {
+        n += usize::from(matches!(i.kind, InstKind::LoadInterpolatedInput { .. }));
+    });
+    n
 }
 
 /// Whether a round left more varying components or slots than its input had.
