@@ -316,15 +316,7 @@ fn image_atomics_render_identically_from_the_standalone_export() {
     let optimized = varysat::optimize(&p, &varysat::Options::new())
         .expect("optimizes")
         .pipeline;
-    let standalone = |pipe: &varysat::ir::Pipeline| {
-        let (vert, frag) = varysat::export::standalone_to_spirv(pipe).expect("exports");
-        Stages {
-            vert,
-            frag,
-            ..Default::default()
-        }
-    };
-    let (imported, optimized) = (standalone(&p), standalone(&optimized));
+    let (imported, optimized) = (Stages::standalone(&p), Stages::standalone(&optimized));
     let setup = Setup::of(
         &[&imported, &optimized],
         ash::vk::PrimitiveTopology::TRIANGLE_LIST,

@@ -115,15 +115,7 @@ fn render_one_pair_file() {
     let Some(gpu) = gpu() else { return };
     let pipe = varysat::text::parse_file(std::path::Path::new(&path)).expect("pair file");
     let out = varysat::optimize(&pipe, &varysat::Options::new()).expect("optimizes");
-    let export = |p: &Pipeline| {
-        let (vert, frag) = varysat::export::standalone_to_spirv(p).expect("exports");
-        Stages {
-            vert,
-            frag,
-            ..Default::default()
-        }
-    };
-    let (a, b) = (export(&pipe), export(&out.pipeline));
+    let (a, b) = (Stages::standalone(&pipe), Stages::standalone(&out.pipeline));
     let setup = Setup::of(&[&a, &b], topology(&pipe), 3);
     let want = gpu.render(&a, &setup).expect("renders");
     let got = gpu.render(&b, &setup).expect("renders");
@@ -207,15 +199,7 @@ fn sixteen_bit_loads_pair() -> (Pipeline, Pipeline) {
 
 /// Draws two pipelines with the same setup (the standalone export of each).
 fn draw_both(gpu: &Gpu, a: &Pipeline, b: &Pipeline) -> (Vec<Attachment>, Vec<Attachment>) {
-    let export = |p: &Pipeline| {
-        let (vert, frag) = varysat::export::standalone_to_spirv(p).expect("exports");
-        Stages {
-            vert,
-            frag,
-            ..Default::default()
-        }
-    };
-    let (x, y) = (export(a), export(b));
+    let (x, y) = (Stages::standalone(a), Stages::standalone(b));
     let setup = Setup::of(&[&x, &y], topology(a), 3);
     let want = gpu.render(&x, &setup).expect("renders");
     let got = gpu.render(&y, &setup).expect("renders");
@@ -326,15 +310,7 @@ fn a_changed_output_is_a_mismatch() {
             loc: None,
         }),
     );
-    let export = |p: &Pipeline| {
-        let (vert, frag) = varysat::export::standalone_to_spirv(p).expect("exports");
-        Stages {
-            vert,
-            frag,
-            ..Default::default()
-        }
-    };
-    let (a, b) = (export(&pipe), export(&wrong));
+    let (a, b) = (Stages::standalone(&pipe), Stages::standalone(&wrong));
     let setup = Setup::of(&[&a, &b], topology(&pipe), 3);
     let want = gpu.render(&a, &setup).expect("renders");
     let got = gpu.render(&b, &setup).expect("renders");
@@ -373,15 +349,7 @@ fn flat_and_interpolated_components_of_one_slot_draw_as_in_two_slots() {
                 (store_output DATA0.y %w)))"
         )
     };
-    let export = |t: &str| {
-        let p = varysat::text::parse(t, None).expect("parses");
-        let (vert, frag) = varysat::export::standalone_to_spirv(&p).expect("exports");
-        Stages {
-            vert,
-            frag,
-            ..Default::default()
-        }
-    };
+    let export = |t: &str| Stages::standalone(&varysat::text::parse(t, None).expect("parses"));
     let (mixed, apart) = (export(&text("VAR1.w")), export(&text("VAR2.w")));
     let setup = Setup::of(
         &[&mixed, &apart],

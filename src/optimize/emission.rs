@@ -106,9 +106,9 @@ fn emit_pair(
 /// the canonical one (`reassociate`). Cleaning here makes the result a fixed point of
 /// the clean-ups. What they fold there the e-graph did not see when it chose (a
 /// varying read only by a product that folds to zero is still kept), so a fold sends
-/// the result to the fixed-point round (`rounds::worth_another_round`). Renumbering first puts the values in
-/// definition order, so the chains rebuilt here keep their order through the second
-/// renumbering and a later clean-up finds them canonical.
+/// the result to the fixed-point round (`rounds::worth_another_round`). Renumbering
+/// first puts the values in definition order, so the chains rebuilt here keep their
+/// order through the second renumbering and a later clean-up finds them canonical.
 fn clean(shader: &mut crate::ir::Shader) -> Cleaned {
     let cleaned = super::simplify::clean_shader(shader);
     if cleaned.any() {

@@ -57,6 +57,17 @@ pub struct Stages {
 }
 
 impl Stages {
+    /// The VS and FS of `p`'s standalone export (`export::standalone_to_spirv`),
+    /// which the test needs to succeed.
+    pub fn standalone(p: &varysat::ir::Pipeline) -> Stages {
+        let (vert, frag) = varysat::export::standalone_to_spirv(p).expect("exports");
+        Stages {
+            vert,
+            frag,
+            ..Default::default()
+        }
+    }
+
     fn all(&self) -> Vec<(vk::ShaderStageFlags, &Vec<u32>)> {
         let mut v = vec![(vk::ShaderStageFlags::VERTEX, &self.vert)];
         if let Some(t) = &self.tesc {
