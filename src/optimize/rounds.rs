@@ -4,8 +4,9 @@
 //! that optimizing the output again changes nothing more. That round is skipped
 //! where one round is known to be final (a plain 32-bit interface from a producer
 //! other than a TCS: `known_final`) unless the clean-ups folded something the e-graph
-//! did not see, and after a round that changed no count unless it made inputs flat. Every round works towards the same deadline
-//! ([`Round`]); past it, the remaining rounds are skipped and the report says so.
+//! did not see, and after a round that changed no count unless it made inputs flat.
+//! Every round works towards the same deadline ([`Round`]); past it, the remaining
+//! rounds are skipped and the report says so.
 
 use super::options::Options;
 use super::report::{compose, Outcome, Report};
