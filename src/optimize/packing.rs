@@ -74,7 +74,8 @@ fn pack_last(
             .or_else(|| Some(convergent.clone())),
         ..packing.clone()
     };
-    let (packed, layout) = crate::pack::pack(&pipeline, &packing)?;
+    // Only a pair emission validated gets here (a failed emission is not packed).
+    let (packed, layout) = crate::pack::pack_valid(&pipeline, &packing)?;
     if count_varyings(&packed).slots > count_varyings(&pipeline).slots {
         return Ok(pipeline);
     }

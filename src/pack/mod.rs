@@ -214,6 +214,12 @@ impl Packer {
 /// 32 vec4 slots.
 pub fn pack(p: &Pipeline, opts: &PackOptions) -> Result<(Pipeline, Layout), Error> {
     crate::validate::validate(p)?;
+    pack_valid(p, opts)
+}
+
+/// [`pack`] of a pair the caller has just validated (the optimizer's emission
+/// validates what it emits): validating is about a tenth of packing a small pair.
+pub(crate) fn pack_valid(p: &Pipeline, opts: &PackOptions) -> Result<(Pipeline, Layout), Error> {
     let vars = Varyings::collect(p);
     let convergent = if p.producer.stage() == Stage::Geometry {
         BTreeSet::new()
