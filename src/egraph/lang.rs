@@ -113,7 +113,7 @@ impl XferMode {
 pub type Operands = SmallVec<[Id; 3]>;
 
 /// One e-node.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum VNode {
     /// A constant bit pattern of a size.
     Const {
@@ -181,6 +181,58 @@ pub enum VNode {
     Mode(XferMode, Operands),
     /// `(xfer MODE p)`: children are the mode node and the producer value.
     Xfer([Id; 2]),
+}
+
+/// Written out because egg clones e-nodes wherever it canonicalizes, looks up or
+/// applies them: the derived clone copies operands one by one through an iterator,
+/// `from_slice` copies them at once (the operands are `Copy`). A tenth of a small
+/// pair's `optimize` went into the derived one.
+impl Clone for VNode {
+    fn clone(&self) -> Self {
+        match self {
+            VNode::Alu {
+                op,
+                exact,
+                children,
+            } => VNode::Alu {
+                op: *op,
+                exact: *exact,
+                children: Operands::from_slice(children),
+            },
+            VNode::Op { op, children } => VNode::Op {
+                op: Arc::clone(op),
+                children: Operands::from_slice(children),
+            },
+            VNode::Mode(mode, children) => VNode::Mode(*mode, Operands::from_slice(children)),
+            VNode::Const { bits, value } => VNode::Const {
+                bits: *bits,
+                value: *value,
+            },
+            VNode::Undef(bits) => VNode::Undef(*bits),
+            VNode::Uniform(word, half) => VNode::Uniform(*word, *half),
+            VNode::Ubo {
+                block,
+                half,
+                offset,
+            } => VNode::Ubo {
+                block: *block,
+                half: *half,
+                offset: *offset,
+            },
+            VNode::Input(slot) => VNode::Input(*slot),
+            VNode::VertexInput { slot, vertex } => VNode::VertexInput {
+                slot: *slot,
+                vertex: *vertex,
+            },
+            VNode::SysVal(side, value) => VNode::SysVal(*side, *value),
+            VNode::Opaque { value, bits } => VNode::Opaque {
+                value: *value,
+                bits: *bits,
+            },
+            VNode::PerEmit(children) => VNode::PerEmit(*children),
+            VNode::Xfer(children) => VNode::Xfer(*children),
+        }
+    }
 }
 
 /// The operator and arity of a node, used by egg to skip non-matching nodes: equal
