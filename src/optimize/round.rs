@@ -9,7 +9,7 @@ use super::count::count_varyings;
 use super::options::Options;
 use super::report::{Outcome, Report, Timings};
 use super::{emission, fates, lowering, packing, saturation, selection, slots};
-use crate::egraph::saturate::Stop;
+use crate::egraph::saturate::{SaturationStats, Stop};
 use crate::egraph::Budgets;
 use crate::egraph::Compiled;
 use crate::error::Error;
@@ -23,6 +23,11 @@ pub(super) struct Round {
     pub(super) pin_xfb_reads: bool,
     /// Keep the as-written selection instead of the extracted one.
     pub(super) as_written: bool,
+    /// A round wanted only for new varyings (the fixed-point round): when the
+    /// selection transfers what the input as written does, the round ends before
+    /// emission with its input, which is all emitting it could give back. Emission,
+    /// fates and packing are about a third of a round on small pairs.
+    pub(super) new_varyings_only: bool,
     /// When the whole run's time budget ends (`None`: no time budget): lowering,
     /// saturation and extraction's search stop here.
     pub(super) deadline: Option<Instant>,
@@ -157,6 +162,10 @@ pub(super) fn run(
         ));
     }
     timings.extract = lap();
+    if round.new_varyings_only && chosen.transfers_as_written {
+        let kept = unchanged(p, opts, timings, lowered.cost_before, &saturated.stats);
+        return Ok(kept.into());
+    }
     let slots = slots::assign(p, &lowered, &saturated, &chosen)?;
     let emitted = emission::emit(
         p,
@@ -229,6 +238,26 @@ fn outcome(
     }
 }
 
+/// The input unchanged, as a round wanted only for new varyings ends when its
+/// selection transfers what the input does (priced at `cost`, in a graph that
+/// `stats` describes); the report says why.
+fn unchanged(
+    p: &Pipeline,
+    opts: &Options,
+    timings: Timings,
+    cost: Cost,
+    stats: &SaturationStats,
+) -> Outcome {
+    let why = "the selection transfers what the input does";
+    let mut out = input_as_result(p, opts, timings, Some(cost), why.into());
+    let r = &mut out.report;
+    (r.egraph_nodes, r.egraph_classes) = (stats.nodes, stats.classes);
+    r.iterations = stats.iterations;
+    r.stop_reason = stats.stop.to_string();
+    r.rule_firings = stats.applied.clone();
+    out
+}
+
 /// The input unchanged when the time budget ended in a stage (`why`, where `{limit}`
 /// names the budget): nothing after that stage runs. `priced` is the input's model
 /// cost when lowering finished; without it the report says the cost is unknown
@@ -240,9 +269,24 @@ fn out_of_time(
     priced: Option<Cost>,
     why: &str,
 ) -> Outcome {
-    let counts = count_varyings(p);
     let limit = Stop::TimeLimit(opts.budgets.time);
     let stage = why.split(':').next().unwrap_or("a stage");
+    let fallback = format!("the time limit ended during {stage}");
+    let mut out = input_as_result(p, opts, timings, priced, fallback);
+    out.report.stop_reason = limit.to_string();
+    out.report.budget_stops = vec![why.replace("{limit}", &limit.to_string())];
+    out
+}
+
+/// `p` as a round's result, for the reason `fallback`, with an empty e-graph.
+fn input_as_result(
+    p: &Pipeline,
+    opts: &Options,
+    timings: Timings,
+    priced: Option<Cost>,
+    fallback: String,
+) -> Outcome {
+    let counts = count_varyings(p);
     let report = Report {
         varyings: vec![],
         before: counts,
@@ -254,16 +298,16 @@ fn out_of_time(
         egraph_nodes: 0,
         egraph_classes: 0,
         iterations: 0,
-        stop_reason: limit.to_string(),
+        stop_reason: String::new(),
         time: Duration::ZERO,
         timings,
         rule_firings: Default::default(),
         extraction: opts.extraction.name(),
         proved_optimal: None,
-        fallback: Some(format!("the time limit ended during {stage}")),
+        fallback: Some(fallback),
         moves: vec![],
         specialization: None,
-        budget_stops: vec![why.replace("{limit}", &limit.to_string())],
+        budget_stops: vec![],
     };
     Outcome {
         pipeline: p.clone(),

@@ -78,6 +78,10 @@ impl Rounds<'_> {
     /// Runs more rounds on `ran`'s own result while they find fewer varyings.
     pub fn to_fixed_point(&self, ran: Ran) -> Result<Outcome, Error> {
         let (mut out, mut folded) = (ran.outcome, ran.folded);
+        let fixed_point = Round {
+            new_varyings_only: true,
+            ..self.base
+        };
         for _ in 0..FIXED_POINT_ROUNDS {
             // Under a budget the graph was cut short: a second run meets the same
             // budget, and the report already says why the result may not be a fixed
@@ -97,7 +101,7 @@ impl Rounds<'_> {
             let Ran {
                 outcome: again,
                 folded: again_folded,
-            } = run(&next, self.opts, self.rules, self.base)?;
+            } = run(&next, self.opts, self.rules, fixed_point)?;
             let (a, b) = (out.report.after, again.report.after);
             let better = b.slots <= a.slots && (b.components, b.slots) < (a.components, a.slots);
             if !better || again.report.fallback.is_some() {

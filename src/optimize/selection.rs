@@ -26,6 +26,10 @@ pub(crate) struct Chosen<'a> {
     pub proved_optimal: Option<bool>,
     /// Whether the run's deadline ended the extraction's search.
     pub deadline_hit: bool,
+    /// Whether the selection transfers exactly the values the input as written
+    /// transfers, and the input packs them as tightly as estimated: emitting it could
+    /// only give back the input's varyings.
+    pub transfers_as_written: bool,
 }
 
 /// Extracts from the saturated graph and keeps the as-written selection instead when
@@ -43,23 +47,41 @@ pub(crate) fn select<'a>(
     let mut prob = problem(g, l, p, opts, Some(seed.clone()));
     prob.deadline = deadline;
     let extracted = opts.extraction.run(&prob);
-    let limit = count_varyings(p)
-        .components
-        .saturating_sub(kept_outside(p, l));
+    let counts = count_varyings(p);
+    let limit = counts.components.saturating_sub(kept_outside(p, l));
     let pinned = pinned_varyings(p, l);
-    let sel = if as_written {
-        seed
+    let seed_cost = dag_cost(&prob, &seed);
+    let (selection, cost) = if as_written {
+        (seed, seed_cost.clone())
     } else {
-        prefer_fewer_varyings(&prob, extracted.selection.clone(), seed, limit, &pinned)
+        let extracted = extracted.selection.clone();
+        prefer_fewer_varyings(&prob, extracted, (seed, &seed_cost), limit, &pinned)
     };
-    let cost = dag_cost(&prob, &sel);
+    let transfers_as_written =
+        cost.varyings == seed_cost.varyings && packed_as_estimated(&prob, &cost, &pinned, counts);
     Chosen {
+        transfers_as_written,
         problem: prob,
-        selection: sel,
+        selection,
         cost,
         proved_optimal: extracted.proved_optimal,
         deadline_hit: extracted.deadline_hit,
     }
+}
+
+/// Whether the input's varyings (`counts`) take no more components and slots than the
+/// estimate for the selection's varyings with the `pinned` ones: values transferred
+/// twice that share a class in the saturated graph, or 16-bit halves that could share
+/// a component, would pack smaller when emitted.
+fn packed_as_estimated(
+    prob: &Problem<'_>,
+    cost: &DagCost,
+    pinned: &[crate::extract::VaryingKey],
+    counts: crate::optimize::Counts,
+) -> bool {
+    let all: Vec<_> = cost.varyings.iter().chain(pinned).copied().collect();
+    let slots = crate::extract::dag::varying_cost(prob.model, prob.consumer, &all).1;
+    counts.components as u64 <= packed_components(&all) && counts.slots as u64 <= slots
 }
 
 /// Varying components whose original stores stay outside the graph: pinned ones the
@@ -139,26 +161,26 @@ fn pinned_varyings(p: &Pipeline, l: &Lowered) -> Vec<crate::extract::VaryingKey>
 /// `pinned` varyings they share vec4s with), and on a cost tie takes the one with
 /// fewer varyings. Code motion can send an expression next to its operands, which the
 /// model may price a little cheaper (less consumer ALU) but which would break the
-/// promise that varyings never grow.
+/// promise that varyings never grow. Returns the selection kept with its cost.
 fn prefer_fewer_varyings(
     prob: &Problem<'_>,
     sel: Selection,
-    seed: Selection,
+    (seed, a): (Selection, &DagCost),
     limit: usize,
     pinned: &[crate::extract::VaryingKey],
-) -> Selection {
-    let (a, b) = (dag_cost(prob, &seed), dag_cost(prob, &sel));
+) -> (Selection, DagCost) {
+    let b = dag_cost(prob, &sel);
     // Components as packed: two 16-bit halves share one, as in `count_varyings`.
     let components = |c: &crate::extract::DagCost| packed_components(&c.varyings) as usize;
     let slots = |c: &crate::extract::DagCost| {
         let all: Vec<_> = c.varyings.iter().chain(pinned).copied().collect();
         crate::extract::dag::varying_cost(prob.model, prob.consumer, &all).1
     };
-    let grows = components(&b) > limit.max(components(&a)) || slots(&b) > slots(&a);
+    let grows = components(&b) > limit.max(components(a)) || slots(&b) > slots(a);
     let rank = |c: &crate::extract::DagCost| (c.total, components(c), c.slots);
-    if grows || rank(&a) <= rank(&b) {
-        seed
+    if grows || rank(a) <= rank(&b) {
+        (seed, a.clone())
     } else {
-        sel
+        (sel, b)
     }
 }
