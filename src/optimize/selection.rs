@@ -8,6 +8,7 @@ use egg::Id;
 use super::count::count_varyings;
 use super::lowering::{problem, LoweredPair};
 use super::options::Options;
+use super::report::Counts;
 use super::saturation::Saturated;
 use crate::egraph::lower::{role, Lowered, Role};
 use crate::extract::dag::{dag_cost, packed_components, seed_from};
@@ -77,7 +78,7 @@ fn packed_as_estimated(
     prob: &Problem<'_>,
     cost: &DagCost,
     pinned: &[crate::extract::VaryingKey],
-    counts: crate::optimize::Counts,
+    counts: Counts,
 ) -> bool {
     let all: Vec<_> = cost.varyings.iter().chain(pinned).copied().collect();
     let slots = crate::extract::dag::varying_cost(prob.model, prob.consumer, &all).1;
