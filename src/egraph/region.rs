@@ -64,14 +64,20 @@ impl Compacted {
 /// Rebuilds `g` keeping only what `starts` reach. `original` lists every node lowering
 /// added, children first, so each kept node's children are already in the new graph;
 /// nodes the analysis added (folded constants) come back through the same analysis.
-/// `None` if a kept node's child was never added by lowering (then the caller keeps the
-/// whole graph).
+/// `None` when every class is reached (rebuilding would copy the graph; on small
+/// pairs that was a fifth of lowering) or a kept node's child was never added by
+/// lowering: then the caller keeps the whole graph.
 pub fn compact(
     g: &VGraph,
     original: &[(VNode, Id)],
     starts: impl IntoIterator<Item = Id>,
 ) -> Option<Compacted> {
     let keep = reachable(g, starts);
+    if g.classes()
+        .all(|c| keep.get(usize::from(c.id)) == Some(&true))
+    {
+        return None;
+    }
     let mut out = VGraph::new(g.analysis.clone());
     let mut map: BTreeMap<Id, Id> = BTreeMap::new();
     let mut kept = Vec::new();

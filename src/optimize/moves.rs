@@ -42,7 +42,15 @@ struct Original {
 
 fn originals(m: &MoveInput<'_>) -> BTreeMap<Id, Original> {
     let g = m.egraph;
-    let seed = seed_from(g, &m.lowered.original);
+    // Selection priced the as-written seed in this graph already.
+    let computed;
+    let seed = match &m.problem.seed {
+        Some(seed) => seed,
+        None => {
+            computed = seed_from(g, &m.lowered.original);
+            &computed
+        }
+    };
     let mut out: BTreeMap<Id, Original> = BTreeMap::new();
     for ld in &m.lowered.loads {
         let Some(out_class) = m.lowered.outputs.get(&ld.slot) else {
