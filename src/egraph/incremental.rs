@@ -203,6 +203,20 @@ impl IncrementalScheduler {
         self
     }
 
+    /// The search group of every rule of the list egg will pass, in its order (the
+    /// rule set's index computes them once: [`super::reach::Reach`]), so that no run
+    /// groups the rules again.
+    pub fn with_groups(mut self, groups: Vec<u32>) -> IncrementalScheduler {
+        self.rules = groups
+            .into_iter()
+            .map(|group| RuleState {
+                group: Some(group),
+                ..RuleState::default()
+            })
+            .collect();
+        self
+    }
+
     /// Brings the touched table up to date with the graph at the start of `iteration`.
     fn prepare(&mut self, iteration: usize, g: &VGraph) {
         if self.prepared == Some(iteration) {

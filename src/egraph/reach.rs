@@ -32,6 +32,7 @@ use fxhash::FxHashMap;
 use super::analysis::{VAnalysis, VGraph};
 use super::lang::{Shape, VNode};
 use super::rules::Cond;
+use super::share::Groups;
 
 /// What a condition needs of the graph, as a pseudo-shape id of the index (the first
 /// ids, before any interned shape).
@@ -85,6 +86,9 @@ pub struct Reach {
     rhs: Option<Vec<Box<[u32]>>>,
     /// Per shape id, the rewrites whose left-hand side names it.
     users: Vec<Vec<u32>>,
+    /// Per rewrite, its search group ([`Groups`]): computed here once per rule set
+    /// rather than by every run's scheduler.
+    groups: Vec<u32>,
 }
 
 impl Reach {
@@ -102,7 +106,10 @@ impl Reach {
             ..Reach::default()
         };
         let mut rhs = Some(Vec::with_capacity(rules.len()));
+        let mut groups = Groups::default();
         for (i, rule) in rules.iter().enumerate() {
+            let lhs_nodes = rule.searcher.get_pattern_ast().map(|p| p.as_ref());
+            reach.groups.push(groups.group_of(lhs_nodes.unwrap_or(&[])));
             let lhs = rule.searcher.get_pattern_ast().map(|p| reach.intern(p));
             let mut lhs = lhs.unwrap_or_default().into_vec();
             for need in conds.get(i).into_iter().flatten().filter_map(Need::of) {
@@ -161,6 +168,22 @@ impl Reach {
             .zip(live)
             .filter_map(|(r, l)| l.then_some(r))
             .collect()
+    }
+
+    /// [`Reach::reachable`] with each rewrite's search group, in the same order.
+    pub fn reachable_with_groups<'r>(
+        &self,
+        egraph: &VGraph,
+        rules: &'r [Rewrite<VNode, VAnalysis>],
+    ) -> (Vec<&'r Rewrite<VNode, VAnalysis>>, Vec<u32>) {
+        debug_assert_eq!(rules.len(), self.lhs.len(), "the index of another list");
+        let live = self.live(egraph);
+        rules
+            .iter()
+            .zip(&self.groups)
+            .zip(live)
+            .filter_map(|(r, l)| l.then_some(r))
+            .unzip()
     }
 
     /// Per rewrite, whether it is in the fixed point of the module comment.

@@ -151,26 +151,29 @@ pub fn saturate_compiled(
     reach: &Reach,
     budgets: &Budgets,
 ) -> (VGraph, SaturationStats) {
-    let reachable = reach.reachable(&egraph, rules);
-    saturate_with(egraph, reachable, budgets)
+    let (reachable, groups) = reach.reachable_with_groups(&egraph, rules);
+    clock::uncalibrated(|| run(egraph, reachable, Some(groups), budgets))
 }
 
 /// [`saturate`] over exactly these rules, in this order.
+#[cfg(test)]
 pub(crate) fn saturate_with(
     egraph: VGraph,
     rules: Vec<&Rewrite<VNode, VAnalysis>>,
     budgets: &Budgets,
 ) -> (VGraph, SaturationStats) {
-    clock::uncalibrated(|| run(egraph, rules, budgets))
+    clock::uncalibrated(|| run(egraph, rules, None, budgets))
 }
 
 /// The hook's stop once the time budget is spent (mapped back to [`Stop::TimeLimit`]).
 const TIME_SPENT: &str = "time budget spent";
 
 /// [`saturate_with`] on egg's mocked clock, keeping the time budget on std's.
+/// `groups`: each rule's search group, when the rule set's index knows them.
 fn run(
     egraph: VGraph,
     rules: Vec<&Rewrite<VNode, VAnalysis>>,
+    groups: Option<Vec<u32>>,
     budgets: &Budgets,
 ) -> (VGraph, SaturationStats) {
     let deadline = Deadline::after(budgets.time);
@@ -194,7 +197,12 @@ fn run(
     let backoff = budgets.scheduler == Scheduler::Backoff;
     let runner = match (budgets.matching, budgets.scheduler) {
         (Matching::Incremental, _) => {
-            runner.with_scheduler(IncrementalScheduler::new(backoff).with_deadline(deadline))
+            let scheduler = IncrementalScheduler::new(backoff).with_deadline(deadline);
+            let scheduler = match groups {
+                Some(groups) => scheduler.with_groups(groups),
+                None => scheduler,
+            };
+            runner.with_scheduler(scheduler)
         }
         (Matching::Full, Scheduler::Backoff) => runner.with_scheduler(Timed {
             inner: BackoffScheduler::default(),
@@ -277,6 +285,38 @@ mod tests {
         g.add_expr(&expr);
         g.rebuild();
         g
+    }
+
+    /// The search groups the rule set's index computes once give the same runs as the
+    /// scheduler grouping the rules itself: same applications, iterations and graph.
+    #[test]
+    fn groups_from_the_index_run_as_groups_the_scheduler_computes() {
+        let set = RuleSet::default_set();
+        let compiled = set.compiled().unwrap();
+        let mut shared = 0;
+        for pair in crate::gen::sample_pairs() {
+            let analysis = VAnalysis {
+                producer_is_gs: pair.producer.stage() == crate::ir::Stage::Geometry,
+                ..VAnalysis::default()
+            };
+            let g = crate::egraph::lower::lower(&pair, analysis, false).egraph;
+            let (rules, groups) = compiled.reach.reachable_with_groups(&g, &compiled.rewrites);
+            let mut distinct = groups.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            shared += groups.len() - distinct.len();
+            let budgets = Budgets::default();
+            let known =
+                clock::uncalibrated(|| run(g.clone(), rules.clone(), Some(groups), &budgets));
+            let lazy = clock::uncalibrated(|| run(g.clone(), rules, None, &budgets));
+            assert_eq!(known.1.applied, lazy.1.applied);
+            assert_eq!(known.1.iterations, lazy.1.iterations);
+            assert_eq!(
+                known.0.total_number_of_nodes(),
+                lazy.0.total_number_of_nodes()
+            );
+        }
+        assert!(shared > 0, "some rules of the set share a group");
     }
 
     const UNGATED_ASSOC: &str = "(rule iand-assoc (iand (iand ?a ?b) ?c) (iand ?a (iand ?b ?c)))";
