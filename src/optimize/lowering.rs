@@ -22,20 +22,21 @@ pub(crate) struct LoweredPair {
     pub cost_before: Cost,
 }
 
-/// Lowers `p` (pinning read xfb outputs when asked) and prices it as written, giving
-/// up at `deadline` (`None`: it passed first). Both the graph construction and the
-/// pricing of the input as written check it.
+/// Lowers `p` (pinning read xfb outputs when asked) and prices it as written unless
+/// its price is `known`, giving up at `deadline` (`None`: it passed first). Both the
+/// graph construction and the pricing of the input as written check it.
 pub(crate) fn lower_pair_within(
     p: &Pipeline,
     opts: &Options,
     pin_xfb_reads: bool,
     deadline: Option<Instant>,
+    known: Option<Cost>,
 ) -> Option<LoweredPair> {
     let lowered = lower_within(p, analysis_for(p, opts), pin_xfb_reads, deadline)?;
     if deadline.is_some_and(|d| Instant::now() >= d) {
         return None;
     }
-    let cost_before = cost_as_written(&lowered, p, opts);
+    let cost_before = known.unwrap_or_else(|| cost_as_written(&lowered, p, opts));
     if deadline.is_some_and(|d| Instant::now() >= d) {
         return None;
     }

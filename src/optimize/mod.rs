@@ -156,7 +156,7 @@ fn account_prepass(
     report.before = count_varyings(input);
     let priced = match round.past_deadline() {
         true => None,
-        false => lowering::lower_pair_within(input, opts, false, round.hard_deadline),
+        false => lowering::lower_pair_within(input, opts, false, round.hard_deadline, None),
     };
     match priced {
         Some(l) => report.cost_before = l.cost_before,

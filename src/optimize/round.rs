@@ -28,6 +28,10 @@ pub(super) struct Round {
     /// emission with its input, which is all emitting it could give back. Emission,
     /// fates and packing are about a third of a round on small pairs.
     pub(super) new_varyings_only: bool,
+    /// The model cost of the round's input when an earlier round priced it already
+    /// (the fixed-point round's input is the last round's result): lowering then does
+    /// not price it again. The report is all that reads it.
+    pub(super) input_cost: Option<Cost>,
     /// When the whole run's time budget ends (`None`: no time budget): lowering,
     /// saturation and extraction's search stop here.
     pub(super) deadline: Option<Instant>,
@@ -117,7 +121,13 @@ pub(super) fn run(
         clock = now;
         d
     };
-    let lowered = lowering::lower_pair_within(p, opts, round.pin_xfb_reads, round.deadline);
+    let lowered = lowering::lower_pair_within(
+        p,
+        opts,
+        round.pin_xfb_reads,
+        round.deadline,
+        round.input_cost,
+    );
     timings.lower = lap();
     let Some(lowered) = lowered else {
         let why = "lowering: {limit}, the input was returned unchanged";

@@ -78,10 +78,6 @@ impl Rounds<'_> {
     /// Runs more rounds on `ran`'s own result while they find fewer varyings.
     pub fn to_fixed_point(&self, ran: Ran) -> Result<Outcome, Error> {
         let (mut out, mut folded) = (ran.outcome, ran.folded);
-        let fixed_point = Round {
-            new_varyings_only: true,
-            ..self.base
-        };
         for _ in 0..FIXED_POINT_ROUNDS {
             // Under a budget the graph was cut short: a second run meets the same
             // budget, and the report already says why the result may not be a fixed
@@ -101,7 +97,7 @@ impl Rounds<'_> {
             let Ran {
                 outcome: again,
                 folded: again_folded,
-            } = run(&next, self.opts, self.rules, fixed_point)?;
+            } = run(&next, self.opts, self.rules, self.fixed_point(&out))?;
             let (a, b) = (out.report.after, again.report.after);
             let better = b.slots <= a.slots && (b.components, b.slots) < (a.components, a.slots);
             if !better || again.report.fallback.is_some() {
@@ -114,6 +110,17 @@ impl Rounds<'_> {
             folded = again_folded;
         }
         Ok(out)
+    }
+
+    /// The settings of a fixed-point round on `out`'s result: wanted only for new
+    /// varyings, its input priced as `out` was (the composed report keeps the first
+    /// round's price of the input, so this one is never shown).
+    fn fixed_point(&self, out: &Outcome) -> Round {
+        Round {
+            new_varyings_only: true,
+            input_cost: Some(out.report.cost_after),
+            ..self.base
+        }
     }
 
     /// The input of one more round on `out`'s result, or `None` when it could only
