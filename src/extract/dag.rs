@@ -354,10 +354,9 @@ pub fn varying_cost(model: &CostModel, consumer: &StageInfo, vars: &[VaryingKey]
 struct Eval<'a> {
     p: &'a Problem<'a>,
     sel: &'a Selection,
-    // Membership only (never iterated), and probed once per DAG edge on every
-    // local-search evaluation: hashed rather than ordered.
-    done: fxhash::FxHashSet<(Id, Ctx)>,
-    on_stack: fxhash::FxHashSet<(Id, Ctx)>,
+    // Probed once per DAG edge on every local-search evaluation: a dense table by
+    // class id and stage (class ids are dense), which needs no hashing.
+    marks: Marks,
     cyclic: bool,
     producer_alu: Cost,
     consumer_alu: Cost,
@@ -376,19 +375,20 @@ impl Eval<'_> {
         while let Some(step) = stack.pop() {
             let (id, ctx) = match step {
                 Step::Leave(key) => {
-                    self.on_stack.remove(&key);
-                    self.done.insert(key);
+                    self.marks.set(key, Mark::Done);
                     continue;
                 }
                 Step::Enter(id, ctx) => (id, ctx),
             };
             let key = (self.p.egraph.find(id), ctx);
-            if self.done.contains(&key) || self.cyclic {
-                continue;
-            }
-            if !self.on_stack.insert(key) {
-                self.cyclic = true;
-                continue;
+            match self.marks.get(key) {
+                _ if self.cyclic => continue,
+                Mark::Done => continue,
+                Mark::OnStack => {
+                    self.cyclic = true;
+                    continue;
+                }
+                Mark::Unseen => self.marks.set(key, Mark::OnStack),
             }
             stack.push(Step::Leave(key));
             let Some(node) = self.sel.choice.get(&key) else {
@@ -430,16 +430,56 @@ impl Eval<'_> {
     fn gs_producer_alu(&self, emits: usize) -> Cost {
         let runs = emit_runs(self.p.egraph, self.sel, &self.producer_roots, emits);
         let mut total = Cost(0);
-        for (id, ctx) in &self.done {
-            if *ctx != Ctx::P {
-                continue;
-            }
-            if let Some(node) = self.sel.choice.get(&(*id, Ctx::P)) {
+        for id in self.marks.done_in(Ctx::P) {
+            if let Some(node) = self.sel.choice.get(&(id, Ctx::P)) {
                 let own = alu_cost(self.p.model, self.p.consumer.stage(), node, Ctx::P);
-                total += own * runs.get(id).copied().unwrap_or(0).max(1);
+                total += own * runs.get(&id).copied().unwrap_or(0).max(1);
             }
         }
         total
+    }
+}
+
+/// Where [`Eval::visit`] is with a (class, stage).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    Unseen,
+    OnStack,
+    Done,
+}
+
+/// A [`Mark`] per (class id, stage), grown on demand.
+#[derive(Default)]
+struct Marks(Vec<Mark>);
+
+impl Marks {
+    fn index((id, ctx): (Id, Ctx)) -> usize {
+        usize::from(id) * 2 + usize::from(ctx == Ctx::C)
+    }
+
+    fn get(&self, key: (Id, Ctx)) -> Mark {
+        self.0
+            .get(Marks::index(key))
+            .copied()
+            .unwrap_or(Mark::Unseen)
+    }
+
+    fn set(&mut self, key: (Id, Ctx), mark: Mark) {
+        let i = Marks::index(key);
+        if i >= self.0.len() {
+            self.0.resize(i + 1, Mark::Unseen);
+        }
+        self.0[i] = mark;
+    }
+
+    /// The classes done in `ctx`.
+    fn done_in(&self, ctx: Ctx) -> impl Iterator<Item = Id> + '_ {
+        let want = usize::from(ctx == Ctx::C);
+        self.0
+            .iter()
+            .enumerate()
+            .filter(move |(i, m)| i % 2 == want && **m == Mark::Done)
+            .map(|(i, _)| Id::from(i / 2))
     }
 }
 
@@ -547,8 +587,7 @@ pub fn dag_cost(p: &Problem<'_>, sel: &Selection) -> DagCost {
     let mut e = Eval {
         p,
         sel,
-        done: fxhash::FxHashSet::default(),
-        on_stack: fxhash::FxHashSet::default(),
+        marks: Marks::default(),
         cyclic: false,
         producer_alu: Cost(0),
         consumer_alu: Cost(0),
