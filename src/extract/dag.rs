@@ -900,6 +900,43 @@ mod tests {
         assert_eq!(c.slots, 1);
     }
 
+    /// A selection whose chosen node reaches its own class is cyclic and priced
+    /// infinite; a class reached twice through a diamond is not a cycle.
+    #[test]
+    fn a_cyclic_selection_costs_infinity_and_a_diamond_does_not() {
+        let (mut g, roots) = graph(&["(fadd (fneg uniform:0) (fabs (fneg uniform:0)))"]);
+        let model = CostModel::amd_gfx10();
+        let fs = StageInfo::default_for(Stage::Fragment);
+        let class = |g: &VGraph, t: &str| g.lookup_expr(&t.parse().unwrap()).unwrap();
+        let mut sel = Selection::default();
+        for c in g.classes() {
+            sel.choice.insert((c.id, Ctx::C), c.nodes[0].clone());
+        }
+        let p = Problem::new(&g, roots.clone(), &model, &fs);
+        let fine = dag_cost(&p, &sel);
+        assert!(
+            fine.total < Cost::INFINITE,
+            "the diamond over fneg is no cycle"
+        );
+        // fneg(u) = u: choosing the fneg node in the merged class reads the class itself.
+        let (u, neg) = (class(&g, "uniform:0"), class(&g, "(fneg uniform:0)"));
+        g.union(u, neg);
+        g.rebuild();
+        let merged = g.find(u);
+        let mut cyclic = Selection::default();
+        for c in g.classes() {
+            let node = c.nodes.iter().find(|n| matches!(n, VNode::Alu { .. }));
+            let node = if c.id == merged {
+                node
+            } else {
+                c.nodes.first()
+            };
+            cyclic.choice.insert((c.id, Ctx::C), node.unwrap().clone());
+        }
+        let p = Problem::new(&g, roots, &model, &fs);
+        assert_eq!(dag_cost(&p, &cyclic).total, Cost::INFINITE);
+    }
+
     #[test]
     fn gs_work_over_per_emit_values_runs_per_emit_and_invariant_work_once() {
         let (g, roots) = graph(&[
