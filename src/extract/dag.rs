@@ -440,7 +440,8 @@ impl Eval<'_> {
     }
 }
 
-/// Where [`Eval::visit`] is with a (class, stage).
+/// Where a walk of the selection ([`Eval::visit`], [`reachable`]) is with a
+/// (class, stage).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mark {
     Unseen,
@@ -618,7 +619,7 @@ pub fn dag_cost(p: &Problem<'_>, sel: &Selection) -> DagCost {
 
 /// The (class, stage) pairs a selection reaches from the roots, in visit order.
 pub fn reachable(p: &Problem<'_>, sel: &Selection) -> Vec<(Id, Ctx)> {
-    let mut seen = BTreeSet::new();
+    let mut seen = Marks::default();
     let mut order = vec![];
     let mut stack: Vec<(Id, Ctx)> = p
         .roots
@@ -627,9 +628,10 @@ pub fn reachable(p: &Problem<'_>, sel: &Selection) -> Vec<(Id, Ctx)> {
         .map(|r| (p.egraph.find(*r), Ctx::C))
         .collect();
     while let Some(key) = stack.pop() {
-        if !seen.insert(key) {
+        if seen.get(key) == Mark::Done {
             continue;
         }
+        seen.set(key, Mark::Done);
         order.push(key);
         if let Some(node) = sel.choice.get(&key) {
             for (i, ch) in node.children().iter().enumerate().rev() {
