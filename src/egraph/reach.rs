@@ -108,10 +108,11 @@ impl Reach {
         let mut rhs = Some(Vec::with_capacity(rules.len()));
         let mut groups = Groups::default();
         for (i, rule) in rules.iter().enumerate() {
-            let lhs_nodes = rule.searcher.get_pattern_ast().map(|p| p.as_ref());
-            reach.groups.push(groups.group_of(lhs_nodes.unwrap_or(&[])));
-            let lhs = rule.searcher.get_pattern_ast().map(|p| reach.intern(p));
-            let mut lhs = lhs.unwrap_or_default().into_vec();
+            let ast = rule.searcher.get_pattern_ast();
+            reach
+                .groups
+                .push(groups.group_of(ast.map_or(&[], |p| p.as_ref())));
+            let mut lhs = ast.map(|p| reach.intern(p)).unwrap_or_default().into_vec();
             for need in conds.get(i).into_iter().flatten().filter_map(Need::of) {
                 if !lhs.contains(&(need as u32)) {
                     lhs.push(need as u32);
@@ -161,13 +162,7 @@ impl Reach {
         egraph: &VGraph,
         rules: &'r [Rewrite<VNode, VAnalysis>],
     ) -> Vec<&'r Rewrite<VNode, VAnalysis>> {
-        debug_assert_eq!(rules.len(), self.lhs.len(), "the index of another list");
-        let live = self.live(egraph);
-        rules
-            .iter()
-            .zip(live)
-            .filter_map(|(r, l)| l.then_some(r))
-            .collect()
+        self.reachable_with_groups(egraph, rules).0
     }
 
     /// [`Reach::reachable`] with each rewrite's search group, in the same order.

@@ -173,7 +173,7 @@ pub(super) fn run(
     }
     timings.extract = lap();
     if round.new_varyings_only && chosen.transfers_as_written {
-        let kept = unchanged(p, opts, timings, lowered.cost_before, &saturated.stats);
+        let kept = nothing_new(p, opts, timings, lowered.cost_before, &saturated.stats);
         return Ok(kept.into());
     }
     let slots = slots::assign(p, &lowered, &saturated, &chosen)?;
@@ -251,7 +251,7 @@ fn outcome(
 /// The input unchanged, as a round wanted only for new varyings ends when its
 /// selection transfers what the input does (priced at `cost`, in a graph that
 /// `stats` describes); the report says why.
-fn unchanged(
+fn nothing_new(
     p: &Pipeline,
     opts: &Options,
     timings: Timings,
