@@ -11,6 +11,7 @@ use fxhash::FxHasher;
 use std::hash::{Hash, Hasher};
 
 use super::analysis::{VAnalysis, VGraph};
+use super::fresh;
 use super::lang::VNode;
 
 /// A left-hand side whose commutative ops match in both operand orders.
@@ -138,49 +139,70 @@ impl CommPattern {
     /// false. Backtracks in place: on return `goals` and `bound` are as on entry.
     fn solve(
         &self,
-        g: &VGraph,
+        w: &mut Walk<'_>,
         goals: &mut Vec<(usize, Id)>,
         bound: &mut [Option<Id>],
         found: &mut dyn FnMut(&[Option<Id>]) -> bool,
     ) -> bool {
         let Some((p, class)) = goals.pop() else {
-            return found(bound);
+            // With a filter, only a binding that reads something new is reported.
+            return match (&w.view, w.new) {
+                (Some(_), 0) => true,
+                _ => found(bound),
+            };
         };
-        let canon = g.find(class);
+        let canon = w.g.find(class);
         let go_on = match &self.ast[p] {
             ENodeOrVar::Var(_) => {
                 let i = self.slot[p];
                 match bound[i] {
-                    Some(b) if g.find(b) != canon => true,
-                    Some(_) => self.solve(g, goals, bound, found),
+                    Some(b) if w.g.find(b) != canon => true,
+                    Some(_) => self.solve(w, goals, bound, found),
                     None => {
+                        let new = usize::from(w.view.as_ref().is_some_and(|v| !v.old_class(canon)));
                         bound[i] = Some(canon);
-                        let go_on = self.solve(g, goals, bound, found);
+                        w.new += new;
+                        let go_on = self.solve(w, goals, bound, found);
+                        w.new -= new;
                         bound[i] = None;
                         go_on
                     }
                 }
             }
-            ENodeOrVar::ENode(pn) => self.solve_node(g, pn, canon, goals, bound, found),
+            ENodeOrVar::ENode(pn) => {
+                let root = p + 1 == self.ast.len();
+                self.solve_node(w, pn, canon, root, goals, bound, found)
+            }
         };
         goals.push((p, class));
         go_on
     }
 
     /// Tries every e-node of `class` with `pn`'s operator, commutative ones in both
-    /// operand orders.
+    /// operand orders; at the `root`, not those whose every match the rule found at
+    /// its last search ([`fresh::View::stale_root`]).
+    #[allow(clippy::too_many_arguments)]
     fn solve_node(
         &self,
-        g: &VGraph,
+        w: &mut Walk<'_>,
         pn: &VNode,
         class: Id,
+        root: bool,
         goals: &mut Vec<(usize, Id)>,
         bound: &mut [Option<Id>],
         found: &mut dyn FnMut(&[Option<Id>]) -> bool,
     ) -> bool {
         let kids = pn.children();
         let commutative = is_commutative(pn);
-        for n in g[class].nodes.iter().filter(|n| pn.matches(n)) {
+        let g = w.g;
+        let nodes = g[class].nodes.iter().enumerate();
+        for (index, n) in nodes.filter(|(_, n)| pn.matches(n)) {
+            let new = match &w.view {
+                Some(v) if root && v.stale_root(class, index, n) => continue,
+                Some(v) => usize::from(!v.old_node(class, index)),
+                None => 0,
+            };
+            w.new += new;
             let ch = n.children();
             let orders = if commutative && ch[0] != ch[1] { 2 } else { 1 };
             for swapped in 0..orders {
@@ -189,15 +211,26 @@ impl CommPattern {
                     let c = if swapped == 1 { ch[1 - i] } else { ch[i] };
                     goals.push((usize::from(*k), c));
                 }
-                let go_on = self.solve(g, goals, bound, found);
+                let go_on = self.solve(w, goals, bound, found);
                 goals.truncate(base);
                 if !go_on {
+                    w.new -= new;
                     return false;
                 }
             }
+            w.new -= new;
         }
         true
     }
+}
+
+/// One class search's context: the graph, the scheduler's filter when one is set
+/// ([`fresh::with_view`]), and how many of the e-nodes and variable classes of the
+/// partial match are new to the filter.
+struct Walk<'g> {
+    g: &'g VGraph,
+    view: Option<fresh::View<'g>>,
+    new: usize,
 }
 
 impl Searcher<VNode, VAnalysis> for CommPattern {
@@ -234,9 +267,12 @@ impl Searcher<VNode, VAnalysis> for CommPattern {
         goals.push((root, eclass));
         let mut bound = vec![None; self.vars.len()];
         let mut found = Found::new(self.vars.len());
-        self.solve(g, &mut goals, &mut bound, &mut |b| {
-            found.insert(b);
-            found.len() < limit
+        fresh::with_view(|view| {
+            let mut walk = Walk { g, view, new: 0 };
+            self.solve(&mut walk, &mut goals, &mut bound, &mut |b| {
+                found.insert(b);
+                found.len() < limit
+            });
         });
         if found.len() == 0 {
             return None;

@@ -28,6 +28,14 @@
 //! pattern's operand operator below it ([`Guard`]); the narrowed lists keep egg's
 //! order, so the matches and their order are those of the unnarrowed search.
 //!
+//! Within a dirty root class, a rule whose searcher is [`super::comm_match::CommPattern`]
+//! reports only matches that read an e-node its class did not hold at the rule's last
+//! search, or a variable class whose condition inputs changed since
+//! ([`super::fresh`]): every other match existed then, with the same data for its
+//! conditions, and was applied then. Such matches are most of a saturating run's: each
+//! motion law puts its right-hand side into the class of the term it matched, which
+//! makes the class dirty for every law rooted there. The graph grows as before.
+//!
 //! Rules whose left-hand sides are equal up to variable names ([`super::share`]: the
 //! flat and interpolated motion laws of one op, the right-to-left forms of the laws
 //! that move one op) search once per iteration and candidate list: the others of the
@@ -40,17 +48,15 @@
 use egg::{
     ENodeOrVar, Id, Language, Rewrite, RewriteScheduler, RunnerLimits, RunnerResult, SearchMatches,
 };
-use fxhash::{FxHashMap, FxHasher};
-use std::hash::{Hash, Hasher};
+use fxhash::FxHashMap;
 
 use super::analysis::{VAnalysis, VGraph};
 use super::clock::Deadline;
+use super::fresh::{self, stamp, Freshness, Touched};
 use super::lang::{Shape, VNode};
 use super::share::{self, Groups};
 
-/// The deepest pattern the touched-distance table tracks; a deeper left-hand side
-/// searches every class of its root operator (none of the shipped rules is that deep).
-pub const MAX_TRACKED_DEPTH: usize = 7;
+pub use super::fresh::MAX_TRACKED_DEPTH;
 
 /// egg's default initial match limit for backoff: a rule finding more matches than
 /// this in one search is banned for a while.
@@ -136,12 +142,8 @@ pub struct IncrementalScheduler {
     backoff: bool,
     /// By position in the rule list egg passes every iteration (always the same list).
     rules: Vec<RuleState>,
-    /// Class fingerprints at the start of the last search, by class id (0: none).
-    fingerprints: Vec<u64>,
-    /// Per class, for each distance `k`, the last iteration in which a class at most
-    /// `k` edges below it was touched.
-    /// Indexed by class id (ids are dense: egg numbers every e-node it adds).
-    touched: Vec<[u32; MAX_TRACKED_DEPTH + 1]>,
+    /// What was touched when, and when each e-node was first seen ([`super::fresh`]).
+    fresh: Freshness,
     /// The iteration the touched table was last brought up to date for.
     prepared: Option<usize>,
     /// This iteration's dirty root classes by (root operator, pattern depth, last
@@ -169,6 +171,12 @@ pub struct IncrementalScheduler {
     /// Tests only: every rule searches for itself.
     #[cfg(test)]
     no_sharing: bool,
+    /// Tests only: report every match, also those found at the rule's last search.
+    #[cfg(test)]
+    no_filter: bool,
+    /// Tests only: matches reported by searches (copies included).
+    #[cfg(test)]
+    found: std::rc::Rc<std::cell::Cell<usize>>,
 }
 
 impl IncrementalScheduler {
@@ -178,8 +186,7 @@ impl IncrementalScheduler {
         IncrementalScheduler {
             backoff,
             rules: Vec::new(),
-            fingerprints: Vec::new(),
-            touched: Vec::new(),
+            fresh: Freshness::default(),
             prepared: None,
             dirty: FxHashMap::default(),
             guarded: FxHashMap::default(),
@@ -193,6 +200,10 @@ impl IncrementalScheduler {
             searches: Default::default(),
             #[cfg(test)]
             no_sharing: false,
+            #[cfg(test)]
+            no_filter: false,
+            #[cfg(test)]
+            found: Default::default(),
         }
     }
 
@@ -225,39 +236,7 @@ impl IncrementalScheduler {
         self.prepared = Some(iteration);
         self.dirty.clear();
         self.guarded.clear();
-        let stamp = stamp(iteration);
-        let ids = g.nodes().len();
-        let mut next = vec![0; ids];
-        self.touched.resize(ids, [0; MAX_TRACKED_DEPTH + 1]);
-        let mut frontier = Vec::new();
-        for class in g.classes() {
-            let i = usize::from(class.id);
-            // Never 0, which marks a class the last search did not see.
-            let fp = fingerprint(class) | 1;
-            if self.fingerprints.get(i) != Some(&fp) {
-                frontier.push(class.id);
-            }
-            next[i] = fp;
-        }
-        self.fingerprints = next;
-        // Breadth-first up the parent links: distance d is reached from distance d - 1,
-        // so each class gets the shortest distance to something touched.
-        for d in 0..=MAX_TRACKED_DEPTH {
-            let mut up = Vec::new();
-            for id in frontier {
-                let row = &mut self.touched[usize::from(id)];
-                if row[d] == stamp {
-                    continue;
-                }
-                for slot in &mut row[d..] {
-                    *slot = stamp;
-                }
-                if d < MAX_TRACKED_DEPTH {
-                    up.extend(g[id].parents().map(|p| g.find(p)));
-                }
-            }
-            frontier = up;
-        }
+        self.fresh.update(g, stamp(iteration));
     }
 
     /// Searches rule `index` (what egg's `search_rewrite` does for one rule). A rule
@@ -334,15 +313,31 @@ impl IncrementalScheduler {
                     None => {
                         #[cfg(test)]
                         self.searches.set(self.searches.get() + 1);
+                        let (_, depth, since) = key;
                         let classes = candidates(
                             egraph,
-                            &self.touched,
+                            &self.fresh.touched,
                             &mut self.dirty,
                             &mut self.guarded,
                             key,
                             guard_of(nodes),
                         );
-                        search_classes(rewrite, egraph, classes.iter().copied(), limit)
+                        let search =
+                            || search_classes(rewrite, egraph, classes.iter().copied(), limit);
+                        #[allow(unused_mut)]
+                        let mut unfiltered = since == 0;
+                        #[cfg(test)]
+                        {
+                            unfiltered |= self.no_filter;
+                        }
+                        if unfiltered {
+                            search()
+                        } else {
+                            let fresh = std::mem::take(&mut self.fresh);
+                            let (found, fresh) = fresh::filtering(fresh, since, depth, search);
+                            self.fresh = fresh;
+                            found
+                        }
                     }
                 };
                 (matches, Some(share))
@@ -350,6 +345,8 @@ impl IncrementalScheduler {
             _ => (rewrite.search_with_limit(egraph, limit), None),
         };
         let found: usize = matches.iter().map(|m| m.substs.len()).sum();
+        #[cfg(test)]
+        self.found.set(self.found.get() + found);
         let exceeded = found > threshold;
         if let Some(share) = share {
             let what = match exceeded {
@@ -383,22 +380,6 @@ fn pattern_of(rewrite: &Rewrite<VNode, VAnalysis>) -> &[ENodeOrVar<VNode>] {
         Some(ast) => ast.as_ref(),
         None => &[],
     }
-}
-
-/// Iterations are stored shifted by one so that 0 means "never touched".
-fn stamp(iteration: usize) -> u32 {
-    u32::try_from(iteration + 1).unwrap_or(u32::MAX)
-}
-
-/// A hash of a class's canonical e-nodes and analysis data.
-fn fingerprint(class: &egg::EClass<VNode, super::analysis::VData>) -> u64 {
-    let mut h = FxHasher::default();
-    class.nodes.len().hash(&mut h);
-    for n in &class.nodes {
-        n.hash(&mut h);
-    }
-    class.data.hash(&mut h);
-    h.finish()
 }
 
 /// Whether the graph holds an e-node of the shape of every operator node of the
@@ -502,7 +483,7 @@ impl RewriteScheduler<VNode, VAnalysis> for IncrementalScheduler {
 /// narrowed by its guard. Both lists are built once per iteration and key.
 fn candidates<'c>(
     egraph: &VGraph,
-    touched: &[[u32; MAX_TRACKED_DEPTH + 1]],
+    touched: &[Touched],
     dirty: &'c mut FxHashMap<DirtyKey, Vec<Id>>,
     guarded: &'c mut FxHashMap<GuardedKey, Vec<Id>>,
     key: DirtyKey,
@@ -528,7 +509,7 @@ fn candidates<'c>(
 /// `depth` edges below them since the iteration stamped `since` (every class for 0).
 fn dirty_classes(
     egraph: &VGraph,
-    touched: &[[u32; MAX_TRACKED_DEPTH + 1]],
+    touched: &[Touched],
     root: &Shape,
     depth: usize,
     since: u32,
@@ -667,6 +648,62 @@ mod tests {
         assert_eq!(run(Some(s)), run(None));
         // Iteration 0: `deep` (no fneg yet). Not `grow`, and not `deep` later.
         assert_eq!(skipped.get(), 1);
+    }
+
+    /// The default rules on the sample pairs: leaving out the matches a rule found at
+    /// its last search ([`super::super::fresh`]) changes nothing the run does (the same
+    /// applications per rule and iteration, the same graph size) and reports fewer
+    /// matches.
+    #[test]
+    fn matches_found_at_the_last_search_are_not_reported_again() {
+        let set = crate::egraph::RuleSet::default_set();
+        let compiled = set.compiled().unwrap();
+        let (mut filtered, mut all) = (0, 0);
+        for pair in crate::gen::sample_pairs() {
+            let analysis = VAnalysis {
+                producer_is_gs: pair.producer.stage() == crate::ir::Stage::Geometry,
+                ..VAnalysis::default()
+            };
+            let g = crate::egraph::lower::lower(&pair, analysis, false).egraph;
+            let (rules, groups) = compiled.reach.reachable_with_groups(&g, &compiled.rewrites);
+            let go = |filter: bool| {
+                let mut s = IncrementalScheduler::new(true).with_groups(groups.clone());
+                s.no_filter = !filter;
+                let found = s.found.clone();
+                let runner = Runner::<VNode, VAnalysis>::default()
+                    .with_egraph(g.clone())
+                    .with_iter_limit(30)
+                    .with_node_limit(200_000)
+                    .with_time_limit(std::time::Duration::from_secs(3_600))
+                    .with_scheduler(s)
+                    .run(rules.iter().copied());
+                let applied: Vec<Vec<(String, usize)>> = runner
+                    .iterations
+                    .iter()
+                    .map(|it| {
+                        it.applied
+                            .iter()
+                            .map(|(k, v)| (k.to_string(), *v))
+                            .collect()
+                    })
+                    .collect();
+                let size = (
+                    runner.egraph.total_size(),
+                    runner.egraph.number_of_classes(),
+                );
+                ((applied, size), found.get())
+            };
+            let (with, found_with) = go(true);
+            let (without, found_without) = go(false);
+            assert_eq!(with, without, "{}", pair.producer.stage());
+            assert!(found_with <= found_without);
+            filtered += found_with;
+            all += found_without;
+        }
+        assert!(
+            filtered < all,
+            "{filtered} of {all}: the filter must leave some out"
+        );
     }
 
     fn pattern(lhs: &str) -> Pattern<VNode> {

@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod clock;
 pub mod comm_match;
+pub mod fresh;
 pub mod incremental;
 pub mod lang;
 pub mod lower;

@@ -3,6 +3,7 @@
 //! implemented here. The default set is the shipped `rules/*.rules`, compiled in.
 //! See `rules/README.md` for the language and its contract.
 
+use std::hash::Hash;
 use std::sync::{Arc, OnceLock};
 
 use fxhash::FxHashMap;
@@ -139,6 +140,21 @@ impl Cond {
             }
         }
     }
+}
+
+/// What a condition may read of a variable's class, besides nothing global: its
+/// analysis data, and whether it holds an interpolating mode, an uninterpolated mode or
+/// a transfer. A class whose inputs are unchanged satisfies the same conditions; the
+/// incremental search relies on it ([`super::fresh`]), so a condition that reads
+/// anything else of a class must add it here.
+pub fn condition_inputs(class: &egg::EClass<VNode, super::analysis::VData>) -> impl Hash + '_ {
+    let has = |f: fn(&VNode) -> bool| class.nodes.iter().any(f);
+    (
+        &class.data,
+        has(|n| matches!(n, VNode::Mode(m, _) if m.is_interpolated())),
+        has(|n| matches!(n, VNode::Mode(m, _) if m.is_uninterpolated())),
+        has(|n| matches!(n, VNode::Xfer(_))),
+    )
 }
 
 /// Whether a transfer law can take the class across the interface inside a larger
