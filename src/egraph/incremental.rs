@@ -34,7 +34,12 @@
 //! ([`super::fresh`]): every other match existed then, with the same data for its
 //! conditions, and was applied then. Such matches are most of a saturating run's: each
 //! motion law puts its right-hand side into the class of the term it matched, which
-//! makes the class dirty for every law rooted there. The graph grows as before.
+//! makes the class dirty for every law rooted there. After each rebuild the graph is
+//! the one the unfiltered search gives, with one difference that only a budget can
+//! see: egg's memo is re-keyed at rebuild, so re-applying a match whose child class
+//! merged earlier in the iteration adds a duplicate node the rebuild merges back, and
+//! the node cap counts it; without those re-applications a run near its node budget
+//! may stop at another point (no real pair reaches its budget).
 //!
 //! Rules whose left-hand sides are equal up to variable names ([`super::share`]: the
 //! flat and interpolated motion laws of one op, the right-to-left forms of the laws
