@@ -152,7 +152,7 @@ pub(crate) fn normalize(quals: &BTreeSet<Qual>, flexible: bool) -> Key {
 pub(crate) enum Fate {
     /// Crosses to the consumer: placed.
     Live,
-    /// Stored for xfb or read back only: placed last.
+    /// Stored for xfb or read back only: kept (xfb-only values placed last).
     Tail,
     /// Stored but never observed: stores removed.
     Dead,
@@ -235,7 +235,14 @@ fn make_item(
         .collect();
     let quals: BTreeSet<Qual> = live.iter().flat_map(|a| a.quals.iter().copied()).collect();
     let interpolated = quals.iter().any(|q| *q != Qual::Flat);
-    let class = if live.is_empty() {
+    let captured = members
+        .iter()
+        .any(|m| vars.access.get(m).is_some_and(|a| a.xfb));
+    // Only an FS has groups for values it never reads (reference/000 §7: the
+    // transform-feedback-only ones, packed last); into any other stage every value
+    // packs flat, so an output only its TCS reads back fills a flat vec4's hole
+    // instead of opening a vec4 of its own.
+    let class = if live.is_empty() && (fs || captured) {
         Class::Tail
     } else if !fs {
         Class::Flat
@@ -249,9 +256,6 @@ fn make_item(
     } else {
         Class::Interp(normalize(&quals, opts.flexible_interp))
     };
-    let captured = members
-        .iter()
-        .any(|m| vars.access.get(m).is_some_and(|a| a.xfb));
     let pin = members.first().filter(|_| fp16 && captured).map(|m| m.half);
     Item {
         members,

@@ -12,9 +12,9 @@
 //! - Only VARn-class slots (VARn, FOGC, PNTC, and PRIMITIVE_ID between GS and FS),
 //!   PATCHn and colours move. TEXn, system-value slots and tessellation levels stay.
 //! - Outputs the consumer never reads are deleted unless transform feedback captures
-//!   them or a TCS reads them back (those are packed last, "xfb-only"); consumer loads
-//!   of addresses nothing stores become `undef` so that a moved varying can never
-//!   leak into them.
+//!   them (those are packed last, "xfb-only") or a TCS reads them back (those pack
+//!   flat like every value into a TES, filling holes); consumer loads of addresses
+//!   nothing stores become `undef` so that a moved varying can never leak into them.
 //! - Slot counts are minimal for the rules: interpolated varyings of one key need
 //!   `ceil(n / 4)` vec4s whatever else happens, and convergent values only ever take
 //!   a hole that already exists before a flat vec4 is opened. The property test
