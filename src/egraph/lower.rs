@@ -1320,6 +1320,22 @@ fn lower_once(
     (lowered, missing, expired)
 }
 
+/// The lowered graphs of the generator's sample pairs (one of every stage pair), for
+/// the scheduler's and saturation's tests.
+#[cfg(test)]
+pub(crate) fn sample_graphs() -> Vec<VGraph> {
+    crate::gen::sample_pairs()
+        .iter()
+        .map(|pair| {
+            let analysis = VAnalysis {
+                producer_is_gs: pair.producer.stage() == Stage::Geometry,
+                ..VAnalysis::default()
+            };
+            lower(pair, analysis, false).egraph
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::lower;

@@ -294,12 +294,7 @@ mod tests {
         let set = RuleSet::default_set();
         let compiled = set.compiled().unwrap();
         let mut shared = 0;
-        for pair in crate::gen::sample_pairs() {
-            let analysis = VAnalysis {
-                producer_is_gs: pair.producer.stage() == crate::ir::Stage::Geometry,
-                ..VAnalysis::default()
-            };
-            let g = crate::egraph::lower::lower(&pair, analysis, false).egraph;
+        for g in crate::egraph::lower::sample_graphs() {
             let (rules, groups) = compiled.reach.reachable_with_groups(&g, &compiled.rewrites);
             let mut distinct = groups.clone();
             distinct.sort_unstable();
