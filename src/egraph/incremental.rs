@@ -319,6 +319,8 @@ impl IncrementalScheduler {
                         #[cfg(test)]
                         self.searches.set(self.searches.get() + 1);
                         let (_, depth, since) = key;
+                        // Never searched before: every match is new.
+                        let unfiltered = since == 0 || self.unfiltered();
                         let classes = candidates(
                             egraph,
                             &self.fresh.touched,
@@ -329,12 +331,6 @@ impl IncrementalScheduler {
                         );
                         let search =
                             || search_classes(rewrite, egraph, classes.iter().copied(), limit);
-                        #[allow(unused_mut)]
-                        let mut unfiltered = since == 0;
-                        #[cfg(test)]
-                        {
-                            unfiltered |= self.no_filter;
-                        }
                         if unfiltered {
                             search()
                         } else {
@@ -365,6 +361,14 @@ impl IncrementalScheduler {
         }
         self.rules[index].searched = Some(iteration);
         matches
+    }
+
+    /// Whether searches report every match (tests compare with and without the filter).
+    fn unfiltered(&self) -> bool {
+        #[cfg(test)]
+        return self.no_filter;
+        #[cfg(not(test))]
+        false
     }
 
     /// Bans rule `index` from `iteration` on for its next ban length (egg's backoff).

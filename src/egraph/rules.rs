@@ -147,34 +147,44 @@ impl Cond {
 /// a transfer. A class whose inputs are unchanged satisfies the same conditions; the
 /// incremental search relies on it ([`super::fresh`]), so a condition that reads
 /// anything else of a class must add it here.
-pub fn condition_inputs(class: &egg::EClass<VNode, super::analysis::VData>) -> impl Hash + '_ {
-    let has = |f: fn(&VNode) -> bool| class.nodes.iter().any(f);
+pub fn condition_inputs(class: &VClass) -> impl Hash + '_ {
     (
         &class.data,
-        has(|n| matches!(n, VNode::Mode(m, _) if m.is_interpolated())),
-        has(|n| matches!(n, VNode::Mode(m, _) if m.is_uninterpolated())),
-        has(|n| matches!(n, VNode::Xfer(_))),
+        holds_interpolating_mode(class),
+        holds_uninterpolated_mode(class),
+        holds_transfer(class),
     )
+}
+
+/// An e-class of the pair's graph.
+type VClass = egg::EClass<VNode, super::analysis::VData>;
+
+fn holds_interpolating_mode(class: &VClass) -> bool {
+    let interpolating = |n: &VNode| matches!(n, VNode::Mode(m, _) if m.is_interpolated());
+    class.nodes.iter().any(interpolating)
+}
+
+fn holds_uninterpolated_mode(class: &VClass) -> bool {
+    let uninterpolated = |n: &VNode| matches!(n, VNode::Mode(m, _) if m.is_uninterpolated());
+    class.nodes.iter().any(uninterpolated)
+}
+
+fn holds_transfer(class: &VClass) -> bool {
+    class.nodes.iter().any(|n| matches!(n, VNode::Xfer(_)))
 }
 
 /// Whether a transfer law can take the class across the interface inside a larger
 /// term: both stages compute it (free), or it holds a received value (`xfer`).
 fn is_movable(g: &VGraph, id: Id) -> bool {
-    g[id].data.is_free() || g[id].nodes.iter().any(|n| matches!(n, VNode::Xfer(_)))
+    g[id].data.is_free() || holds_transfer(&g[id])
 }
 
 fn is_interpolated(g: &VGraph, id: Id) -> bool {
-    g[id]
-        .nodes
-        .iter()
-        .any(|n| matches!(n, VNode::Mode(m, _) if m.is_interpolated()))
+    holds_interpolating_mode(&g[id])
 }
 
 fn is_uninterpolated(g: &VGraph, id: Id) -> bool {
-    g[id]
-        .nodes
-        .iter()
-        .any(|n| matches!(n, VNode::Mode(m, _) if m.is_uninterpolated()))
+    holds_uninterpolated_mode(&g[id])
 }
 
 /// All conditions of one rule, as an egg [`Condition`].
