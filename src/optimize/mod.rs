@@ -144,8 +144,10 @@ fn visible_input<'a>(p: &'a Pipeline, opts: &Options) -> Cow<'a, Pipeline> {
 /// pointing at wherever their surviving twin ended up, and the propagated constant
 /// outputs (replacing the "not read" fate the run gave their producer stores).
 ///
-/// Pricing the input takes one more lowering; past the time budget it is skipped
-/// (or abandoned at the hard deadline) and the pre-passed pair's cost stands.
+/// Pricing the input takes one more lowering, of the input with its counted output
+/// loops unrolled (`simplify::with_loops_unrolled`: as written, lowering would see
+/// none of their work); past the time budget it is skipped (or abandoned at the hard
+/// deadline) and the pre-passed pair's cost stands.
 fn account_prepass(
     report: &mut Report,
     input: &Pipeline,
@@ -156,7 +158,10 @@ fn account_prepass(
     report.before = count_varyings(input);
     let priced = match round.past_deadline() {
         true => None,
-        false => lowering::lower_pair_within(input, opts, false, round.hard_deadline, None),
+        false => {
+            let unrolled = simplify::with_loops_unrolled(input);
+            lowering::lower_pair_within(&unrolled, opts, false, round.hard_deadline, None)
+        }
     };
     match priced {
         Some(l) => report.cost_before = l.cost_before,

@@ -10,13 +10,14 @@
 //! before each GS emit; a select between two equal constants counts as that constant)
 //! read that constant.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::report::{Fate, VaryingReport};
 use crate::egraph::VNode;
 use crate::ir::{
-    eval_alu, for_each_block_mut, AluOp, BitSize, Block, Inst, InstKind, IoSlot, Pipeline, Shader,
-    SlotClass, Stmt, Value, Xfb,
+    eval_alu, for_each_block_mut, walk, AluOp, BitSize, Block, Inst, InstKind, IoSlot, Pipeline,
+    Shader, SlotClass, Stmt, Value, Visit, Xfb,
 };
 
 /// Folds zero products and constant `if`s and drops overwritten stores in both stages, then propagates
@@ -26,6 +27,27 @@ pub(crate) fn simplify(p: &mut Pipeline) -> Vec<VaryingReport> {
         clean_shader(s);
     }
     propagate_constant_outputs(p)
+}
+
+/// `p` with the counted loops that store outputs or emit unrolled (`unroll`), or `p`
+/// itself when it has none. Lowering pins a loop's stores and sees none of its work,
+/// so the model prices the input in this form: unrolling changes no work a loop does,
+/// only whether the model can see it (a GS emitting from `for (i = 0; i < 3; i++)`
+/// priced as written would cost nothing).
+pub(crate) fn with_loops_unrolled(p: &Pipeline) -> Cow<'_, Pipeline> {
+    let has_loop = |s: &Shader| walk(&s.body).any(|v| matches!(v, Visit::Enter(Stmt::Loop { .. })));
+    if !has_loop(&p.producer) && !has_loop(&p.consumer) {
+        return Cow::Borrowed(p);
+    }
+    let mut q = p.clone();
+    let mut any = false;
+    for s in [&mut q.producer, &mut q.consumer] {
+        any |= super::unroll::unroll(s, known_constants);
+    }
+    match any {
+        true => Cow::Owned(q),
+        false => Cow::Borrowed(p),
+    }
 }
 
 /// What the clean-ups of one shader changed.
