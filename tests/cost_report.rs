@@ -55,15 +55,35 @@ fn report(text: &str) -> varysat::optimize::Report {
         .report
 }
 
+/// `pair` with a product by zero in its FS, which the pre-pass folds.
+fn with_zero_product(pair: &str) -> String {
+    let fs = "(store_output DATA0.x %s)))";
+    let folded = "(%zero = const 32 0.0) (%p = fmul %x %zero) (store_output DATA0.y %p)";
+    pair.replace(fs, &format!("{folded} {fs}"))
+}
+
 #[test]
 fn a_counted_loop_is_priced_as_the_iterations_it_runs() {
-    let (looped, written_out) = (report(LOOPED), report(WRITTEN_OUT));
-    // Lowering pins a loop's stores and sees none of its work: priced as written, the
-    // looped GS cost nothing and the report showed the optimizer adding cost.
-    assert!(looped.cost_before.0 > 0, "{looped}");
-    assert_eq!(
-        looped.cost_before, written_out.cost_before,
-        "{looped}\n{written_out}"
+    // Without the zero product the pre-pass only unrolls the loop, and the rounds'
+    // price of the pre-passed pair stands; with it, the input is priced on its own.
+    for (looped, written_out) in [
+        (LOOPED.to_string(), WRITTEN_OUT.to_string()),
+        (with_zero_product(LOOPED), with_zero_product(WRITTEN_OUT)),
+    ] {
+        let (looped, written_out) = (report(&looped), report(&written_out));
+        // Lowering pins a loop's stores and sees none of its work: priced as written,
+        // the looped GS cost nothing and the report showed the optimizer adding cost.
+        assert!(looped.cost_before.0 > 0, "{looped}");
+        assert_eq!(
+            looped.cost_before, written_out.cost_before,
+            "{looped}\n{written_out}"
+        );
+        assert!(looped.cost_after <= looped.cost_before, "{looped}");
+    }
+    let plain = report(LOOPED).cost_before;
+    let zero_product = report(&with_zero_product(LOOPED)).cost_before;
+    assert!(
+        zero_product > plain,
+        "the product by zero is priced: {zero_product:?} vs {plain:?}"
     );
-    assert!(looped.cost_after <= looped.cost_before, "{looped}");
 }

@@ -41,7 +41,7 @@ use std::borrow::Cow;
 use std::time::Instant;
 
 use crate::error::Error;
-use crate::ir::Pipeline;
+use crate::ir::{InstKind, Pipeline};
 use prepass::Prepared;
 use round::Round;
 use rounds::Rounds;
@@ -84,11 +84,16 @@ fn optimize_on_mocked_clock(p: &Pipeline, opts: &Options) -> Result<Outcome, Err
     // before the input is lowered once more for its price keeps one copy of the pair
     // live there, not two or three (docs/performance.md, "memory at 100k").
     let Prepared { pipeline, fates } = prepared;
-    let changed = pipeline != *input;
-    drop(pipeline);
     let specialized = specialized.map(|s| s.report);
-    if changed {
-        account_prepass(&mut out.report, &input, opts, fates, base);
+    if pipeline != *input {
+        let unrolled = simplify::with_loops_unrolled(&input);
+        // A pre-pass that only unrolled counted loops left a pair the rounds priced
+        // as the input is priced (`account_prepass`), and with nothing to report.
+        let priced_alike = fates.is_empty() && *unrolled == pipeline && !has_xfb(&pipeline);
+        drop(pipeline);
+        if !priced_alike {
+            account_prepass(&mut out.report, &input, &unrolled, opts, fates, base);
+        }
     }
     if let Some(s) = specialized {
         crate::specialize::account(&mut out.report, &input, s);
@@ -96,6 +101,16 @@ fn optimize_on_mocked_clock(p: &Pipeline, opts: &Options) -> Result<Outcome, Err
     out.report.time = start.elapsed();
     report_late_finish(&mut out.report, opts.budgets.time);
     Ok(out)
+}
+
+/// Whether `p`'s producer captures outputs for transform feedback: a repair round
+/// then lowers it with its read captures pinned, and prices it so.
+fn has_xfb(p: &Pipeline) -> bool {
+    let mut xfb = false;
+    p.producer.for_each_inst(|inst| {
+        xfb |= matches!(&inst.kind, InstKind::StoreOutput { xfb: Some(_), .. });
+    });
+    xfb
 }
 
 /// A run that ended past its time budget without any stage stopping early spent the
@@ -144,13 +159,14 @@ fn visible_input<'a>(p: &'a Pipeline, opts: &Options) -> Cow<'a, Pipeline> {
 /// pointing at wherever their surviving twin ended up, and the propagated constant
 /// outputs (replacing the "not read" fate the run gave their producer stores).
 ///
-/// Pricing the input takes one more lowering, of the input with its counted output
-/// loops unrolled (`simplify::with_loops_unrolled`: as written, lowering would see
-/// none of their work); past the time budget it is skipped (or abandoned at the hard
-/// deadline) and the pre-passed pair's cost stands.
+/// Pricing the input takes one more lowering, of `unrolled`, the input with its
+/// counted output loops unrolled (`simplify::with_loops_unrolled`: as written,
+/// lowering would see none of their work); past the time budget it is skipped (or
+/// abandoned at the hard deadline) and the pre-passed pair's cost stands.
 fn account_prepass(
     report: &mut Report,
     input: &Pipeline,
+    unrolled: &Pipeline,
     opts: &Options,
     fates: Vec<VaryingReport>,
     round: Round,
@@ -158,10 +174,7 @@ fn account_prepass(
     report.before = count_varyings(input);
     let priced = match round.past_deadline() {
         true => None,
-        false => {
-            let unrolled = simplify::with_loops_unrolled(input);
-            lowering::lower_pair_within(&unrolled, opts, false, round.hard_deadline, None)
-        }
+        false => lowering::lower_pair_within(unrolled, opts, false, round.hard_deadline, None),
     };
     match priced {
         Some(l) => report.cost_before = l.cost_before,
