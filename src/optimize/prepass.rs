@@ -53,7 +53,7 @@ fn top_level_defs(s: &Shader) -> BTreeMap<Value, (usize, &InstKind)> {
 /// ALU over those) defined entirely at the top level. One pass in statement order: an
 /// operand defined at the top level comes before its use, so its answer is known (no
 /// recursion down a chain, no re-walk of shared operands).
-fn uniform_values(s: &Shader) -> BTreeSet<Value> {
+pub(super) fn uniform_values(s: &Shader) -> BTreeSet<Value> {
     let mut out = BTreeSet::new();
     for stmt in &s.body {
         let Some((v, kind)) = stmt.as_def() else {

@@ -3,10 +3,11 @@
 //! written, then the input unchanged); and a fixed-point round on the result, so
 //! that optimizing the output again changes nothing more. That round is skipped
 //! where one round is known to be final (a plain 32-bit interface from a producer
-//! other than a TCS: `known_final`) unless the clean-ups folded something the e-graph
-//! did not see, and after a round that changed no count unless it made inputs flat.
-//! Every round works towards the same deadline ([`Round`]); past it, the remaining
-//! rounds are skipped and the report says so.
+//! other than a TCS: `known_final`; a result whose TCS only copies its own vertex's
+//! inputs and stores uniform expressions: `pass_through_tcs`) unless the clean-ups
+//! folded something the e-graph did not see, and after a round that changed no count
+//! unless it made inputs flat. Every round works towards the same deadline
+//! ([`Round`]); past it, the remaining rounds are skipped and the report says so.
 
 use super::options::Options;
 use super::report::{compose, Outcome, Report};
@@ -15,7 +16,9 @@ use super::simplify;
 use crate::egraph::saturate::Stop;
 use crate::egraph::Compiled;
 use crate::error::Error;
-use crate::ir::{Half, InstKind, Pipeline, SlotClass, Stage};
+use std::collections::BTreeSet;
+
+use crate::ir::{Half, InstKind, Pipeline, SlotClass, Stage, Stmt, SystemValue};
 
 /// The fixed parts of every round of one `optimize` call.
 pub(super) struct Rounds<'a> {
@@ -138,6 +141,9 @@ impl Rounds<'_> {
         if !unseen && known_final(self.p) && known_final(&out.pipeline) {
             return None;
         }
+        if !unseen && pass_through_tcs(&out.pipeline) {
+            return None;
+        }
         // An unchanged pair would only repeat the first (deterministic) run, whose
         // result was either taken or already beaten by a repair round. A round that
         // changed no varying count and left nothing for the clean-ups has met no
@@ -175,6 +181,63 @@ fn known_final(p: &Pipeline) -> bool {
             plain &= xfb.is_none() && slot.half == Half::Full && !colour;
         }
         plain &= inst.kind.indirect().is_none();
+    });
+    p.consumer
+        .for_each_inst(|inst| plain &= inst.kind.indirect().is_none());
+    plain
+}
+
+/// Whether `p` is a TCS that hands the TES only copies of its own vertex's inputs and
+/// uniform expressions: straight-line code, every per-vertex store a copy of an input
+/// loaded at `invocation_id` into the same vertex, every other store a uniform
+/// expression, no read-backs, no 16-bit halves, and no varying indexed dynamically
+/// in either stage. What a TCS round leaves for a second one (patch copies of
+/// per-vertex values, off-vertex stores, backward motion that fuses patch outputs
+/// once their neighbours went) needs TCS code this shape does not have, so the
+/// fixed-point round is skipped on such a result as on `known_final` ones. Generated
+/// TCS/TES pairs whose first round ends in this shape do not change on a second run
+/// (docs/performance.md, "Seventeenth 2026-11-29 session").
+fn pass_through_tcs(p: &Pipeline) -> bool {
+    let tcs = &p.producer;
+    if tcs.stage() != Stage::TessCtrl || !tcs.body.iter().all(|s| matches!(s, Stmt::Inst(_))) {
+        return false;
+    }
+    let uniform = super::prepass::uniform_values(tcs);
+    let mut invocation = BTreeSet::new();
+    let mut own_inputs = BTreeSet::new();
+    let mut plain = true;
+    tcs.for_each_inst(|inst| {
+        plain &= match &inst.kind {
+            InstKind::LoadSystemValue(SystemValue::InvocationId) => {
+                invocation.extend(inst.result);
+                true
+            }
+            InstKind::LoadPerVertexInput {
+                slot,
+                vertex,
+                indirect: None,
+            } if slot.half == Half::Full && invocation.contains(vertex) => {
+                own_inputs.extend(inst.result);
+                true
+            }
+            InstKind::StorePerVertexOutput {
+                slot,
+                value,
+                vertex,
+                indirect: None,
+            } => {
+                slot.half == Half::Full && own_inputs.contains(value) && invocation.contains(vertex)
+            }
+            InstKind::StoreOutput {
+                slot,
+                value,
+                indirect: None,
+                xfb: None,
+                ..
+            } => slot.half == Half::Full && uniform.contains(value),
+            InstKind::LoadSystemValue(_) | InstKind::Barrier | InstKind::Undef => true,
+            _ => inst.result.is_some_and(|r| uniform.contains(&r)),
+        };
     });
     p.consumer
         .for_each_inst(|inst| plain &= inst.kind.indirect().is_none());
@@ -274,5 +337,57 @@ mod tests {
                    (%1 = load_per_vertex_input VAR0.x %0) (store_output VAR0.x %1) \
                    (emit_vertex)))";
         assert!(known_final(&parse(src, None).expect("test pair parses")));
+    }
+
+    /// A TCS/TES pair whose TCS runs `body` (after `%id = invocation_id` and
+    /// `%in = VAR0.x` of its own vertex, with one uniform) and whose TES reads
+    /// `VAR0.x` of vertex 1 and `PATCH0.x`.
+    fn tcs_tes(body: &str) -> crate::ir::Pipeline {
+        let src = format!(
+            "(pair (uniforms 1) (producer tcs (input_vertices 3) (output_vertices 3) \
+             (%id = load_system_value invocation_id) \
+             (%in = load_per_vertex_input VAR0.x %id) (%u = load_uniform 0) \
+             (%k1 = const 32 1.0) (%w = fadd %u %k1) {body}) \
+             (consumer tes (domain triangles) (%0 = const 32 1) \
+             (%1 = load_per_vertex_input VAR0.x %0) (%2 = load_input PATCH0.x) \
+             (%3 = fadd %1 %2) (store_output POS.x %3)))"
+        );
+        parse(&src, None).expect("test pair parses")
+    }
+
+    #[test]
+    fn a_tcs_passing_its_own_vertex_and_uniform_expressions_is_settled() {
+        let copies = "(store_per_vertex_output VAR0.x %in %id) (store_output PATCH0.x %w) \
+                      (store_output TESS_LEVEL_OUTER.x %k1 no_varying) (barrier)";
+        assert!(pass_through_tcs(&tcs_tes(copies)));
+    }
+
+    #[test]
+    fn a_tcs_computing_reading_back_or_branching_gets_the_round() {
+        for body in [
+            // A computed per-vertex value: backward motion may change it.
+            "(%n = fneg %in) (store_per_vertex_output VAR0.x %n %id) (store_output PATCH0.x %w)",
+            // A per-vertex value in a patch output.
+            "(store_per_vertex_output VAR0.x %in %id) (store_output PATCH0.x %in)",
+            // A store into another invocation's vertex.
+            "(%k0 = const 32 0) (store_per_vertex_output VAR0.x %in %k0) \
+             (store_output PATCH0.x %w)",
+            // Another vertex's input.
+            "(%k0 = const 32 0) (%o = load_per_vertex_input VAR0.x %k0) \
+             (store_per_vertex_output VAR0.x %o %id) (store_output PATCH0.x %w)",
+            // A read-back.
+            "(store_per_vertex_output VAR0.x %in %id) (%r = load_output VAR0.x %id) \
+             (store_output PATCH0.x %r)",
+            // A 16-bit half.
+            "(store_per_vertex_output VAR0.x %in %id) (%h = f2f16 %w) \
+             (store_output PATCH0.x.lo %h)",
+            // Control flow.
+            "(store_per_vertex_output VAR0.x %in %id) (%c = flt %u %k1) \
+             (if %c (then (store_output PATCH0.x %w)) (else (store_output PATCH0.x %u)))",
+        ] {
+            assert!(!pass_through_tcs(&tcs_tes(body)), "{body}");
+        }
+        // Not a TCS at all.
+        assert!(!pass_through_tcs(&vs_fs("(store_output VAR1.y %0)")));
     }
 }
