@@ -13,6 +13,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use fxhash::FxHashSet;
+
 use crate::ir::{
     eval_alu, for_each_block_mut, walk, AluOp, Inst, InstKind, Shader, Stmt, Value, Visit,
 };
@@ -152,10 +154,14 @@ fn fold(s: &Shader, chains: &Chains, op: AluOp, consts: &[Value]) -> u32 {
         .unwrap_or(0)
 }
 
-/// A name no value of `s` has; the set of taken names is built on first use (most
-/// shaders need none).
-fn fresh_name(s: &Shader, taken: &mut Option<BTreeSet<String>>, root: Value, k: usize) -> String {
-    let taken = taken.get_or_insert_with(|| s.values.iter().map(|v| v.name.clone()).collect());
+/// A name no value of `s` has. A chain's instructions are named `ROOT.assocN`, so only
+/// names of that form (an earlier run's result read back, or made here) can collide:
+/// the set of those is built on first use (most shaders need none).
+fn fresh_name(s: &Shader, taken: &mut Option<FxHashSet<String>>, root: Value, k: usize) -> String {
+    let taken = taken.get_or_insert_with(|| {
+        let made = s.values.iter().filter(|v| v.name.contains(".assoc"));
+        made.map(|v| v.name.clone()).collect()
+    });
     let base = &s.value(root).name;
     let mut n = k;
     loop {
@@ -172,7 +178,7 @@ fn fresh_name(s: &Shader, taken: &mut Option<BTreeSet<String>>, root: Value, k: 
 fn rebuild(
     s: &mut Shader,
     chains: &Chains,
-    taken: &mut Option<BTreeSet<String>>,
+    taken: &mut Option<FxHashSet<String>>,
     root: Value,
 ) -> Option<Rebuild> {
     let link = chains.links[root.index()]?;
@@ -334,6 +340,26 @@ mod tests {
                 "IAdd(w.assoc1, c)",
                 "IAdd(w.assoc2, w.assoc0)"
             ]
+        );
+    }
+
+    #[test]
+    fn new_instructions_get_names_no_value_has() {
+        // `%w.assoc1` is the name the chain's second instruction would get (an earlier
+        // run's result read back): that instruction takes the next free name.
+        let mut p = parse(
+            "(%w.assoc1 = iadd %a %a) (store_output VAR1.x %w.assoc1)
+             (%x = iadd %c %k3) (%y = iadd %b %k5) (%z = iadd %x %y) (%w = iadd %z %a)
+             (store_output VAR0.x %w)",
+        );
+        reassociate(&mut p.producer);
+        let s = &p.producer;
+        let names: Vec<&str> = s.values.iter().map(|v| v.name.as_str()).collect();
+        let unique: BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        assert!(
+            unique.contains("w.assoc2") && unique.contains("w.assoc3"),
+            "{names:?}"
         );
     }
 

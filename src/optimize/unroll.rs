@@ -17,7 +17,9 @@
 //! jumps, nested loops, more than [`MAX_TRIPS`] iterations or more than
 //! [`MAX_UNROLLED_INSTS`] instructions unrolled stay loops.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+
+use fxhash::{FxHashMap, FxHashSet};
 
 use crate::ir::{
     eval_alu, for_each_stmt_mut, walk, Block, Inst, InstKind, LoopPhi, Shader, Stmt, Value, Visit,
@@ -160,8 +162,11 @@ fn eval_one(
 /// Value renaming shared by the copies of one shader: fresh names, and the values
 /// that replace a removed loop's phis after it.
 struct Renamer {
-    /// Names in use (built on the first unrolled loop).
-    taken: Option<BTreeSet<String>>,
+    /// Names a copy could collide with (built on the first unrolled loop). A copy is
+    /// named `NAME.uK` (`NAME.uK_N` if that is taken): one value is copied at most
+    /// once per iteration, so only names already of that form (an earlier unrolling's
+    /// result read back) and the names made here can collide.
+    taken: Option<FxHashSet<String>>,
     /// Loop phi → its value when the unrolled loop ends.
     after: BTreeMap<Value, Value>,
 }
@@ -175,21 +180,24 @@ impl Renamer {
     }
 
     fn fresh(&mut self, s: &mut Shader, old: Value, k: usize) -> Value {
-        let taken = self
-            .taken
-            .get_or_insert_with(|| s.values.iter().map(|v| v.name.clone()).collect());
-        let base = s.value(old).name.clone();
+        let taken = self.taken.get_or_insert_with(|| {
+            let copies = s.values.iter().filter(|v| v.name.contains(".u"));
+            copies.map(|v| v.name.clone()).collect()
+        });
+        let base = &s.value(old).name;
+        let mut name = String::with_capacity(base.len() + 4);
+        name.push_str(base);
+        name.push_str(".u");
+        push_decimal(&mut name, k);
+        let stem = name.len();
         let mut n = 0;
-        let name = loop {
-            let name = match n {
-                0 => format!("{base}.u{k}"),
-                _ => format!("{base}.u{k}_{n}"),
-            };
-            if taken.insert(name.clone()) {
-                break name;
-            }
+        while taken.contains(&name) {
             n += 1;
-        };
+            name.truncate(stem);
+            name.push('_');
+            push_decimal(&mut name, n);
+        }
+        taken.insert(name.clone());
         s.add_value(name, s.bits(old))
     }
 
@@ -199,7 +207,7 @@ impl Renamer {
         &mut self,
         s: &mut Shader,
         stmts: &[Stmt],
-        map: &mut BTreeMap<Value, Value>,
+        map: &mut FxHashMap<Value, Value>,
         k: usize,
     ) -> Block {
         let mut out = stmts.to_vec();
@@ -223,6 +231,22 @@ impl Renamer {
         });
         out
     }
+}
+
+/// Appends `n` in decimal (what `format!` would, without its machinery: one name is
+/// made per copied value).
+fn push_decimal(out: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[i..].iter().map(|&d| char::from(d)));
 }
 
 /// Unrolls every counted loop of `s` that stores outputs or emits (module comment);
@@ -298,7 +322,7 @@ fn unrolled(
     let mut current: Vec<Value> = phis.iter().map(|p| r.resolve(p.init)).collect();
     let mut out = vec![];
     for k in 0..trips {
-        let mut map: BTreeMap<Value, Value> = phis
+        let mut map: FxHashMap<Value, Value> = phis
             .iter()
             .zip(&current)
             .map(|(p, v)| (p.dst, *v))
@@ -372,6 +396,25 @@ mod tests {
     }
 
     #[test]
+    fn copies_get_names_no_value_has() {
+        // `%n.u0` is what the first iteration's copy of `%n` would be called (an
+        // earlier unrolling's result read back): the copy takes the next free name.
+        let (s, did) = unrolled_gs(
+            "(%n.u0 = const 32 7) (store_output VAR1.x %n.u0)
+             (loop (%i = phi %k0) (%done = ige %i %k3) (if %done (then (break)) (else))
+               (store_output VAR0.x %a) (emit_vertex)
+               (%n = iadd %i %k1) (continue %n))",
+        );
+        assert!(did);
+        let names: Vec<&str> = s.values.iter().map(|v| v.name.as_str()).collect();
+        let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        for copy in ["n.u0_1", "n.u1", "n.u2"] {
+            assert!(unique.contains(copy), "{copy} in {names:?}");
+        }
+    }
+
+    #[test]
     fn a_for_loop_with_its_body_in_the_branch_that_does_not_break_is_unrolled_too() {
         let (s, did) = unrolled_gs(
             "(loop (%i = phi %k0) (%more = ilt %i %k3)
@@ -399,6 +442,15 @@ mod tests {
             let (s, did) = unrolled_gs(body);
             assert!(!did, "{body}");
             assert_eq!(count(&s, |st| matches!(st, Stmt::Loop { .. })), 1);
+        }
+    }
+
+    #[test]
+    fn decimal_names_match_format() {
+        for n in [0, 7, 10, 99, 100, 12345, usize::MAX] {
+            let mut s = String::from("x.u");
+            push_decimal(&mut s, n);
+            assert_eq!(s, format!("x.u{n}"));
         }
     }
 }
