@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::error::Error;
 use crate::ir::{
     walk, BitSize, InstKind, Interp, InterpLoc, InterpMode, IoSlot, ProvokingVertex, Shader, Slot,
-    Stage, StageInfo, Stmt, SystemValue, Value, Visit,
+    Stage, StageInfo, Stmt, SystemValue, Value, Values, Visit,
 };
 
 use super::exec::{Invocation, StageIo, StoreHow, World};
@@ -356,7 +356,7 @@ fn interpolated_slots(fs: &Shader) -> BTreeSet<Slot> {
 /// side effects), a branch condition or a loop's next iteration, through any chain of
 /// operands and phis.
 fn live_values(s: &Shader) -> BTreeSet<Value> {
-    let mut deps: BTreeMap<Value, Vec<Value>> = BTreeMap::new();
+    let mut deps: BTreeMap<Value, Values> = BTreeMap::new();
     let mut work: Vec<Value> = vec![];
     for visit in walk(&s.body) {
         match visit {
@@ -369,12 +369,12 @@ fn live_values(s: &Shader) -> BTreeSet<Value> {
             Visit::Enter(Stmt::If { cond, phis, .. }) => {
                 work.push(*cond);
                 for phi in phis {
-                    deps.insert(phi.dst, vec![phi.then_val, phi.else_val]);
+                    deps.insert(phi.dst, Values::from_slice(&[phi.then_val, phi.else_val]));
                 }
             }
             Visit::Enter(Stmt::Loop { phis, .. }) => {
                 for phi in phis {
-                    deps.insert(phi.dst, vec![phi.init]);
+                    deps.insert(phi.dst, Values::from_slice(&[phi.init]));
                 }
             }
             Visit::Enter(Stmt::Continue { args, .. }) => work.extend(args.iter().copied()),

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use super::{AluOp, Half, IoSlot, OpaqueOp, Purity, Value};
+use smallvec::{smallvec, SmallVec};
+
+use super::{AluOp, Half, IoSlot, OpaqueOp, Purity, Value, Values};
 
 /// Interpolation of an FS input (perspective-correct or screen-linear).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -373,7 +375,7 @@ impl InstKind {
     }
 
     /// Every value operand, in a fixed order (sources, then vertex, indirect index).
-    pub fn operands(&self) -> Vec<Value> {
+    pub fn operands(&self) -> Values {
         let ind = |i: &Option<Indirect>| i.map(|i| i.index);
         match self {
             InstKind::Const(_)
@@ -383,8 +385,8 @@ impl InstKind {
             | InstKind::EmitVertex
             | InstKind::EndPrimitive
             | InstKind::Barrier
-            | InstKind::Discard => vec![],
-            InstKind::Alu { srcs, .. } => srcs.clone(),
+            | InstKind::Discard => Values::new(),
+            InstKind::Alu { srcs, .. } => Values::from_slice(srcs),
             InstKind::LoadInput { indirect, .. } => ind(indirect).into_iter().collect(),
             InstKind::LoadInterpolatedInput {
                 operands, indirect, ..
@@ -404,16 +406,16 @@ impl InstKind {
                 indirect,
                 ..
             } => [*value, *vertex].into_iter().chain(ind(indirect)).collect(),
-            InstKind::LoadUbo { offset, .. } => vec![*offset],
-            InstKind::Texture { coords, .. } => coords.clone(),
-            InstKind::SsboLoad { addr, .. } => vec![*addr],
-            InstKind::SsboStore { addr, value, .. } => vec![*addr, *value],
-            InstKind::Opaque { srcs, .. } => srcs.clone(),
+            InstKind::LoadUbo { offset, .. } => smallvec![*offset],
+            InstKind::Texture { coords, .. } => Values::from_slice(coords),
+            InstKind::SsboLoad { addr, .. } => smallvec![*addr],
+            InstKind::SsboStore { addr, value, .. } => smallvec![*addr, *value],
+            InstKind::Opaque { srcs, .. } => Values::from_slice(srcs),
         }
     }
 
     /// Every value operand, mutably, in the order of [`InstKind::operands`].
-    pub fn operands_mut(&mut self) -> Vec<&mut Value> {
+    pub fn operands_mut(&mut self) -> SmallVec<[&mut Value; 4]> {
         fn ind(i: &mut Option<Indirect>) -> Option<&mut Value> {
             i.as_mut().map(|i| &mut i.index)
         }
@@ -425,7 +427,7 @@ impl InstKind {
             | InstKind::EmitVertex
             | InstKind::EndPrimitive
             | InstKind::Barrier
-            | InstKind::Discard => vec![],
+            | InstKind::Discard => SmallVec::new(),
             InstKind::Alu { srcs, .. }
             | InstKind::Texture { coords: srcs, .. }
             | InstKind::Opaque { srcs, .. } => srcs.iter_mut().collect(),
@@ -448,9 +450,9 @@ impl InstKind {
                 indirect,
                 ..
             } => [value, vertex].into_iter().chain(ind(indirect)).collect(),
-            InstKind::LoadUbo { offset, .. } => vec![offset],
-            InstKind::SsboLoad { addr, .. } => vec![addr],
-            InstKind::SsboStore { addr, value, .. } => vec![addr, value],
+            InstKind::LoadUbo { offset, .. } => smallvec![offset],
+            InstKind::SsboLoad { addr, .. } => smallvec![addr],
+            InstKind::SsboStore { addr, value, .. } => smallvec![addr, value],
         }
     }
 

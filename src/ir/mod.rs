@@ -22,7 +22,7 @@ pub use opaque::{
     parse_result as parse_opaque_result, OpaqueCode, OpaqueOp, OpaqueTy, Purity, Resource, ScalarTy,
 };
 pub use pipeline::{Pipeline, Reader, UboDecl, Visibility};
-pub use shader::{Block, Inst, LoopPhi, Phi, Shader, SrcLoc, Stmt, Value, ValueInfo};
+pub use shader::{Block, Inst, LoopPhi, Phi, Shader, SrcLoc, Stmt, Value, ValueInfo, Values};
 pub use slot::{Half, IoSlot, Slot, SlotClass};
 pub use stage::{Primitive, ProvokingVertex, Stage, StageInfo};
 pub use walk::{

@@ -24,6 +24,11 @@ impl fmt::Display for SrcLoc {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Value(pub u32);
 
+/// The values one statement names: a handful at most for nearly every statement, so
+/// they live inline (walks ask for them once per statement, and a `Vec` would allocate
+/// each time).
+pub type Values = smallvec::SmallVec<[Value; 4]>;
+
 impl Value {
     /// The arena index.
     pub fn index(self) -> usize {

@@ -8,7 +8,7 @@
 //! definitions, stripping locations) goes through this module; execution and lowering,
 //! which decide which block runs next, keep their own explicit stacks.
 
-use super::shader::{Block, Inst, Stmt, Value};
+use super::shader::{Block, Inst, Stmt, Value, Values};
 use super::InstKind;
 
 /// One step of a walk.
@@ -201,15 +201,15 @@ impl Stmt {
     /// The values the statement itself reads, not those of its nested blocks: an
     /// instruction's operands, an `if`'s condition and merge-phi inputs, a loop's phi
     /// initial values, a `continue`'s arguments.
-    pub fn own_uses(&self) -> Vec<Value> {
+    pub fn own_uses(&self) -> Values {
         match self {
             Stmt::Inst(i) => i.kind.operands(),
             Stmt::If { cond, phis, .. } => std::iter::once(*cond)
                 .chain(phis.iter().flat_map(|p| [p.then_val, p.else_val]))
                 .collect(),
             Stmt::Loop { phis, .. } => phis.iter().map(|p| p.init).collect(),
-            Stmt::Continue { args, .. } => args.clone(),
-            Stmt::Break { .. } => vec![],
+            Stmt::Continue { args, .. } => Values::from_slice(args),
+            Stmt::Break { .. } => Values::new(),
         }
     }
 
@@ -228,12 +228,12 @@ impl Stmt {
 
     /// The values the statement itself defines: an instruction's result, an `if`'s or a
     /// loop's phis.
-    pub fn own_defs(&self) -> Vec<Value> {
+    pub fn own_defs(&self) -> Values {
         match self {
             Stmt::Inst(i) => i.result.into_iter().collect(),
             Stmt::If { phis, .. } => phis.iter().map(|p| p.dst).collect(),
             Stmt::Loop { phis, .. } => phis.iter().map(|p| p.dst).collect(),
-            Stmt::Break { .. } | Stmt::Continue { .. } => vec![],
+            Stmt::Break { .. } | Stmt::Continue { .. } => Values::new(),
         }
     }
 

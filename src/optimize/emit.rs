@@ -16,7 +16,7 @@ use crate::extract::dag::emit_invariant_classes;
 use crate::extract::{Ctx, Selection, VaryingKey, VaryingKind};
 use crate::ir::{
     for_each_block_mut, walk, AluOp, BitSize, Block, Inst, InstKind, IoSlot, Pipeline, Shader,
-    Stage, Stmt, SystemValue, Value, Visit,
+    Stage, Stmt, SystemValue, Value, Values, Visit,
 };
 
 /// What emission needs besides the pipeline.
@@ -766,7 +766,7 @@ pub fn remove_dead_code(shader: &mut Shader) {
 /// value it defines.
 struct Liveness {
     uses: Vec<u32>,
-    operands: Vec<Option<Vec<Value>>>,
+    operands: Vec<Option<Values>>,
 }
 
 impl Liveness {

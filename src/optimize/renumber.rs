@@ -89,6 +89,6 @@ mod tests {
             panic!("fadd expected");
         };
         assert_eq!(add.result, Some(Value(1)));
-        assert_eq!(add.kind.operands(), vec![Value(0), Value(0)]);
+        assert_eq!(add.kind.operands().as_slice(), [Value(0), Value(0)]);
     }
 }
