@@ -182,6 +182,11 @@ fn rebuild(
     root: Value,
 ) -> Option<Rebuild> {
     let link = chains.links[root.index()]?;
+    // A single link (two operands) is left as it is whatever they are (see below);
+    // most chains are one, so they are not flattened.
+    if !link.srcs.iter().any(|s| chains.interior[s.index()]) {
+        return None;
+    }
     let (leaves, inner) = chains.flatten(root);
     let (vars, consts) = canonical(chains, &leaves);
     if vars.is_empty() {
@@ -272,6 +277,7 @@ pub(crate) fn reassociate(s: &mut Shader) -> bool {
         .collect();
     for_each_block_mut(&mut s.body, |block| {
         let old = std::mem::take(block);
+        block.reserve(old.len());
         for mut stmt in old {
             if let Stmt::Inst(inst) = &mut stmt {
                 if inst.result.is_some_and(|r| dead.contains(&r)) {

@@ -279,6 +279,7 @@ pub(crate) fn unroll(
 
 fn unroll_block(s: &mut Shader, block: &mut Block, known: &BTreeMap<Value, u32>, r: &mut Renamer) {
     let old = std::mem::take(block);
+    block.reserve(old.len());
     for mut stmt in old {
         match &mut stmt {
             Stmt::If {
