@@ -68,7 +68,12 @@ fn optimize_on_mocked_clock(p: &Pipeline, opts: &Options) -> Result<Outcome, Err
     let rules = opts.rules.compiled()?;
     let input = visible_input(p, opts);
     let specialized = crate::specialize::specialize_for(&input, &opts.known)?;
-    let prepared = prepass::prepare(specialized.as_ref().map_or(&*input, |s| &s.pipeline));
+    // The input with its counted output loops unrolled: what the pre-pass starts from
+    // and what the input is priced as (`account_prepass`), made once for both. A copy
+    // only when there is such a loop (a pair of at most `unroll::MAX_UNROLLED_INSTS`
+    // more instructions per loop).
+    let unrolled = simplify::with_loops_unrolled(&input);
+    let prepared = prepass::prepare(specialized.as_ref().map_or(&*unrolled, |s| &s.pipeline));
     // One time budget for the whole run: every round, and every stage in it, works
     // towards the same deadline.
     let base = Round::starting(start, opts.budgets.time);
@@ -82,11 +87,11 @@ fn optimize_on_mocked_clock(p: &Pipeline, opts: &Options) -> Result<Outcome, Err
     let mut out = rounds.to_fixed_point(out)?;
     // The rounds are done with the pre-passed and specialized copies: dropping them
     // before the input is lowered once more for its price keeps one copy of the pair
-    // live there, not two or three (docs/performance.md, "memory at 100k").
+    // (two with an unrolled loop) live there, not three (docs/performance.md, "memory
+    // at 100k").
     let Prepared { pipeline, fates } = prepared;
     let specialized = specialized.map(|s| s.report);
     if pipeline != *input {
-        let unrolled = simplify::with_loops_unrolled(&input);
         // A pre-pass that only unrolled counted loops left a pair the rounds priced
         // as the input is priced (`account_prepass`), and with nothing to report.
         let priced_alike = fates.is_empty() && *unrolled == pipeline && !has_xfb(&pipeline);
