@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::report::{Fate, VaryingReport};
 use crate::egraph::VNode;
 use crate::ir::{
-    eval_alu, for_each_block_mut, walk, AluOp, BitSize, Block, Inst, InstKind, IoSlot, Pipeline,
-    Shader, SlotClass, Stmt, Value, Visit, Xfb,
+    eval_alu, for_each_block_mut, AluOp, BitSize, Block, Inst, InstKind, IoSlot, Pipeline, Shader,
+    SlotClass, Stmt, Value, Xfb,
 };
 
 /// Folds zero products and constant `if`s and drops overwritten stores in both stages, then propagates
@@ -35,7 +35,7 @@ pub(crate) fn simplify(p: &mut Pipeline) -> Vec<VaryingReport> {
 /// only whether the model can see it (a GS emitting from `for (i = 0; i < 3; i++)`
 /// priced as written would cost nothing).
 pub(crate) fn with_loops_unrolled(p: &Pipeline) -> Cow<'_, Pipeline> {
-    let has_loop = |s: &Shader| walk(&s.body).any(|v| matches!(v, Visit::Enter(Stmt::Loop { .. })));
+    use super::unroll::has_loop;
     if !has_loop(&p.producer) && !has_loop(&p.consumer) {
         return Cow::Borrowed(p);
     }

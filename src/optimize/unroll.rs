@@ -249,6 +249,11 @@ fn push_decimal(out: &mut String, mut n: usize) {
     out.extend(digits[i..].iter().map(|&d| char::from(d)));
 }
 
+/// Whether `s` has a loop anywhere (only then can `unroll` change it).
+pub(crate) fn has_loop(s: &Shader) -> bool {
+    walk(&s.body).any(|v| matches!(v, Visit::Enter(Stmt::Loop { .. })))
+}
+
 /// Unrolls every counted loop of `s` that stores outputs or emits (module comment);
 /// `known_constants` gives the values known to be constant (only computed when the
 /// shader has a loop). Returns whether any loop went.
@@ -256,7 +261,7 @@ pub(crate) fn unroll(
     s: &mut Shader,
     known_constants: impl FnOnce(&Shader) -> BTreeMap<Value, u32>,
 ) -> bool {
-    if !walk(&s.body).any(|v| matches!(v, Visit::Enter(Stmt::Loop { .. }))) {
+    if !has_loop(s) {
         return false;
     }
     let known = &known_constants(s);
