@@ -37,6 +37,13 @@ pub struct VAnalysis {
     /// Per op name, the Mesa-cost of an opaque op on 64-bit values that costs more
     /// than `wide_opaque_cost` (the cost profile's `(wide-op NAME N)`).
     pub wide_op_costs: std::collections::BTreeMap<String, u32>,
+    /// Forward motion only where it can pay ([`super::sharing`]): set when the cost
+    /// profile prices consumer work at least as high as producer work and the producer
+    /// is not a GS, the two premises of that module's argument.
+    pub forward_gate: bool,
+    /// The consumer's extraction roots (lowering sets them): what the sharing gate
+    /// counts as computed by the consumer whatever is transferred.
+    pub consumer_roots: Vec<Id>,
 }
 
 impl VAnalysis {
@@ -69,6 +76,13 @@ pub struct VData {
     /// Some expression of the class has no GS `per-emit` node: it is one value, the
     /// same at every emit.
     pub single: bool,
+    /// A producer value the computations of two transferred values share, as lowered
+    /// ([`super::sharing::seed`]; never set by `make`).
+    pub shared: bool,
+    /// Some non-free operand below the class, at any depth, is `shared` or narrower
+    /// than the value it feeds: the only places forward motion can pay
+    /// ([`super::sharing`]).
+    pub sharing_below: bool,
 }
 
 impl VData {
@@ -111,7 +125,18 @@ fn leaf(bits: Option<BitSize>, p: bool, c: bool, konst: Option<u32>) -> VData {
         convergent_c: p && c,
         free_cost: (p && c).then_some(0),
         single: true,
+        shared: false,
+        sharing_below: false,
     }
+}
+
+/// Whether forward motion through a node of `bits` over `children` can pay
+/// ([`super::sharing::pays_below`] over the children's analysis data).
+fn sharing_below(egraph: &VGraph, bits: Option<BitSize>, children: &[Id]) -> bool {
+    let limit = egraph.analysis.propagation_limit;
+    children
+        .iter()
+        .any(|c| super::sharing::pays_below(&egraph[*c].data, bits, limit))
 }
 
 fn make_alu(egraph: &VGraph, op: AluOp, children: &[Id]) -> VData {
@@ -130,6 +155,8 @@ fn make_alu(egraph: &VGraph, op: AluOp, children: &[Id]) -> VData {
         convergent_c: kids.iter().all(|k| k.convergent_c),
         free_cost,
         single: kids.iter().all(|k| k.single),
+        shared: false,
+        sharing_below: sharing_below(egraph, bits, children),
     }
 }
 
@@ -152,6 +179,8 @@ fn make_opaque(egraph: &VGraph, op: &OpaqueOp, children: &[Id]) -> VData {
         convergent_c: kids.iter().all(|k| k.convergent_c),
         free_cost,
         single: kids.iter().all(|k| k.single),
+        shared: false,
+        sharing_below: sharing_below(egraph, bits, children),
     }
 }
 
@@ -179,6 +208,8 @@ fn make_xfer(egraph: &VGraph, mode: Id, value: Id) -> VData {
         convergent_c: flat_like || producer_convergent,
         free_cost: None,
         single: true,
+        shared: false,
+        sharing_below: false,
     }
 }
 
@@ -244,6 +275,7 @@ impl Analysis<VNode> for VAnalysis {
                 let bits = egraph[*head].data.bits.or(egraph[*tail].data.bits);
                 VData {
                     single: false,
+                    sharing_below: sharing_below(egraph, bits, &[*head, *tail]),
                     ..leaf(bits, true, false, None)
                 }
             }
@@ -271,6 +303,8 @@ impl Analysis<VNode> for VAnalysis {
             convergent_c: a.convergent_c || b.convergent_c,
             free_cost,
             single: a.single || b.single,
+            shared: a.shared || b.shared,
+            sharing_below: a.sharing_below || b.sharing_below,
         };
         let changed_b = merged != b;
         *a = merged;

@@ -1091,7 +1091,9 @@ fn lower_until(
             }
         }
         if !grew {
-            return (keep_region(lowered), false);
+            let mut kept = keep_region(lowered);
+            kept.egraph.analysis.consumer_roots = kept.roots.values().copied().collect();
+            return (kept, false);
         }
     }
 }

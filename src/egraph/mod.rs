@@ -8,6 +8,7 @@ pub mod fresh;
 pub mod incremental;
 pub mod lang;
 pub mod lower;
+pub mod meet;
 pub mod per_emit;
 pub mod reach;
 pub mod region;
@@ -15,6 +16,7 @@ pub mod rules;
 pub mod saturate;
 pub(crate) mod sexp;
 pub mod share;
+pub mod sharing;
 mod template;
 pub(crate) mod typecheck;
 

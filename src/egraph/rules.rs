@@ -144,7 +144,8 @@ impl Cond {
 
 /// What a condition may read of a variable's class, besides nothing global: its
 /// analysis data, and whether it holds an interpolating mode, an uninterpolated mode or
-/// a transfer. A class whose inputs are unchanged satisfies the same conditions; the
+/// a transfer. (The sharing gate also reads the bit size of the class the match is
+/// rooted at, which a class never changes.) A class whose inputs are unchanged satisfies the same conditions; the
 /// incremental search relies on it ([`super::fresh`]), so a condition that reads
 /// anything else of a class must add it here.
 pub fn condition_inputs(class: &VClass) -> impl Hash + '_ {
@@ -187,23 +188,34 @@ fn is_uninterpolated(g: &VGraph, id: Id) -> bool {
     holds_uninterpolated_mode(&g[id])
 }
 
-/// All conditions of one rule, as an egg [`Condition`].
+/// All conditions of one rewrite, as an egg [`Condition`].
 #[derive(Clone, Debug)]
-pub struct Conds(pub Vec<Cond>);
+pub struct Conds {
+    /// The rule's own conditions.
+    pub conds: Vec<Cond>,
+    /// For a forward motion law (its left-hand side a transfer of an expression), the
+    /// operand variables the sharing gate reads ([`super::sharing`]).
+    pub forward: Option<Vec<Var>>,
+}
 
 impl Condition<VNode, VAnalysis> for Conds {
-    fn check(&self, egraph: &mut VGraph, _eclass: Id, subst: &Subst) -> bool {
+    fn check(&self, egraph: &mut VGraph, eclass: Id, subst: &Subst) -> bool {
         if let Some(cap) = egraph.analysis.node_cap {
             if egraph.total_size() >= cap {
                 egraph.analysis.capped = true;
                 return false;
             }
         }
-        self.0.iter().all(|c| c.holds(egraph, subst))
+        self.conds.iter().all(|c| c.holds(egraph, subst))
+            && self
+                .forward
+                .as_ref()
+                .is_none_or(|vars| super::sharing::forward_may_pay(egraph, eclass, vars, subst))
     }
 
     fn vars(&self) -> Vec<Var> {
-        self.0.iter().flat_map(Cond::vars).collect()
+        let own = self.conds.iter().flat_map(Cond::vars);
+        own.chain(self.forward.iter().flatten().copied()).collect()
     }
 }
 
@@ -655,7 +667,10 @@ impl RuleSet {
                 continue;
             }
             let applier = ConditionalApplier {
-                condition: Conds(r.conds.clone()),
+                condition: Conds {
+                    conds: r.conds.clone(),
+                    forward: super::sharing::forward_vars(&l.ast),
+                },
                 applier: rhs.clone(),
             };
             // A left-hand side naming a commutative op matches it in both operand

@@ -179,6 +179,9 @@ fn run(
     let deadline = Deadline::after(budgets.time);
     let node_limit = budgets.node_limit(egraph.total_number_of_nodes());
     let mut egraph = egraph;
+    if egraph.analysis.forward_gate {
+        super::sharing::seed(&mut egraph);
+    }
     egraph.analysis.node_cap = Some(node_limit);
     egraph.analysis.capped = false;
     let runner: Runner<VNode, VAnalysis> = Runner::default()

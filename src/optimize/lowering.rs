@@ -58,6 +58,9 @@ pub(crate) fn analysis_for(p: &Pipeline, opts: &Options) -> VAnalysis {
             .map(|(n, c)| (n.clone(), u32::try_from(*c).unwrap_or(u32::MAX)))
             .collect(),
         producer_is_gs: p.producer.stage() == Stage::Geometry,
+        // The premises of the sharing gate's argument (`egraph::sharing`).
+        forward_gate: p.producer.stage() != Stage::Geometry
+            && opts.cost.consumer_weight(p.consumer.stage()) >= opts.cost.weight_producer,
         visibility: if opts.assume_visible {
             Default::default()
         } else {
