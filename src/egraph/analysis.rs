@@ -131,8 +131,12 @@ fn leaf(bits: Option<BitSize>, p: bool, c: bool, konst: Option<u32>) -> VData {
 }
 
 /// Whether forward motion through a node of `bits` over `children` can pay
-/// ([`super::sharing::pays_below`] over the children's analysis data).
+/// ([`super::sharing::pays_below`] over the children's analysis data); `false` when
+/// the run does not gate forward motion, as nothing reads it then.
 fn sharing_below(egraph: &VGraph, bits: Option<BitSize>, children: &[Id]) -> bool {
+    if !egraph.analysis.forward_gate {
+        return false;
+    }
     let limit = egraph.analysis.propagation_limit;
     children
         .iter()
