@@ -11,6 +11,7 @@ mod read;
 mod readable;
 mod recipe;
 mod render;
+mod scan;
 mod strategy;
 mod synth;
 mod wrap;
@@ -22,6 +23,7 @@ pub use recipe::{
     Ty, VaryingKind, Wrap,
 };
 pub use render::{build_for_rendering, guard_domains, render_safe, POSITION_ATTR};
+pub use scan::Scan;
 pub use strategy::{
     all_pairs, arb_pipeline, arb_pipeline_for, arb_readable, arb_recipe, GenConfig,
 };
