@@ -76,11 +76,12 @@ pub struct VData {
     /// Some expression of the class has no GS `per-emit` node: it is one value, the
     /// same at every emit.
     pub single: bool,
-    /// A producer value the computations of two transferred values share, as lowered
-    /// ([`super::sharing::seed`]; never set by `make`).
+    /// Set when saturation starts ([`super::sharing::seed`]; never by `make`): on a
+    /// transferred class, two transferred values can share it; on a propagated one,
+    /// the consumer computes it as written.
     pub shared: bool,
-    /// Some non-free operand below the class, at any depth, is `shared` or narrower
-    /// than the value it feeds: the only places forward motion can pay
+    /// Some operand below the class, at any depth, is `shared` or a 16-bit value
+    /// feeding a wider one: the only places forward motion can pay
     /// ([`super::sharing`]).
     pub sharing_below: bool,
 }

@@ -21,21 +21,48 @@ struct Region {
     succ: Adjacency,
 }
 
-/// A directed graph over local indices: node `v`'s targets are
-/// `targets[ranges[v].0..ranges[v].1]`.
-struct Adjacency {
+/// A directed graph over nodes `0..n`: node `v`'s targets are
+/// `targets[ranges[v].0..ranges[v].1]` (one list, no allocation per node).
+#[derive(Default)]
+pub struct Adjacency {
     ranges: Vec<(u32, u32)>,
     targets: Vec<u32>,
 }
 
 impl Adjacency {
-    fn of(&self, v: u32) -> &[u32] {
+    /// The targets of `v`.
+    pub fn of(&self, v: u32) -> &[u32] {
         let (a, b) = self.ranges[v as usize];
         &self.targets[a as usize..b as usize]
     }
 
     fn len(&self) -> usize {
         self.ranges.len()
+    }
+
+    /// Adds the next node, with its targets sorted and without repeats.
+    pub fn push_node(&mut self, targets: impl IntoIterator<Item = u32>) {
+        let first = self.targets.len();
+        self.targets.extend(targets);
+        self.targets[first..].sort_unstable();
+        let mut kept = first;
+        for i in first..self.targets.len() {
+            if kept == first || self.targets[kept - 1] != self.targets[i] {
+                self.targets[kept] = self.targets[i];
+                kept += 1;
+            }
+        }
+        self.targets.truncate(kept);
+        self.ranges.push((first as u32, kept as u32));
+    }
+
+    /// The same graph without the targets `drop` rejects.
+    pub fn without(&self, drop: impl Fn(u32) -> bool) -> Adjacency {
+        let mut out = Adjacency::default();
+        for v in 0..self.len() as u32 {
+            out.push_node(self.of(v).iter().copied().filter(|&w| !drop(w)));
+        }
+        out
     }
 
     /// The same graph with every edge reversed (a counting sort by target).

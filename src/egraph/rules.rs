@@ -145,9 +145,10 @@ impl Cond {
 /// What a condition may read of a variable's class, besides nothing global: its
 /// analysis data, and whether it holds an interpolating mode, an uninterpolated mode or
 /// a transfer. (The sharing gate also reads the bit size of the class the match is
-/// rooted at, which a class never changes.) A class whose inputs are unchanged satisfies the same conditions; the
-/// incremental search relies on it ([`super::fresh`]), so a condition that reads
-/// anything else of a class must add it here.
+/// rooted at, which a class never changes.) A class whose inputs are unchanged
+/// satisfies the same conditions; the incremental search relies on it
+/// ([`super::fresh`]), so a condition that reads anything else of a class must add it
+/// here.
 pub fn condition_inputs(class: &VClass) -> impl Hash + '_ {
     (
         &class.data,

@@ -45,7 +45,7 @@ use egg::{ENodeOrVar, Id, Language, PatternAst, Subst, Var};
 
 use super::analysis::{VData, VGraph};
 use super::lang::{VNode, XferMode};
-use super::meet::Meet;
+use super::meet::{Adjacency, Meet};
 use crate::ir::BitSize;
 
 /// Whether the consumer gets the class without a varying: it is free and its
@@ -63,21 +63,31 @@ fn propagated(d: &VData, limit: Option<u32>) -> bool {
 /// the transfer of it that forward motion creates (and propagation merges into the
 /// constant) is what lets a backward law read the consumer's own use of the
 /// constant as a transferred operand (`flat-bcsel-flt`'s threshold).
-fn pays(
-    kid: &VData,
-    (shared, below): (bool, bool),
-    parent: Option<BitSize>,
-    limit: Option<u32>,
-) -> bool {
-    if propagated(kid, limit) {
-        return shared || below;
+fn pays(kid: Operand, parent: Option<BitSize>) -> bool {
+    if kid.propagated {
+        return kid.shared || kid.below;
     }
-    kid.bits.is_some() && (shared || below || narrower(kid.bits, parent))
+    kid.bits.is_some() && (kid.shared || kid.below || narrower(kid.bits, parent))
+}
+
+/// What [`pays`] reads of an operand.
+#[derive(Clone, Copy)]
+struct Operand {
+    propagated: bool,
+    bits: Option<BitSize>,
+    shared: bool,
+    below: bool,
 }
 
 /// [`pays`] on a class's own analysis data, under the propagation `limit`.
 pub fn pays_below(kid: &VData, parent: Option<BitSize>, limit: Option<u32>) -> bool {
-    pays(kid, (kid.shared, kid.sharing_below), parent, limit)
+    let kid = Operand {
+        propagated: propagated(kid, limit),
+        bits: kid.bits,
+        shared: kid.shared,
+        below: kid.sharing_below,
+    };
+    pays(kid, parent)
 }
 
 /// Sets `shared` and `sharing_below` on every class of a lowered graph: on a
@@ -131,34 +141,6 @@ struct Dense {
     roots: Vec<u32>,
 }
 
-/// Per node, its targets as offsets into one list.
-struct Adjacency {
-    starts: Vec<u32>,
-    targets: Vec<u32>,
-}
-
-impl Adjacency {
-    fn of(&self, i: u32) -> &[u32] {
-        let (a, b) = (self.starts[i as usize], self.starts[i as usize + 1]);
-        &self.targets[a as usize..b as usize]
-    }
-
-    /// The same lists without the targets `drop` rejects.
-    fn without(&self, drop: impl Fn(u32) -> bool) -> Adjacency {
-        let mut out = Adjacency {
-            starts: Vec::with_capacity(self.starts.len()),
-            targets: Vec::with_capacity(self.targets.len()),
-        };
-        for w in self.starts.windows(2) {
-            out.starts.push(out.targets.len() as u32);
-            let targets = &self.targets[w[0] as usize..w[1] as usize];
-            out.targets.extend(targets.iter().filter(|&&k| !drop(k)));
-        }
-        out.starts.push(out.targets.len() as u32);
-        out
-    }
-}
-
 impl Dense {
     fn of(g: &VGraph) -> Dense {
         let limit = g.analysis.propagation_limit;
@@ -176,14 +158,8 @@ impl Dense {
             consumer_only: Vec::with_capacity(len),
             convergent: Vec::with_capacity(len),
             bits: Vec::with_capacity(len),
-            operands: Adjacency {
-                starts: Vec::with_capacity(len + 1),
-                targets: vec![],
-            },
-            transferred_operands: Adjacency {
-                starts: vec![],
-                targets: vec![],
-            },
+            operands: Adjacency::default(),
+            transferred_operands: Adjacency::default(),
             transfers: vec![],
             roots: g
                 .analysis
@@ -193,6 +169,8 @@ impl Dense {
                 .collect(),
             ids: vec![],
         };
+        // One buffer for every class's operands, drained into the adjacency.
+        let mut ops = vec![];
         for &id in &ids {
             let class = &g[id];
             let data = &class.data;
@@ -200,9 +178,6 @@ impl Dense {
             d.consumer_only.push(data.in_consumer && !data.in_producer);
             d.convergent.push(data.convergent_p);
             d.bits.push(data.bits);
-            let ops = &mut d.operands;
-            ops.starts.push(ops.targets.len() as u32);
-            let first = ops.targets.len();
             for node in &class.nodes {
                 match node {
                     VNode::Xfer([m, v]) => {
@@ -211,16 +186,11 @@ impl Dense {
                         }
                     }
                     VNode::Mode(..) => {}
-                    _ => ops
-                        .targets
-                        .extend(node.children().iter().map(|k| dense(*k))),
+                    _ => ops.extend(node.children().iter().map(|k| dense(*k))),
                 }
             }
-            ops.targets[first..].sort_unstable();
-            let kept = dedup_in_place(&mut ops.targets, first);
-            ops.targets.truncate(kept);
+            d.operands.push_node(ops.drain(..));
         }
-        d.operands.starts.push(d.operands.targets.len() as u32);
         d.transferred_operands = d.operands.without(|k| d.propagated[k as usize]);
         d.ids = ids;
         d
@@ -304,11 +274,13 @@ impl Dense {
                 }
                 let pays_here = self.operands.of(i as u32).iter().any(|&k| {
                     let k = k as usize;
-                    if self.propagated[k] {
-                        return shared[k] || below[k];
-                    }
-                    let narrower = narrower(self.bits[k], self.bits[i]);
-                    self.bits[k].is_some() && (shared[k] || below[k] || narrower)
+                    let kid = Operand {
+                        propagated: self.propagated[k],
+                        bits: self.bits[k],
+                        shared: shared[k],
+                        below: below[k],
+                    };
+                    pays(kid, self.bits[i])
                 });
                 if pays_here {
                     below[i] = true;
@@ -320,18 +292,6 @@ impl Dense {
             }
         }
     }
-}
-
-/// Removes repeats from the sorted tail `v[from..]`; the new length of `v`.
-fn dedup_in_place(v: &mut [u32], from: usize) -> usize {
-    let mut kept = from;
-    for i in from..v.len() {
-        if kept == from || v[kept - 1] != v[i] {
-            v[kept] = v[i];
-            kept += 1;
-        }
-    }
-    kept
 }
 
 /// A 16-bit (or wider) operand feeding a wider value.
@@ -433,7 +393,7 @@ mod tests {
         // once is never worse than sending its operands.
         assert!(!g[attr].data.shared);
         assert!(!g[a].data.shared && !g[b].data.shared && !g[lone].data.shared);
-        assert!(!g[u].data.shared, "propagated classes are never shared");
+        assert!(!g[u].data.shared, "the consumer computes no uniform here");
         assert!(g[a].data.sharing_below && g[b].data.sharing_below);
         assert!(!g[x].data.sharing_below && !g[lone].data.sharing_below);
     }
