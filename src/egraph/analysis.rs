@@ -1,9 +1,11 @@
 //! The e-class analysis: constant value (folded with the interpreter's own `eval_alu`),
 //! bit size, the contexts a class can be computed in, convergence per context and the
-//! cheapest free-expression cost. Every fact is positive and only grows on merge, so a
-//! condition that saw it true stays right as classes merge.
+//! cheapest free-expression cost, and the ALU bound's recomputation cost
+//! ([`super::recompute`]). Every fact is positive and only grows on merge (the two
+//! costs only fall), so a condition that saw it true stays right as classes merge.
 
-use egg::{Analysis, DidMerge, EGraph, Id};
+use egg::{Analysis, DidMerge, EGraph, Id, Language};
+use smallvec::SmallVec;
 
 use super::lang::{Side, VNode, XferMode};
 use crate::ir::Reader;
@@ -44,6 +46,9 @@ pub struct VAnalysis {
     /// The consumer's extraction roots (lowering sets them): what the sharing gate
     /// counts as computed by the consumer whatever is transferred.
     pub consumer_roots: Vec<Id>,
+    /// The ALU bound on forward motion ([`super::recompute`]): set with
+    /// `forward_gate`, from the cost profile.
+    pub forward_bound: Option<super::recompute::ForwardBound>,
 }
 
 impl VAnalysis {
@@ -84,6 +89,10 @@ pub struct VData {
     /// feeding a wider one: the only places forward motion can pay
     /// ([`super::sharing`]).
     pub sharing_below: bool,
+    /// The least consumer ALU work, net of the producer's, that recomputing the class
+    /// in the consumer takes ([`super::recompute`]; `u32::MAX`: it cannot; 0 when the
+    /// run has no ALU bound).
+    pub recompute: u32,
 }
 
 impl VData {
@@ -94,26 +103,23 @@ impl VData {
     }
 }
 
-fn fold(egraph: &VGraph, op: AluOp, children: &[Id]) -> Option<u32> {
-    let data = |id: Id| &egraph[id].data;
+/// The constant an ALU op over `kids` folds to, when its operands are constants of
+/// known sizes (`sizes`) that `op` accepts; a select only needs its condition.
+fn fold(op: AluOp, kids: &[&VData], sizes: Option<&[BitSize]>) -> Option<u32> {
     if op == AluOp::BCsel {
-        let cond = data(*children.first()?).konst?;
+        let cond = kids.first()?.konst?;
         let pick = if cond & 1 == 1 {
-            children.get(1)
+            kids.get(1)
         } else {
-            children.get(2)
+            kids.get(2)
         };
-        return data(*pick?).konst;
+        return pick?.konst;
     }
-    let mut vals = Vec::with_capacity(children.len());
-    let mut sizes = Vec::with_capacity(children.len());
-    for c in children {
-        vals.push(data(*c).konst?);
-        sizes.push(data(*c).bits?);
-    }
-    op.result_bits(&sizes).ok()?;
-    crate::ir::unsign_zero_operands(op, &mut vals, &sizes);
-    Some(eval_alu(op, &vals, &sizes))
+    let sizes = sizes?;
+    op.result_bits(sizes).ok()?;
+    let mut vals: SmallVec<[u32; 3]> = kids.iter().map(|k| k.konst).collect::<Option<_>>()?;
+    crate::ir::unsign_zero_operands(op, &mut vals, sizes);
+    Some(eval_alu(op, &vals, sizes))
 }
 
 fn leaf(bits: Option<BitSize>, p: bool, c: bool, konst: Option<u32>) -> VData {
@@ -128,31 +134,33 @@ fn leaf(bits: Option<BitSize>, p: bool, c: bool, konst: Option<u32>) -> VData {
         single: true,
         shared: false,
         sharing_below: false,
+        recompute: 0,
     }
 }
 
-/// Whether forward motion through a node of `bits` over `children` can pay
-/// ([`super::sharing::pays_below`] over the children's analysis data); `false` when
-/// the run does not gate forward motion, as nothing reads it then.
-fn sharing_below(egraph: &VGraph, bits: Option<BitSize>, children: &[Id]) -> bool {
-    if !egraph.analysis.forward_gate {
-        return false;
-    }
-    let limit = egraph.analysis.propagation_limit;
-    children
-        .iter()
-        .any(|c| super::sharing::pays_below(&egraph[*c].data, bits, limit))
+/// Whether forward motion through a node of `bits` over operands with analysis data
+/// `kids` can pay ([`super::sharing::pays_below`]); `false` when the run does not gate
+/// forward motion, as nothing reads it then.
+fn sharing_below(a: &VAnalysis, bits: Option<BitSize>, kids: &[&VData]) -> bool {
+    a.forward_gate
+        && kids
+            .iter()
+            .any(|k| super::sharing::pays_below(k, bits, a.propagation_limit))
 }
 
-fn make_alu(egraph: &VGraph, op: AluOp, children: &[Id]) -> VData {
-    let kids: Vec<&VData> = children.iter().map(|c| &egraph[*c].data).collect();
-    let sizes: Option<Vec<BitSize>> = kids.iter().map(|k| k.bits).collect();
-    let bits = sizes.and_then(|s| op.result_bits(&s).ok());
+/// The analysis data of `children`, looked up once (each lookup finds the class).
+fn kids_of<'g>(egraph: &'g VGraph, children: &[Id]) -> SmallVec<[&'g VData; 3]> {
+    children.iter().map(|c| &egraph[*c].data).collect()
+}
+
+fn make_alu(a: &VAnalysis, op: AluOp, kids: &[&VData]) -> VData {
+    let sizes: Option<SmallVec<[BitSize; 3]>> = kids.iter().map(|k| k.bits).collect();
+    let bits = sizes.as_ref().and_then(|s| op.result_bits(s).ok());
     let free_cost = kids.iter().try_fold(op.default_cost(), |acc, k| {
         Some(acc.saturating_add(k.free_cost?))
     });
     VData {
-        konst: fold(egraph, op, children),
+        konst: fold(op, kids, sizes.as_deref()),
         bits,
         in_producer: kids.iter().all(|k| k.in_producer),
         in_consumer: kids.iter().all(|k| k.in_consumer),
@@ -161,20 +169,18 @@ fn make_alu(egraph: &VGraph, op: AluOp, children: &[Id]) -> VData {
         free_cost,
         single: kids.iter().all(|k| k.single),
         shared: false,
-        sharing_below: sharing_below(egraph, bits, children),
+        sharing_below: sharing_below(a, bits, kids),
+        recompute: 0,
     }
 }
 
 /// A pure opaque op: computable, convergent and free where all its operands are; no
 /// constant folding (its meaning is not modelled).
-fn make_opaque(egraph: &VGraph, op: &OpaqueOp, children: &[Id]) -> VData {
-    let kids: Vec<&VData> = children.iter().map(|c| &egraph[*c].data).collect();
+fn make_opaque(a: &VAnalysis, op: &OpaqueOp, kids: &[&VData]) -> VData {
     let bits = op.result_bits();
-    let free_cost = kids
-        .iter()
-        .try_fold(egraph.analysis.opaque_cost(op), |acc, k| {
-            k.free_cost.map(|c| acc.saturating_add(c))
-        });
+    let free_cost = kids.iter().try_fold(a.opaque_cost(op), |acc, k| {
+        k.free_cost.map(|c| acc.saturating_add(c))
+    });
     VData {
         konst: None,
         bits,
@@ -185,7 +191,8 @@ fn make_opaque(egraph: &VGraph, op: &OpaqueOp, children: &[Id]) -> VData {
         free_cost,
         single: kids.iter().all(|k| k.single),
         shared: false,
-        sharing_below: sharing_below(egraph, bits, children),
+        sharing_below: sharing_below(a, bits, kids),
+        recompute: 0,
     }
 }
 
@@ -215,6 +222,78 @@ fn make_xfer(egraph: &VGraph, mode: Id, value: Id) -> VData {
         single: true,
         shared: false,
         sharing_below: false,
+        recompute: 0,
+    }
+}
+
+/// Every fact but `recompute`, from the node and its operands' data.
+fn make_facts(egraph: &VGraph, enode: &VNode, kids: &[&VData]) -> VData {
+    match enode {
+        VNode::Const { bits, value } => leaf(Some(*bits), true, true, Some(*value)),
+        VNode::Undef(b) => leaf(Some(*b), true, true, None),
+        VNode::Uniform(_, half) => {
+            let vis = &egraph.analysis.visibility;
+            let p = vis.uniforms_visible_to(Reader::Producer);
+            let c = vis.uniforms_visible_to(Reader::Consumer);
+            let mut d = leaf(Some(crate::ir::half_bits(*half)), p, c, None);
+            // The same value everywhere, wherever it can be loaded.
+            (d.convergent_p, d.convergent_c) = (p, c);
+            d
+        }
+        VNode::Ubo {
+            offset: _,
+            block,
+            half,
+        } => {
+            let vis = &egraph.analysis.visibility;
+            let p = vis.ubo_visible_to(*block, Reader::Producer);
+            let c = vis.ubo_visible_to(*block, Reader::Consumer);
+            let o = kids[0];
+            let (p, c) = (p && o.in_producer, c && o.in_consumer);
+            let mut d = leaf(Some(crate::ir::half_bits(*half)), p, c, None);
+            d.convergent_p = p && o.convergent_p;
+            d.convergent_c = c && o.convergent_c;
+            d.free_cost = o.free_cost.map(|c| c.saturating_add(1));
+            d
+        }
+        VNode::Input(_) | VNode::VertexInput { .. } | VNode::Opaque { .. } => {
+            let bits = match enode {
+                VNode::Opaque { bits, .. } => *bits,
+                VNode::Input(s) | VNode::VertexInput { slot: s, .. }
+                    if s.half != crate::ir::Half::Full =>
+                {
+                    BitSize::B16
+                }
+                _ => BitSize::B32,
+            };
+            let mut d = leaf(Some(bits), true, false, None);
+            // A TES reads a patch input once per patch: every vertex of the
+            // primitives it produces sees the same value.
+            // A TCS reading a fixed control point sees the same value in every
+            // invocation of the patch.
+            d.convergent_p = matches!(enode, VNode::Input(s) if s.slot.is_patch())
+                || matches!(enode, VNode::VertexInput { .. });
+            d
+        }
+        VNode::SysVal(side, sv) => {
+            let p = *side == Side::Producer;
+            let mut d = leaf(Some(sv.bits()), p, !p, None);
+            d.convergent_p = p && sv.is_convergent();
+            d.convergent_c = !p && sv.is_convergent();
+            d
+        }
+        VNode::PerEmit(_) => {
+            let bits = kids[1].bits.or(kids[2].bits);
+            VData {
+                single: false,
+                sharing_below: sharing_below(&egraph.analysis, bits, &kids[1..]),
+                ..leaf(bits, true, false, None)
+            }
+        }
+        VNode::Mode(..) => leaf(None, false, true, None),
+        VNode::Xfer([m, v]) => make_xfer(egraph, *m, *v),
+        VNode::Alu { op, .. } => make_alu(&egraph.analysis, *op, kids),
+        VNode::Op { op, .. } => make_opaque(&egraph.analysis, op, kids),
     }
 }
 
@@ -222,73 +301,10 @@ impl Analysis<VNode> for VAnalysis {
     type Data = VData;
 
     fn make(egraph: &mut VGraph, enode: &VNode, _id: Id) -> VData {
-        match enode {
-            VNode::Const { bits, value } => leaf(Some(*bits), true, true, Some(*value)),
-            VNode::Undef(b) => leaf(Some(*b), true, true, None),
-            VNode::Uniform(_, half) => {
-                let vis = &egraph.analysis.visibility;
-                let p = vis.uniforms_visible_to(Reader::Producer);
-                let c = vis.uniforms_visible_to(Reader::Consumer);
-                let mut d = leaf(Some(crate::ir::half_bits(*half)), p, c, None);
-                // The same value everywhere, wherever it can be loaded.
-                (d.convergent_p, d.convergent_c) = (p, c);
-                d
-            }
-            VNode::Ubo {
-                offset,
-                block,
-                half,
-            } => {
-                let vis = &egraph.analysis.visibility;
-                let p = vis.ubo_visible_to(*block, Reader::Producer);
-                let c = vis.ubo_visible_to(*block, Reader::Consumer);
-                let o = &egraph[offset[0]].data;
-                let (p, c) = (p && o.in_producer, c && o.in_consumer);
-                let mut d = leaf(Some(crate::ir::half_bits(*half)), p, c, None);
-                d.convergent_p = p && o.convergent_p;
-                d.convergent_c = c && o.convergent_c;
-                d.free_cost = o.free_cost.map(|c| c.saturating_add(1));
-                d
-            }
-            VNode::Input(_) | VNode::VertexInput { .. } | VNode::Opaque { .. } => {
-                let bits = match enode {
-                    VNode::Opaque { bits, .. } => *bits,
-                    VNode::Input(s) | VNode::VertexInput { slot: s, .. }
-                        if s.half != crate::ir::Half::Full =>
-                    {
-                        BitSize::B16
-                    }
-                    _ => BitSize::B32,
-                };
-                let mut d = leaf(Some(bits), true, false, None);
-                // A TES reads a patch input once per patch: every vertex of the
-                // primitives it produces sees the same value.
-                // A TCS reading a fixed control point sees the same value in every
-                // invocation of the patch.
-                d.convergent_p = matches!(enode, VNode::Input(s) if s.slot.is_patch())
-                    || matches!(enode, VNode::VertexInput { .. });
-                d
-            }
-            VNode::SysVal(side, sv) => {
-                let p = *side == Side::Producer;
-                let mut d = leaf(Some(sv.bits()), p, !p, None);
-                d.convergent_p = p && sv.is_convergent();
-                d.convergent_c = !p && sv.is_convergent();
-                d
-            }
-            VNode::PerEmit([_, head, tail]) => {
-                let bits = egraph[*head].data.bits.or(egraph[*tail].data.bits);
-                VData {
-                    single: false,
-                    sharing_below: sharing_below(egraph, bits, &[*head, *tail]),
-                    ..leaf(bits, true, false, None)
-                }
-            }
-            VNode::Mode(..) => leaf(None, false, true, None),
-            VNode::Xfer([m, v]) => make_xfer(egraph, *m, *v),
-            VNode::Alu { op, children, .. } => make_alu(egraph, *op, children),
-            VNode::Op { op, children } => make_opaque(egraph, op, children),
-        }
+        let kids = kids_of(egraph, enode.children());
+        let mut data = make_facts(egraph, enode, &kids);
+        data.recompute = super::recompute::of_node(&egraph.analysis, enode, &kids, data.bits);
+        data
     }
 
     fn merge(&mut self, a: &mut VData, b: VData) -> DidMerge {
@@ -310,6 +326,7 @@ impl Analysis<VNode> for VAnalysis {
             single: a.single || b.single,
             shared: a.shared || b.shared,
             sharing_below: a.sharing_below || b.sharing_below,
+            recompute: a.recompute.min(b.recompute),
         };
         let changed_b = merged != b;
         *a = merged;

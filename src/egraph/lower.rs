@@ -1052,7 +1052,7 @@ fn roots(shader: &Shader, region: &BTreeSet<Value>) -> BTreeSet<Value> {
 /// reads are pinned: their single store then serves both, which `optimize` uses when
 /// giving them a separate varying would need more vec4 slots than the input.
 pub fn lower(p: &Pipeline, analysis: VAnalysis, pin_xfb_reads: bool) -> Lowered {
-    lower_until(p, analysis, pin_xfb_reads, None).0
+    lower_until(p, analysis, pin_xfb_reads, None, Region::Kept).0
 }
 
 /// [`lower`] that gives up at `deadline`: `None` when it passed before the graph was
@@ -1063,8 +1063,30 @@ pub fn lower_within(
     pin_xfb_reads: bool,
     deadline: Option<Instant>,
 ) -> Option<Lowered> {
-    let (lowered, expired) = lower_until(p, analysis, pin_xfb_reads, deadline);
+    let (lowered, expired) = lower_until(p, analysis, pin_xfb_reads, deadline, Region::Kept);
     (!expired).then_some(lowered)
+}
+
+/// [`lower_within`] for a graph that is only priced, never saturated: it keeps what
+/// lies outside the region. Pricing walks from the consumer's roots and loads, the
+/// region's own starts, so it reads the same classes and nodes either way; the
+/// compaction would rebuild the graph (as long again as lowering it) for nothing.
+pub fn lower_for_pricing_within(
+    p: &Pipeline,
+    analysis: VAnalysis,
+    deadline: Option<Instant>,
+) -> Option<Lowered> {
+    let (lowered, expired) = lower_until(p, analysis, false, deadline, Region::Whole);
+    (!expired).then_some(lowered)
+}
+
+/// Whether a finished lowering is compacted to the region (`keep_region`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Region {
+    /// Only what the consumer's roots and loads reach: the graph saturation runs on.
+    Kept,
+    /// Everything lowered: a graph only priced.
+    Whole,
 }
 
 /// Lowering until done or past `deadline`; the flag says the latter (the graph is
@@ -1074,6 +1096,7 @@ fn lower_until(
     analysis: VAnalysis,
     pin_xfb_reads: bool,
     deadline: Option<Instant>,
+    region: Region,
 ) -> (Lowered, bool) {
     let mut pins = Pins::default();
     loop {
@@ -1091,7 +1114,10 @@ fn lower_until(
             }
         }
         if !grew {
-            let mut kept = keep_region(lowered);
+            let mut kept = match region {
+                Region::Kept => keep_region(lowered),
+                Region::Whole => lowered,
+            };
             kept.egraph.analysis.consumer_roots = kept.roots.values().copied().collect();
             return (kept, false);
         }

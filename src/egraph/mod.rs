@@ -11,6 +11,7 @@ pub mod lower;
 pub mod meet;
 pub mod per_emit;
 pub mod reach;
+pub mod recompute;
 pub mod region;
 pub mod rules;
 pub mod saturate;

@@ -197,6 +197,9 @@ pub struct Conds {
     /// For a forward motion law (its left-hand side a transfer of an expression), the
     /// operand variables the sharing gate reads ([`super::sharing`]).
     pub forward: Option<Vec<Var>>,
+    /// For a forward motion law, the expression it moves, which the ALU bound prices
+    /// ([`super::recompute`]).
+    pub moved: Option<super::recompute::Moved>,
 }
 
 impl Condition<VNode, VAnalysis> for Conds {
@@ -212,6 +215,10 @@ impl Condition<VNode, VAnalysis> for Conds {
                 .forward
                 .as_ref()
                 .is_none_or(|vars| super::sharing::forward_may_pay(egraph, eclass, vars, subst))
+            && self
+                .moved
+                .as_ref()
+                .is_none_or(|m| m.may_pay(egraph, eclass, subst))
     }
 
     fn vars(&self) -> Vec<Var> {
@@ -671,6 +678,7 @@ impl RuleSet {
                 condition: Conds {
                     conds: r.conds.clone(),
                     forward: super::sharing::forward_vars(&l.ast),
+                    moved: super::recompute::Moved::of(&l.ast),
                 },
                 applier: rhs.clone(),
             };

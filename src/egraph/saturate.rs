@@ -181,6 +181,7 @@ fn run(
     let mut egraph = egraph;
     if egraph.analysis.forward_gate {
         super::sharing::seed(&mut egraph);
+        super::recompute::seed(&mut egraph);
     }
     egraph.analysis.node_cap = Some(node_limit);
     egraph.analysis.capped = false;

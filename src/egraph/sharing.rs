@@ -90,6 +90,19 @@ pub fn pays_below(kid: &VData, parent: Option<BitSize>, limit: Option<u32>) -> b
     pays(kid, parent)
 }
 
+/// [`pays_below`] without what lies below the operand: whether the operand itself is
+/// shared, widened or computed by the consumer anyway (what the ALU bound counts as
+/// costing nothing, [`super::recompute`]).
+pub fn pays_itself(kid: &VData, parent: Option<BitSize>, limit: Option<u32>) -> bool {
+    let kid = Operand {
+        propagated: propagated(kid, limit),
+        bits: kid.bits,
+        shared: kid.shared,
+        below: false,
+    };
+    pays(kid, parent)
+}
+
 /// Sets `shared` and `sharing_below` on every class of a lowered graph: on a
 /// transferred class, whether two transferred values can share it; on a propagated
 /// one, whether the consumer computes it as written.

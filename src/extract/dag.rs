@@ -202,7 +202,7 @@ pub fn alu_cost(model: &CostModel, consumer: Stage, node: &VNode, ctx: Ctx) -> C
 }
 
 /// Input vertices per consumer invocation (what a per-vertex slot is paid for).
-fn vertices(consumer: &StageInfo) -> u64 {
+pub(crate) fn vertices(consumer: &StageInfo) -> u64 {
     match consumer {
         StageInfo::TessCtrl { input_vertices, .. } | StageInfo::TessEval { input_vertices, .. } => {
             *input_vertices as u64

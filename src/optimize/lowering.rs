@@ -8,11 +8,12 @@ use egg::Id;
 
 use super::options::Options;
 use crate::egraph::analysis::VAnalysis;
-use crate::egraph::lower::{lower_within, Lowered};
+use crate::egraph::lower::{lower_for_pricing_within, lower_within, Lowered};
+use crate::egraph::recompute::ForwardBound;
 use crate::egraph::VGraph;
-use crate::extract::dag::{dag_cost, seed_from};
+use crate::extract::dag::{dag_cost, seed_from, vertices};
 use crate::extract::{Cost, Ctx, Problem, Selection};
-use crate::ir::{IoSlot, Pipeline, Stage};
+use crate::ir::{IoSlot, Pipeline, Stage, StageInfo};
 
 /// The lowered pair and the model cost of the input as written.
 pub(crate) struct LoweredPair {
@@ -33,17 +34,42 @@ pub(crate) fn lower_pair_within(
     known: Option<Cost>,
 ) -> Option<LoweredPair> {
     let lowered = lower_within(p, analysis_for(p, opts), pin_xfb_reads, deadline)?;
-    if deadline.is_some_and(|d| Instant::now() >= d) {
-        return None;
-    }
-    let cost_before = known.unwrap_or_else(|| cost_as_written(&lowered, p, opts));
-    if deadline.is_some_and(|d| Instant::now() >= d) {
-        return None;
-    }
+    let cost_before = match known {
+        Some(cost) => before(deadline).then_some(cost)?,
+        None => priced_before(&lowered, p, opts, deadline)?,
+    };
     Some(LoweredPair {
         lowered,
         cost_before,
     })
+}
+
+/// The model cost of `p` as written, from a graph built only to be priced
+/// (`lower_for_pricing_within`: not compacted to the region); `None` past `deadline`.
+pub(crate) fn price_within(
+    p: &Pipeline,
+    opts: &Options,
+    deadline: Option<Instant>,
+) -> Option<Cost> {
+    let lowered = lower_for_pricing_within(p, analysis_for(p, opts), deadline)?;
+    priced_before(&lowered, p, opts, deadline)
+}
+
+/// [`cost_as_written`], started and finished before `deadline`.
+fn priced_before(
+    l: &Lowered,
+    p: &Pipeline,
+    opts: &Options,
+    deadline: Option<Instant>,
+) -> Option<Cost> {
+    before(deadline).then_some(())?;
+    let cost = cost_as_written(l, p, opts);
+    before(deadline).then_some(cost)
+}
+
+/// Whether `deadline` (if any) has not passed yet.
+fn before(deadline: Option<Instant>) -> bool {
+    deadline.is_none_or(|d| Instant::now() < d)
 }
 
 /// The e-class analysis parameters of a pair under `opts`.
@@ -59,14 +85,52 @@ pub(crate) fn analysis_for(p: &Pipeline, opts: &Options) -> VAnalysis {
             .collect(),
         producer_is_gs: p.producer.stage() == Stage::Geometry,
         // The premises of the sharing gate's argument (`egraph::sharing`).
-        forward_gate: p.producer.stage() != Stage::Geometry
-            && opts.cost.consumer_weight(p.consumer.stage()) >= opts.cost.weight_producer,
+        forward_gate: gated(p, opts),
+        forward_bound: gated(p, opts)
+            .then(|| forward_bound(p, opts))
+            .filter(ForwardBound::can_refuse),
         visibility: if opts.assume_visible {
             Default::default()
         } else {
             p.visibility.clone()
         },
         ..Default::default()
+    }
+}
+
+/// Whether forward motion is gated (`egraph::sharing`): never for a GS producer, and
+/// only when the profile weighs consumer work at least as much as producer work.
+fn gated(p: &Pipeline, opts: &Options) -> bool {
+    p.producer.stage() != Stage::Geometry
+        && opts.cost.consumer_weight(p.consumer.stage()) >= opts.cost.weight_producer
+}
+
+/// The prices of the ALU bound on forward motion (`egraph::recompute`) under the
+/// pair's profile: what dropping one varying saves at most, and what a new one costs
+/// at least.
+fn forward_bound(p: &Pipeline, opts: &Options) -> ForwardBound {
+    let m = &opts.cost;
+    let clamp = |c: u64| u32::try_from(c).unwrap_or(u32::MAX);
+    let op_weight = clamp(m.consumer_weight(p.consumer.stage()) - m.weight_producer);
+    match &p.consumer.info {
+        StageInfo::Fragment { .. } => ForwardBound {
+            op_weight,
+            budget: clamp(
+                m.interp_component.max(m.flat_component) + m.fs_slot + m.extra_barycentric,
+            ),
+            convergent_price: clamp(m.interp_component.min(m.flat_component)),
+            varying_price: clamp(m.interp_component),
+        },
+        info => ForwardBound {
+            op_weight,
+            budget: clamp(
+                m.stage_slot_per_vertex
+                    .saturating_mul(vertices(info))
+                    .max(m.patch_component),
+            ),
+            convergent_price: 0,
+            varying_price: 0,
+        },
     }
 }
 

@@ -179,10 +179,10 @@ fn account_prepass(
     report.before = count_varyings(input);
     let priced = match round.past_deadline() {
         true => None,
-        false => lowering::lower_pair_within(unrolled, opts, false, round.hard_deadline, None),
+        false => lowering::price_within(unrolled, opts, round.hard_deadline),
     };
     match priced {
-        Some(l) => report.cost_before = l.cost_before,
+        Some(cost) => report.cost_before = cost,
         None => report.budget_stops.push(
             "report: time-limit, the cost before is that of the pair after the pre-pass".into(),
         ),
