@@ -111,12 +111,18 @@ fn gated(p: &Pipeline, opts: &Options) -> bool {
 fn forward_bound(p: &Pipeline, opts: &Options) -> ForwardBound {
     let m = &opts.cost;
     let clamp = |c: u64| u32::try_from(c).unwrap_or(u32::MAX);
-    let op_weight = clamp(m.consumer_weight(p.consumer.stage()) - m.weight_producer);
+    let op_weight = clamp(
+        m.consumer_weight(p.consumer.stage())
+            .saturating_sub(m.weight_producer),
+    );
     match &p.consumer.info {
         StageInfo::Fragment { .. } => ForwardBound {
             op_weight,
             budget: clamp(
-                m.interp_component.max(m.flat_component) + m.fs_slot + m.extra_barycentric,
+                m.interp_component
+                    .max(m.flat_component)
+                    .saturating_add(m.fs_slot)
+                    .saturating_add(m.extra_barycentric),
             ),
             convergent_price: clamp(m.interp_component.min(m.flat_component)),
             varying_price: clamp(m.interp_component),
