@@ -4,7 +4,8 @@
 //! asks whether it can pay for its own ALU work. A move whose recomputation costs at
 //! least what one varying is worth is refused.
 //!
-//! Why nothing better is lost (docs/design.md, "The ALU bound"). Forward motion at
+//! Why nothing better is lost, on costs (docs/design.md, "The ALU bound on forward
+//! motion"). Forward motion at
 //! `(xfer m (op a b))` replaces one varying, the transfer of `r = (op a b)`, by consumer
 //! work on `a` and `b`. Dropping that varying saves at most [`ForwardBound::budget`]:
 //! in an FS, one component at the dearer of the interpolated and flat prices, one vec4
@@ -19,7 +20,9 @@
 //! Work shared by two transferred values lies at or below a meeting point, which
 //! counts as nothing, so the costs of different moves never overlap, and a move is
 //! needed for every varying dropped: a set of moves that each cost at least their
-//! varying's worth cannot lower the total.
+//! varying's worth cannot lower the total. Not covered: a forward move as a step
+//! towards a larger backward move, whose consumer work goes back to the producer (one
+//! generated pair in 12,000 is dearer for it; outputs of every real pair unchanged).
 //!
 //! `recompute` is an e-class analysis fact: the cheapest node of the class, as above,
 //! `u32::MAX` for what the consumer cannot compute (producer inputs, transfers). It
