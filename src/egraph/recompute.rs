@@ -101,8 +101,20 @@ pub fn of_node(a: &VAnalysis, node: &VNode, kids: &[&VData], bits: Option<BitSiz
     let Some(own) = op_cost(a, node) else {
         return UNREACHABLE;
     };
-    kids.iter().fold(own.saturating_mul(b.op_weight), |acc, k| {
-        acc.saturating_add(contribution(a, b, k, bits))
+    cost(a, b, own, kids.iter().map(|k| Some(*k)), bits)
+}
+
+/// An op of cost `own` over operands with data `kids` (`None`: a nested pattern,
+/// counted as nothing), feeding a value of `bits`.
+fn cost<'d>(
+    a: &VAnalysis,
+    b: &ForwardBound,
+    own: u32,
+    kids: impl Iterator<Item = Option<&'d VData>>,
+    bits: Option<BitSize>,
+) -> u32 {
+    kids.fold(own.saturating_mul(b.op_weight), |acc, k| {
+        acc.saturating_add(k.map_or(0, |k| contribution(a, b, k, bits)))
     })
 }
 
@@ -181,15 +193,11 @@ impl Moved {
         let Some(own) = op_cost(&g.analysis, &self.node) else {
             return true;
         };
-        let cost = self
+        let kids = self
             .operands
             .iter()
-            .fold(own.saturating_mul(b.op_weight), |acc, v| {
-                let kid = v.and_then(|v| subst.get(v)).map(|id| &g[*id].data);
-                let add = kid.map_or(0, |k| contribution(&g.analysis, b, k, bits));
-                acc.saturating_add(add)
-            });
-        cost < b.budget
+            .map(|v| v.and_then(|v| subst.get(v)).map(|id| &g[*id].data));
+        cost(&g.analysis, b, own, kids, bits) < b.budget
     }
 }
 

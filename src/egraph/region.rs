@@ -178,6 +178,45 @@ mod tests {
         assert!(!lowered.outputs.contains_key(&IoSlot::new(Slot::Pos, 0)));
     }
 
+    /// A VS whose only value outside the region is POS's ATTR0.x, next to a three-op
+    /// varying the FS reads: one unreached class in nine.
+    const SMALL_REMAINDER: &str = "(pair
+  (producer vs
+    (%p = load_input ATTR0.x)
+    (store_output POS.x %p)
+    (%a = load_input ATTR1.x)
+    (%b = fmul %a %a)
+    (%c = fadd %b %a)
+    (%d = fmul %c %b)
+    (store_output VAR0.x %d))
+  (consumer fs
+    (%x = load_interpolated_input VAR0.x persp center)
+    (%one = const 32 1.0)
+    (%r = fadd %x %one)
+    (store_output DATA0.x %r)))";
+
+    /// Under a quarter of the classes unreached, the graph is kept whole: rebuilding
+    /// it would cost more than the rule searches over the one extra class.
+    #[test]
+    fn a_small_unreached_remainder_is_not_cut() {
+        let pair = crate::text::parse(SMALL_REMAINDER, Some("small.pair")).unwrap();
+        let lowered = lower(&pair, VAnalysis::default(), false);
+        let g = &lowered.egraph;
+        // Reached: ATTR1.x, the three producer ops, the transfer and its mode, the
+        // constant and the FS add (8); unreached: ATTR0.x (1). 1 * 4 <= 9.
+        assert_eq!(g.number_of_classes(), 9, "{:?}", g.dump());
+        // The premise, checked when the test compiles: one class in nine is under
+        // the threshold.
+        const _: () = assert!(super::COMPACT_WHEN_DROPPED_ONE_IN <= 9);
+        let attr0 = VNode::Input(IoSlot::new(Slot::Attr(0), 0));
+        assert!(g.classes().any(|c| c.nodes.contains(&attr0)));
+        let starts = lowered
+            .roots
+            .values()
+            .chain(lowered.loads.iter().map(|l| &l.class));
+        assert!(super::compact(g, &lowered.original, starts.copied()).is_none());
+    }
+
     /// A VS whose dead `i2f32` of an integer 2 folds to the float 2.0 the stored value
     /// uses, and whose dead `if` phi and dead product under an `if` reach nothing
     /// stored; the live `if` phi (VAR1.x) needs its condition and both sides.

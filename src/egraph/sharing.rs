@@ -81,26 +81,27 @@ struct Operand {
 
 /// [`pays`] on a class's own analysis data, under the propagation `limit`.
 pub fn pays_below(kid: &VData, parent: Option<BitSize>, limit: Option<u32>) -> bool {
-    let kid = Operand {
-        propagated: propagated(kid, limit),
-        bits: kid.bits,
-        shared: kid.shared,
-        below: kid.sharing_below,
-    };
-    pays(kid, parent)
+    pays(Operand::of(kid, limit, kid.sharing_below), parent)
 }
 
 /// [`pays_below`] without what lies below the operand: whether the operand itself is
 /// shared, widened or computed by the consumer anyway (what the ALU bound counts as
 /// costing nothing, [`super::recompute`]).
 pub fn pays_itself(kid: &VData, parent: Option<BitSize>, limit: Option<u32>) -> bool {
-    let kid = Operand {
-        propagated: propagated(kid, limit),
-        bits: kid.bits,
-        shared: kid.shared,
-        below: false,
-    };
-    pays(kid, parent)
+    pays(Operand::of(kid, limit, false), parent)
+}
+
+impl Operand {
+    /// What [`pays`] reads of a class's analysis data, with `below` for what lies
+    /// under it.
+    fn of(kid: &VData, limit: Option<u32>, below: bool) -> Operand {
+        Operand {
+            propagated: propagated(kid, limit),
+            bits: kid.bits,
+            shared: kid.shared,
+            below,
+        }
+    }
 }
 
 /// Sets `shared` and `sharing_below` on every class of a lowered graph: on a

@@ -51,7 +51,14 @@ pub(crate) fn price_within(
     opts: &Options,
     deadline: Option<Instant>,
 ) -> Option<Cost> {
-    let lowered = lower_for_pricing_within(p, analysis_for(p, opts), deadline)?;
+    // Pricing reads no forward-motion fact: without the gate, `make` computes neither
+    // `sharing_below` nor `recompute` for a graph that is never saturated.
+    let analysis = VAnalysis {
+        forward_gate: false,
+        forward_bound: None,
+        ..analysis_for(p, opts)
+    };
+    let lowered = lower_for_pricing_within(p, analysis, deadline)?;
     priced_before(&lowered, p, opts, deadline)
 }
 
@@ -74,6 +81,7 @@ fn before(deadline: Option<Instant>) -> bool {
 
 /// The e-class analysis parameters of a pair under `opts`.
 pub(crate) fn analysis_for(p: &Pipeline, opts: &Options) -> VAnalysis {
+    let gated = gated(p, opts);
     VAnalysis {
         propagation_limit: opts.cost.propagation_limit(&p.consumer.info),
         wide_opaque_cost: Some(u32::try_from(opts.cost.wide_op).unwrap_or(u32::MAX)),
@@ -85,8 +93,8 @@ pub(crate) fn analysis_for(p: &Pipeline, opts: &Options) -> VAnalysis {
             .collect(),
         producer_is_gs: p.producer.stage() == Stage::Geometry,
         // The premises of the sharing gate's argument (`egraph::sharing`).
-        forward_gate: gated(p, opts),
-        forward_bound: gated(p, opts)
+        forward_gate: gated,
+        forward_bound: gated
             .then(|| forward_bound(p, opts))
             .filter(ForwardBound::can_refuse),
         visibility: if opts.assume_visible {
@@ -183,4 +191,44 @@ fn cost_as_written(l: &Lowered, p: &Pipeline, opts: &Options) -> Cost {
     }
     let vars: Vec<_> = per_slot.into_values().collect();
     alu + crate::extract::dag::varying_cost(&opts.cost, &p.consumer.info, &vars).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A VS/FS pair with a POS cone outside the region and a varying the FS reads,
+    /// and every generator sample pair: the graph priced whole and the graph cut to
+    /// the region price the input alike, since pricing walks from the region's starts.
+    #[test]
+    fn pricing_the_whole_graph_prices_the_region() {
+        let region = crate::text::parse(
+            "(pair
+  (producer vs
+    (%p = load_input ATTR0.x)
+    (%q = fmul %p %p)
+    (%r = fadd %q %p)
+    (%r2 = fmul %r %q)
+    (%r3 = fadd %r2 %r)
+    (store_output POS.x %r3)
+    (%a = load_input ATTR1.x)
+    (%b = fmul %a %p)
+    (store_output VAR0.x %b))
+  (consumer fs
+    (%x = load_interpolated_input VAR0.x persp center)
+    (%one = const 32 1.0)
+    (%s = fadd %x %one)
+    (store_output DATA0.x %s)))",
+            Some("price.pair"),
+        )
+        .unwrap();
+        let opts = Options::new();
+        // Four of its eleven classes (the POS ops) lie outside the region: cut.
+        let cut = lower_within(&region, analysis_for(&region, &opts), false, None).unwrap();
+        assert_eq!(cut.egraph.number_of_classes(), 7);
+        for p in std::iter::once(region).chain(crate::gen::sample_pairs()) {
+            let kept = lower_pair_within(&p, &opts, false, None, None).unwrap();
+            assert_eq!(price_within(&p, &opts, None), Some(kept.cost_before));
+        }
+    }
 }
