@@ -700,6 +700,7 @@ fn consumer_pins(
     prod: &ProducerModel,
     g: &Graph,
     pins: &mut Pins,
+    pin_exported_reads: bool,
 ) -> BTreeSet<IoSlot> {
     let consumer = p.consumer.stage();
     let mut quals: BTreeMap<IoSlot, BTreeSet<String>> = BTreeMap::new();
@@ -777,7 +778,40 @@ fn consumer_pins(
             _ => {}
         }
     }
+    if pin_exported_reads {
+        pin_beside_pinned_distances(prod, g, &read, pins);
+    }
     read
+}
+
+/// Pins the other read components of a clip- or cull-distance vec4 that keeps a
+/// pinned read. That vec4 stays exported as a varying for the pinned component, and
+/// the packer cannot fill it, so a component read from it costs nothing more there;
+/// moved to a VARn, it would take a new component and maybe a new vec4. A value
+/// propagation can take (within the limit) is left free: its read can go altogether.
+/// Only a repair round asks for it (`optimize`, when the first round needs more
+/// vec4s than the input): elsewhere motion may drop the component, which a pin
+/// would forbid.
+fn pin_beside_pinned_distances(
+    prod: &ProducerModel,
+    g: &Graph,
+    read: &BTreeSet<IoSlot>,
+    pins: &mut Pins,
+) {
+    let kept: BTreeSet<Slot> = read
+        .iter()
+        .filter(|io| matches!(io.slot, Slot::ClipDist(_) | Slot::CullDist(_)))
+        .filter(|io| pins.reason(**io).is_some())
+        .map(|io| io.slot)
+        .collect();
+    for io in read.iter().filter(|io| kept.contains(&io.slot)) {
+        if !propagatable(prod, g, *io) {
+            pins.pin(
+                *io,
+                "shares its vec4 with a pinned read, which keeps that vec4 exported",
+            );
+        }
+    }
 }
 
 /// FS-readable system values (reference/000 §3): the FS read may be propagated,
@@ -1048,11 +1082,13 @@ fn roots(shader: &Shader, region: &BTreeSet<Value>) -> BTreeSet<Value> {
 /// A consumer load that cannot enter the graph pins its slot, which can change what
 /// enters the graph, so lowering repeats until no new pin appears.
 ///
-/// With `pin_xfb_reads`, outputs captured by transform feedback that the consumer also
-/// reads are pinned: their single store then serves both, which `optimize` uses when
-/// giving them a separate varying would need more vec4 slots than the input.
-pub fn lower(p: &Pipeline, analysis: VAnalysis, pin_xfb_reads: bool) -> Lowered {
-    lower_until(p, analysis, pin_xfb_reads, None, Region::Kept).0
+/// With `pin_exported_reads`, consumer reads of outputs that stay exported anyway are
+/// pinned: outputs captured by transform feedback, and the components read beside a
+/// pinned clip- or cull-distance read (`pin_beside_pinned_distances`). Their stores
+/// then serve the consumer too, which `optimize` uses when giving them varyings of
+/// their own would need more vec4 slots than the input.
+pub fn lower(p: &Pipeline, analysis: VAnalysis, pin_exported_reads: bool) -> Lowered {
+    lower_until(p, analysis, pin_exported_reads, None, Region::Kept).0
 }
 
 /// [`lower`] that gives up at `deadline`: `None` when it passed before the graph was
@@ -1060,10 +1096,10 @@ pub fn lower(p: &Pipeline, analysis: VAnalysis, pin_xfb_reads: bool) -> Lowered 
 pub fn lower_within(
     p: &Pipeline,
     analysis: VAnalysis,
-    pin_xfb_reads: bool,
+    pin_exported_reads: bool,
     deadline: Option<Instant>,
 ) -> Option<Lowered> {
-    let (lowered, expired) = lower_until(p, analysis, pin_xfb_reads, deadline, Region::Kept);
+    let (lowered, expired) = lower_until(p, analysis, pin_exported_reads, deadline, Region::Kept);
     (!expired).then_some(lowered)
 }
 
@@ -1094,13 +1130,19 @@ enum Region {
 fn lower_until(
     p: &Pipeline,
     analysis: VAnalysis,
-    pin_xfb_reads: bool,
+    pin_exported_reads: bool,
     deadline: Option<Instant>,
     region: Region,
 ) -> (Lowered, bool) {
     let mut pins = Pins::default();
     loop {
-        let (lowered, missing, expired) = lower_once(p, analysis.clone(), pins.clone(), deadline);
+        let (lowered, missing, expired) = lower_once(
+            p,
+            analysis.clone(),
+            pins.clone(),
+            deadline,
+            pin_exported_reads,
+        );
         if expired {
             return (lowered, true);
         }
@@ -1108,7 +1150,7 @@ fn lower_until(
         for io in missing {
             grew |= pins.pin(io, "load not representable in the graph");
         }
-        if pin_xfb_reads {
+        if pin_exported_reads {
             for io in lowered.xfb.intersection(&lowered.read) {
                 grew |= pins.pin(*io, "transform feedback output also read by the consumer");
             }
@@ -1260,6 +1302,7 @@ fn lower_once(
     analysis: VAnalysis,
     mut pins: Pins,
     deadline: Option<Instant>,
+    pin_exported_reads: bool,
 ) -> (Lowered, Vec<IoSlot>, bool) {
     let mut g = Graph {
         egraph: VGraph::new(analysis),
@@ -1274,7 +1317,7 @@ fn lower_once(
     }
     pin_tcs_patch_outputs(p, &mut prod, &g, &mut pins);
     pin_tcs_off_vertex_outputs(&mut prod, &g, &mut pins);
-    let read = consumer_pins(p, &prod, &g, &mut pins);
+    let read = consumer_pins(p, &prod, &g, &mut pins, pin_exported_reads);
     let mut cw = ConsumerWalk {
         p,
         g: &mut g,

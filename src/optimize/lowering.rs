@@ -23,17 +23,17 @@ pub(crate) struct LoweredPair {
     pub cost_before: Cost,
 }
 
-/// Lowers `p` (pinning read xfb outputs when asked) and prices it as written unless
+/// Lowers `p` (pinning reads of outputs exported anyway when asked) and prices it as written unless
 /// its price is `known`, giving up at `deadline` (`None`: it passed first). Both the
 /// graph construction and the pricing of the input as written check it.
 pub(crate) fn lower_pair_within(
     p: &Pipeline,
     opts: &Options,
-    pin_xfb_reads: bool,
+    pin_exported_reads: bool,
     deadline: Option<Instant>,
     known: Option<Cost>,
 ) -> Option<LoweredPair> {
-    let lowered = lower_within(p, analysis_for(p, opts), pin_xfb_reads, deadline)?;
+    let lowered = lower_within(p, analysis_for(p, opts), pin_exported_reads, deadline)?;
     let cost_before = match known {
         Some(cost) => before(deadline).then_some(cost)?,
         None => priced_before(&lowered, p, opts, deadline)?,

@@ -19,8 +19,9 @@ use crate::ir::Pipeline;
 /// How one optimization round chooses.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Round {
-    /// Pin outputs that transform feedback captures and the consumer reads.
-    pub(super) pin_xfb_reads: bool,
+    /// Pin consumer reads of outputs that stay exported anyway (captured by transform
+    /// feedback, or beside a pinned clip- or cull-distance read).
+    pub(super) pin_exported_reads: bool,
     /// Keep the as-written selection instead of the extracted one.
     pub(super) as_written: bool,
     /// A round wanted only for new varyings (the fixed-point round): when the
@@ -124,7 +125,7 @@ pub(super) fn run(
     let lowered = lowering::lower_pair_within(
         p,
         opts,
-        round.pin_xfb_reads,
+        round.pin_exported_reads,
         round.deadline,
         round.input_cost,
     );

@@ -1,6 +1,6 @@
 //! Which rounds run and which result stands: the first round; the repair rounds when
-//! its result would grow the varyings (read xfb outputs pinned, then the selection as
-//! written, then the input unchanged); and a fixed-point round on the result, so
+//! its result would grow the varyings (reads of outputs exported anyway pinned, then
+//! the selection as written, then the input unchanged); and a fixed-point round on the result, so
 //! that optimizing the output again changes nothing more. That round is skipped
 //! where one round is known to be final (a plain 32-bit interface from a producer
 //! other than a TCS: `known_final`; a result whose TCS only copies its own vertex's
@@ -38,13 +38,18 @@ impl Rounds<'_> {
     pub fn first(&self) -> Result<Ran, Error> {
         let mut out = run(self.p, self.opts, self.rules, self.base)?;
         if out.outcome.report.after.slots > out.outcome.report.before.slots {
-            // A read xfb output got a varying of its own next to its kept xfb store;
-            // letting one store serve both keeps the slot count.
-            let xfb = Round {
-                pin_xfb_reads: true,
+            // A read output got a varying of its own next to a store that stays
+            // exported anyway (an xfb capture, a clip-distance vec4 with a pinned
+            // read); letting that store serve the read keeps the slot count.
+            let exported = Round {
+                pin_exported_reads: true,
                 ..self.base
             };
-            out = self.redo(out, xfb, "the time limit ended before the xfb round")?;
+            out = self.redo(
+                out,
+                exported,
+                "the time limit ended before the exported-reads round",
+            )?;
         }
         if grew(&out.outcome.report) {
             // Extraction's estimate of how the varyings pack missed (pinned components
