@@ -5,7 +5,8 @@
 //! re-associated into one canonical form (`reassociate`), `if`s on a known constant
 //! condition (specialization constants after import) are replaced by their taken
 //! branch, output stores that a later store of the same block overwrites unobserved
-//! are dropped (only the last store's inputs stay alive), and consumer loads of an
+//! are dropped (only the last store's inputs stay alive), pure instructions nothing
+//! uses are dropped before lowering (`simplify`), and consumer loads of an
 //! output whose every store stores one constant (wherever the stores are: in loops,
 //! before each GS emit; a select between two equal constants counts as that constant)
 //! read that constant.
@@ -13,6 +14,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::emit::remove_dead_code;
 use super::report::{Fate, VaryingReport};
 use crate::egraph::VNode;
 use crate::ir::{
@@ -20,11 +22,17 @@ use crate::ir::{
     SlotClass, Stmt, Value, Xfb,
 };
 
-/// Folds zero products and constant `if`s and drops overwritten stores in both stages, then propagates
-/// constant outputs; returns the propagated varyings' fates.
+/// Folds zero products and constant `if`s, drops overwritten stores and then dead
+/// pure instructions in both stages, then propagates constant outputs; returns the
+/// propagated varyings' fates.
 pub(crate) fn simplify(p: &mut Pipeline) -> Vec<VaryingReport> {
     for s in [&mut p.producer, &mut p.consumer] {
         clean_shader(s);
+        // Dead work, the input's own or what the folds left, would enter the graph
+        // and keep its loads read: a dead consumer use of a varying made the sharing
+        // gate see that varying as computed anyway, and the first run missed a move
+        // that a second run (on the first one's dead-code-free output) found.
+        remove_dead_code(s);
     }
     propagate_constant_outputs(p)
 }
@@ -665,5 +673,27 @@ mod tests {
              (consumer fs (%x = load_input VAR0.x) (store_output DATA0.x %x)))",
         );
         assert!(propagate_constant_outputs(&mut p).is_empty());
+    }
+
+    #[test]
+    fn dead_pure_work_goes_before_lowering_and_effects_stay() {
+        let mut p = parse(
+            "(pair (producer vs (%a = load_input ATTR0.x) (%b = fneg %a)
+               (store_output VAR0.x %a) (store_output VAR0.y %a))
+             (consumer fs (%x = load_input VAR0.x) (%y = load_input VAR0.y)
+               (%q = fdiv %y %x) (%r = flt %q %x) (%w = fsqrt %x)
+               (%k = const 32 4) (%e = opaque atomic_iadd effect op:234 u32 (args u32 u32) (buffer 0) %k %x)
+               (store_output DATA0.x %w)))",
+        );
+        simplify(&mut p);
+        let text = crate::text::print(&p);
+        // The producer's dead negation, the consumer's dead division and compare, and
+        // the load only they read are gone; the effect and the live work stay.
+        for gone in ["fneg", "fdiv", "flt", "VAR0.y persp", "load_input VAR0.y"] {
+            assert!(!text.contains(gone), "{gone} is left:\n{text}");
+        }
+        for kept in ["atomic_iadd", "fsqrt", "load_input VAR0.x"] {
+            assert!(text.contains(kept), "{kept} is missing:\n{text}");
+        }
     }
 }
