@@ -739,12 +739,23 @@ fn top_level_defs(stmt: &Stmt, out: &mut BTreeSet<u32>) {
 /// counts once, then a worklist that releases each dead instruction's operands (a dead
 /// chain is removed in one pass, not one link per pass).
 pub fn remove_dead_code(shader: &mut Shader) {
+    remove_dead(shader, removable);
+}
+
+/// [`remove_dead_code`] that keeps every load of an input, used or not: what the
+/// pre-pass drops, so that the input's varyings and its price stay as written.
+pub(super) fn remove_dead_computations(shader: &mut Shader) {
+    remove_dead(shader, is_computation);
+}
+
+/// Removes the instructions `dead_if_unused` accepts whose results nothing uses.
+fn remove_dead(shader: &mut Shader, dead_if_unused: fn(&InstKind) -> bool) {
     let n = shader.values.len();
     let mut liveness = Liveness {
         uses: vec![0; n],
         operands: vec![None; n],
     };
-    liveness.count(&shader.body);
+    liveness.count(&shader.body, dead_if_unused);
     let mut dead = vec![false; n];
     let mut work: Vec<usize> = (0..n).filter(|&v| liveness.unused(v)).collect();
     while let Some(v) = work.pop() {
@@ -780,12 +791,12 @@ impl Liveness {
         }
     }
 
-    fn count(&mut self, block: &Block) {
+    fn count(&mut self, block: &Block, dead_if_unused: fn(&InstKind) -> bool) {
         for visit in walk(block) {
             let Visit::Enter(stmt) = visit else { continue };
             self.used(stmt.own_uses());
             if let Stmt::Inst(i) = stmt {
-                if let Some(r) = i.result.filter(|_| removable(&i.kind)) {
+                if let Some(r) = i.result.filter(|_| dead_if_unused(&i.kind)) {
                     self.operands[r.index()] = Some(i.kind.operands());
                 }
             }
@@ -793,6 +804,21 @@ impl Liveness {
     }
 }
 
+/// Whether an instruction computes something other than a constant or an input's
+/// value, with no effect but its result.
+pub(super) fn is_computation(kind: &InstKind) -> bool {
+    removable(kind)
+        && !matches!(
+            kind,
+            InstKind::Const(_)
+                | InstKind::Undef
+                | InstKind::LoadInput { .. }
+                | InstKind::LoadInterpolatedInput { .. }
+                | InstKind::LoadPerVertexInput { .. }
+        )
+}
+
+/// Whether an instruction has no effect but its result (dead-code removal may drop it).
 fn removable(kind: &InstKind) -> bool {
     matches!(
         kind,

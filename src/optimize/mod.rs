@@ -89,12 +89,20 @@ fn optimize_on_mocked_clock(p: &Pipeline, opts: &Options) -> Result<Outcome, Err
     // before the input is lowered once more for its price keeps one copy of the pair
     // (two with an unrolled loop) live there, not three (docs/performance.md, "memory
     // at 100k").
-    let Prepared { pipeline, fates } = prepared;
+    let Prepared {
+        pipeline,
+        fates,
+        dead_computations_only,
+    } = prepared;
+    // What the pre-pass started from: the unrolled input unless specialization ran.
+    let from_unrolled = specialized.is_none();
     let specialized = specialized.map(|s| s.report);
     if pipeline != *input {
-        // A pre-pass that only unrolled counted loops left a pair the rounds priced
-        // as the input is priced (`account_prepass`), and with nothing to report.
-        let priced_alike = fates.is_empty() && *unrolled == pipeline && !has_xfb(&pipeline);
+        // A pre-pass that only unrolled counted loops and dropped dead computations
+        // left a pair the rounds priced as the input is priced (`account_prepass`),
+        // and with nothing to report.
+        let unrolled_only = *unrolled == pipeline || (from_unrolled && dead_computations_only);
+        let priced_alike = fates.is_empty() && unrolled_only && !has_xfb(&pipeline);
         drop(pipeline);
         if !priced_alike {
             account_prepass(&mut out.report, &input, &unrolled, opts, fates, base);

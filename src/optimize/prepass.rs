@@ -16,14 +16,20 @@ use crate::ir::{AluOp, InstKind, InterpMode, IoSlot, Pipeline, Shader, Slot, Sta
 pub(crate) struct Prepared {
     pub pipeline: Pipeline,
     pub fates: Vec<VaryingReport>,
+    /// The pre-pass changed nothing but dropping dead computations, which the price
+    /// of a pair never reads (it walks from the stores and the input loads), so the
+    /// input is priced as the pre-passed pair is.
+    pub dead_computations_only: bool,
 }
 
 /// Applies the clean-ups of `simplify` and the rewrites; returns the input unchanged
 /// when none applies.
 pub(crate) fn prepare(p: &Pipeline) -> Prepared {
     let mut pipeline = p.clone();
-    let mut fates = super::simplify::simplify(&mut pipeline);
-    if pipeline.producer.stage() == Stage::TessCtrl {
+    let simplified = super::simplify::simplify(&mut pipeline);
+    let mut fates = simplified.fates;
+    let tcs = pipeline.producer.stage() == Stage::TessCtrl;
+    if tcs {
         propagate_read_backs(&mut pipeline.producer);
         fates.extend(super::tcs_merge::merge_paired_outputs(&mut pipeline));
     }
@@ -33,7 +39,12 @@ pub(crate) fn prepare(p: &Pipeline) -> Prepared {
     // This copy lives until emission ends, through the heap's peak.
     pipeline.producer.shrink_to_fit();
     pipeline.consumer.shrink_to_fit();
-    Prepared { pipeline, fates }
+    let dead_computations_only = !simplified.rewritten && !tcs && fates.is_empty();
+    Prepared {
+        pipeline,
+        fates,
+        dead_computations_only,
+    }
 }
 
 /// Top-level definitions: value → (statement index, instruction kind).

@@ -42,6 +42,8 @@ struct Chains {
     /// their user's chain rather than a chain of their own.
     interior: Vec<bool>,
     constants: Vec<Option<u32>>,
+    /// Some computation (`emit::is_computation`) that nothing uses.
+    unused: bool,
 }
 
 /// How a value is used: never, once (by this instruction result, if any), or more.
@@ -57,6 +59,7 @@ fn survey(s: &Shader) -> Chains {
     let mut links: Vec<Option<Link>> = vec![None; n];
     let mut constants = vec![None; n];
     let mut uses = vec![Uses::None; n];
+    let mut work = vec![false; n];
     for visit in walk(&s.body) {
         let Visit::Enter(stmt) = visit else {
             continue;
@@ -76,6 +79,7 @@ fn survey(s: &Shader) -> Chains {
         let Some((r, kind)) = stmt.as_def() else {
             continue;
         };
+        work[r.index()] = super::emit::is_computation(kind);
         match kind {
             InstKind::Const(bits) => constants[r.index()] = Some(*bits),
             InstKind::Alu { op, srcs, .. } if is_chain_op(*op) && srcs.len() == 2 => {
@@ -95,10 +99,12 @@ fn survey(s: &Shader) -> Chains {
             _ => false,
         })
         .collect();
+    let unused = (0..n).any(|i| work[i] && uses[i] == Uses::None);
     Chains {
         links,
         interior,
         constants,
+        unused,
     }
 }
 
@@ -255,8 +261,9 @@ fn is_left_deep(chains: &Chains, root: Value, depth: usize) -> bool {
 /// the old chains that only the chain used are removed; the new ones sit right before
 /// the chain's last instruction, where every operand is defined. Returns whether any
 /// chain was rebuilt.
-pub(crate) fn reassociate(s: &mut Shader) -> bool {
+pub(crate) fn reassociate(s: &mut Shader) -> Reassociated {
     let chains = survey(s);
+    let unused = chains.unused;
     let mut taken = None;
     let roots: Vec<Value> = (0..chains.links.len())
         .filter(|&i| chains.links[i].is_some() && !chains.interior[i])
@@ -269,7 +276,10 @@ pub(crate) fn reassociate(s: &mut Shader) -> bool {
         }
     }
     if plans.is_empty() {
-        return false;
+        return Reassociated {
+            reordered: false,
+            unused,
+        };
     }
     let dead: BTreeSet<Value> = plans
         .values()
@@ -293,7 +303,21 @@ pub(crate) fn reassociate(s: &mut Shader) -> bool {
             block.push(stmt);
         }
     });
-    true
+    Reassociated {
+        reordered: true,
+        unused,
+    }
+}
+
+/// What [`reassociate`] did, and what its survey of the shader saw on the way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Reassociated {
+    /// Some chain was rebuilt.
+    pub reordered: bool,
+    /// Some computation that nothing used was there before (constants, undefs and
+    /// input loads aside, `emit::is_computation`): the pre-pass then removes dead
+    /// computations, a pass it skips on the many inputs that have none.
+    pub unused: bool,
 }
 
 #[cfg(test)]
@@ -395,5 +419,21 @@ mod tests {
         let before = p.clone();
         reassociate(&mut p.producer);
         assert_eq!(p, before);
+    }
+
+    #[test]
+    fn the_survey_notes_unused_computations_but_not_unused_constants_or_inputs() {
+        // `parse`'s own prelude leaves the constants %k3 and %k5 unused.
+        let uses_all = "(%x = iadd %c %b) (%y = iadd %x %a) (store_output VAR0.x %y)";
+        let mut p = parse(uses_all);
+        assert!(!reassociate(&mut p.producer).unused);
+        let mut p = parse(&format!("(%d = fneg %fa) {uses_all}"));
+        let re = reassociate(&mut p.producer);
+        assert!(re.unused && re.reordered);
+        // An unused input load is no computation: the pre-pass keeps it.
+        let mut p = parse(&format!("(%u = load_input ATTR1.x) {uses_all}"));
+        assert!(!reassociate(&mut p.producer).unused);
+        let mut p = parse(&format!("(%u = load_uniform 0) {uses_all}"));
+        assert!(reassociate(&mut p.producer).unused);
     }
 }

@@ -5,8 +5,8 @@
 //! re-associated into one canonical form (`reassociate`), `if`s on a known constant
 //! condition (specialization constants after import) are replaced by their taken
 //! branch, output stores that a later store of the same block overwrites unobserved
-//! are dropped (only the last store's inputs stay alive), pure instructions nothing
-//! uses are dropped before lowering (`simplify`), and consumer loads of an
+//! are dropped (only the last store's inputs stay alive), computations nothing uses
+//! are dropped before lowering (`simplify`), and consumer loads of an
 //! output whose every store stores one constant (wherever the stores are: in loops,
 //! before each GS emit; a select between two equal constants counts as that constant)
 //! read that constant.
@@ -14,7 +14,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::emit::remove_dead_code;
+use super::emit::remove_dead_computations;
 use super::report::{Fate, VaryingReport};
 use crate::egraph::VNode;
 use crate::ir::{
@@ -23,18 +23,35 @@ use crate::ir::{
 };
 
 /// Folds zero products and constant `if`s, drops overwritten stores and then dead
-/// pure instructions in both stages, then propagates constant outputs; returns the
-/// propagated varyings' fates.
-pub(crate) fn simplify(p: &mut Pipeline) -> Vec<VaryingReport> {
+/// computations in both stages, then propagates constant outputs.
+pub(crate) fn simplify(p: &mut Pipeline) -> Simplified {
+    let mut rewritten = false;
     for s in [&mut p.producer, &mut p.consumer] {
-        clean_shader(s);
-        // Dead work, the input's own or what the folds left, would enter the graph
-        // and keep its loads read: a dead consumer use of a varying made the sharing
-        // gate see that varying as computed anyway, and the first run missed a move
-        // that a second run (on the first one's dead-code-free output) found.
-        remove_dead_code(s);
+        let cleaned = clean_shader(s);
+        rewritten |= cleaned.any();
+        // Dead work, the input's own or what the folds left, would enter the graph:
+        // a dead consumer use of a varying made the sharing gate see that varying as
+        // computed anyway, and the first run missed a move that a second run (on the
+        // first one's dead-code-free output) found. Input loads stay, so the input's
+        // varyings and its price are as written. The removal is a pass of its own,
+        // so it runs only where there is dead work.
+        if cleaned.folded || cleaned.unused {
+            remove_dead_computations(s);
+        }
     }
-    propagate_constant_outputs(p)
+    Simplified {
+        fates: propagate_constant_outputs(p),
+        rewritten,
+    }
+}
+
+/// What [`simplify`] did.
+pub(crate) struct Simplified {
+    /// The propagated constant outputs' fates.
+    pub fates: Vec<VaryingReport>,
+    /// Whether a clean-up changed more than dropping dead computations and
+    /// propagating those outputs (`Cleaned::any`).
+    pub rewritten: bool,
 }
 
 /// `p` with the counted loops that store outputs or emit unrolled (`unroll`), or `p`
@@ -67,6 +84,9 @@ pub(crate) struct Cleaned {
     pub folded: bool,
     /// An integer chain put in canonical order: the same operands, regrouped.
     pub reordered: bool,
+    /// The shader had a computation or load that nothing used before the folds
+    /// (`reassociate`'s survey saw it); not a change.
+    pub unused: bool,
 }
 
 impl Cleaned {
@@ -84,10 +104,14 @@ impl Cleaned {
 pub(crate) fn clean_shader(s: &mut Shader) -> Cleaned {
     let mut folded = fold_zero_products(s);
     folded |= super::unroll::unroll(s, known_constants);
-    let reordered = super::reassociate::reassociate(s);
+    let re = super::reassociate::reassociate(s);
     folded |= fold_constant_ifs(s);
     folded |= drop_overwritten_stores(s);
-    Cleaned { folded, reordered }
+    Cleaned {
+        folded,
+        reordered: re.reordered,
+        unused: re.unused,
+    }
 }
 
 /// Known constant values: `const` instructions, ALU ops over known constants, folded
@@ -574,11 +598,7 @@ mod tests {
             let before = p.consumer.clone();
             let first = clean_shader(&mut p.consumer);
             let chain = i == 1;
-            let want = Cleaned {
-                folded: !chain,
-                reordered: chain,
-            };
-            assert_eq!(first, want, "{body}");
+            assert_eq!((first.folded, first.reordered), (!chain, chain), "{body}");
             assert_ne!(p.consumer, before, "{body}");
             let cleaned = p.consumer.clone();
             assert!(
@@ -676,7 +696,7 @@ mod tests {
     }
 
     #[test]
-    fn dead_pure_work_goes_before_lowering_and_effects_stay() {
+    fn dead_computations_go_before_lowering_and_loads_and_effects_stay() {
         let mut p = parse(
             "(pair (producer vs (%a = load_input ATTR0.x) (%b = fneg %a)
                (store_output VAR0.x %a) (store_output VAR0.y %a))
@@ -687,12 +707,13 @@ mod tests {
         );
         simplify(&mut p);
         let text = crate::text::print(&p);
-        // The producer's dead negation, the consumer's dead division and compare, and
-        // the load only they read are gone; the effect and the live work stay.
-        for gone in ["fneg", "fdiv", "flt", "VAR0.y persp", "load_input VAR0.y"] {
+        // The producer's dead negation and the consumer's dead division and compare
+        // are gone; the effect, the live work and every input load stay (the input's
+        // varyings and price are as written).
+        for gone in ["fneg", "fdiv", "flt"] {
             assert!(!text.contains(gone), "{gone} is left:\n{text}");
         }
-        for kept in ["atomic_iadd", "fsqrt", "load_input VAR0.x"] {
+        for kept in ["atomic_iadd", "fsqrt", "load_input VAR0.x", "load_input VAR0.y"] {
             assert!(text.contains(kept), "{kept} is missing:\n{text}");
         }
     }
