@@ -713,7 +713,12 @@ mod tests {
         for gone in ["fneg", "fdiv", "flt"] {
             assert!(!text.contains(gone), "{gone} is left:\n{text}");
         }
-        for kept in ["atomic_iadd", "fsqrt", "load_input VAR0.x", "load_input VAR0.y"] {
+        for kept in [
+            "atomic_iadd",
+            "fsqrt",
+            "load_input VAR0.x",
+            "load_input VAR0.y",
+        ] {
             assert!(text.contains(kept), "{kept} is missing:\n{text}");
         }
     }
