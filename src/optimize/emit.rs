@@ -807,8 +807,19 @@ impl Liveness {
 /// Whether an instruction computes something other than a constant or an input's
 /// value, with no effect but its result.
 pub(super) fn is_computation(kind: &InstKind) -> bool {
-    removable(kind)
-        && !matches!(
+    matches!(
+        kind,
+        InstKind::Alu { .. }
+            | InstKind::LoadUniform { .. }
+            | InstKind::LoadUbo { .. }
+            | InstKind::LoadSystemValue(_)
+    ) || matches!(kind, InstKind::Opaque { op, .. } if op.purity != crate::ir::Purity::Effect)
+}
+
+/// Whether an instruction has no effect but its result (dead-code removal may drop it).
+fn removable(kind: &InstKind) -> bool {
+    is_computation(kind)
+        || matches!(
             kind,
             InstKind::Const(_)
                 | InstKind::Undef
@@ -816,22 +827,6 @@ pub(super) fn is_computation(kind: &InstKind) -> bool {
                 | InstKind::LoadInterpolatedInput { .. }
                 | InstKind::LoadPerVertexInput { .. }
         )
-}
-
-/// Whether an instruction has no effect but its result (dead-code removal may drop it).
-fn removable(kind: &InstKind) -> bool {
-    matches!(
-        kind,
-        InstKind::Const(_)
-            | InstKind::Undef
-            | InstKind::Alu { .. }
-            | InstKind::LoadUniform { .. }
-            | InstKind::LoadUbo { .. }
-            | InstKind::LoadInput { .. }
-            | InstKind::LoadInterpolatedInput { .. }
-            | InstKind::LoadPerVertexInput { .. }
-            | InstKind::LoadSystemValue(_)
-    ) || matches!(kind, InstKind::Opaque { op, .. } if op.purity != crate::ir::Purity::Effect)
 }
 
 fn drop_dead(block: &mut Block, dead: &[bool]) {
