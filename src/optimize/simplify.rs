@@ -35,7 +35,7 @@ pub(crate) fn simplify(p: &mut Pipeline) -> Simplified {
         // first one's dead-code-free output) found. Input loads stay, so the input's
         // varyings and its price are as written. The removal is a pass of its own,
         // so it runs only where there is dead work.
-        if cleaned.folded || cleaned.unused {
+        if cleaned.maybe_dead {
             remove_dead_computations(s);
         }
     }
@@ -84,9 +84,10 @@ pub(crate) struct Cleaned {
     pub folded: bool,
     /// An integer chain put in canonical order: the same operands, regrouped.
     pub reordered: bool,
-    /// The shader had a computation or load that nothing used before the folds
-    /// (`reassociate`'s survey saw it); not a change.
-    pub unused: bool,
+    /// The shader may hold a computation nothing uses: `reassociate`'s survey saw
+    /// one (after the zero products and the unrolling), or a later fold (a constant
+    /// `if`, an overwritten store) may have left one. Not a change.
+    pub maybe_dead: bool,
 }
 
 impl Cleaned {
@@ -105,12 +106,12 @@ pub(crate) fn clean_shader(s: &mut Shader) -> Cleaned {
     let mut folded = fold_zero_products(s);
     folded |= super::unroll::unroll(s, known_constants);
     let re = super::reassociate::reassociate(s);
-    folded |= fold_constant_ifs(s);
-    folded |= drop_overwritten_stores(s);
+    let late = fold_constant_ifs(s) | drop_overwritten_stores(s);
+    folded |= late;
     Cleaned {
         folded,
         reordered: re.reordered,
-        unused: re.unused,
+        maybe_dead: re.unused || late,
     }
 }
 
