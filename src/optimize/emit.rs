@@ -743,7 +743,7 @@ pub fn remove_dead_code(shader: &mut Shader) {
 }
 
 /// [`remove_dead_code`] that keeps every load of an input, used or not: what the
-/// pre-pass drops, so that the input's varyings and its price stay as written.
+/// pre-pass drops, so that the input's varyings stay as written.
 pub(super) fn remove_dead_computations(shader: &mut Shader) {
     remove_dead(shader, is_computation);
 }

@@ -23,9 +23,10 @@ pub(crate) struct LoweredPair {
     pub cost_before: Cost,
 }
 
-/// Lowers `p` (pinning reads of outputs exported anyway when asked) and prices it as written unless
-/// its price is `known`, giving up at `deadline` (`None`: it passed first). Both the
-/// graph construction and the pricing of the input as written check it.
+/// Lowers `p` (pinning reads of outputs exported anyway when asked) and prices it as
+/// written unless its price is `known`, giving up at `deadline` (`None`: it passed
+/// first). Both the graph construction and the pricing of the input as written check
+/// it.
 pub(crate) fn lower_pair_within(
     p: &Pipeline,
     opts: &Options,

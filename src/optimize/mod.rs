@@ -98,9 +98,10 @@ fn optimize_on_mocked_clock(p: &Pipeline, opts: &Options) -> Result<Outcome, Err
     let from_unrolled = specialized.is_none();
     let specialized = specialized.map(|s| s.report);
     if pipeline != *input {
-        // A pre-pass that only unrolled counted loops and dropped dead computations
-        // left a pair the rounds priced as the input is priced (`account_prepass`),
-        // and with nothing to report.
+        // A pre-pass that only unrolled counted loops left a pair the rounds priced
+        // as the input is priced (`account_prepass`), and with nothing to report; one
+        // that also dropped dead computations, a pair priced as the input is without
+        // them, which is what the report's cost before means.
         let unrolled_only = *unrolled == pipeline || (from_unrolled && dead_computations_only);
         let priced_alike = fates.is_empty() && unrolled_only && !has_xfb(&pipeline);
         drop(pipeline);

@@ -16,9 +16,9 @@ use crate::ir::{AluOp, InstKind, InterpMode, IoSlot, Pipeline, Shader, Slot, Sta
 pub(crate) struct Prepared {
     pub pipeline: Pipeline,
     pub fates: Vec<VaryingReport>,
-    /// The pre-pass changed nothing but dropping dead computations, which the price
-    /// of a pair never reads (it walks from the stores and the input loads), so the
-    /// input is priced as the pre-passed pair is.
+    /// The pre-pass changed nothing but dropping dead computations: the input is then
+    /// priced as the pre-passed pair is, its dead work left out of the report's cost
+    /// before (`Report::cost_before`) rather than priced by a second lowering.
     pub dead_computations_only: bool,
 }
 

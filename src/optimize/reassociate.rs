@@ -260,7 +260,7 @@ fn is_left_deep(chains: &Chains, root: Value, depth: usize) -> bool {
 /// Re-associates every integer chain of `s` (see the module comment). Instructions of
 /// the old chains that only the chain used are removed; the new ones sit right before
 /// the chain's last instruction, where every operand is defined. Returns whether any
-/// chain was rebuilt.
+/// chain was rebuilt and whether the survey saw an unused computation.
 pub(crate) fn reassociate(s: &mut Shader) -> Reassociated {
     let chains = survey(s);
     let unused = chains.unused;

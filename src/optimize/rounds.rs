@@ -1,12 +1,12 @@
 //! Which rounds run and which result stands: the first round; the repair rounds when
 //! its result would grow the varyings (reads of outputs exported anyway pinned, then
-//! the selection as written, then the input unchanged); and a fixed-point round on the result, so
-//! that optimizing the output again changes nothing more. That round is skipped
-//! where one round is known to be final (a plain 32-bit interface from a producer
-//! other than a TCS: `known_final`; a result whose TCS only copies its own vertex's
-//! inputs and stores uniform expressions: `pass_through_tcs`) unless the clean-ups
-//! folded something the e-graph did not see, and after a round that changed no count
-//! unless it made inputs flat. Every round works towards the same deadline
+//! the selection as written, then the input unchanged); and a fixed-point round on the
+//! result, so that optimizing the output again changes nothing more. That round is
+//! skipped where one round is known to be final (a plain 32-bit interface from a
+//! producer other than a TCS: `known_final`; a result whose TCS only copies its own
+//! vertex's inputs and stores uniform expressions: `pass_through_tcs`) unless the
+//! clean-ups folded something the e-graph did not see, and after a round that changed
+//! no count unless it made inputs flat. Every round works towards the same deadline
 //! ([`Round`]); past it, the remaining rounds are skipped and the report says so.
 
 use super::options::Options;

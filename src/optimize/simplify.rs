@@ -33,8 +33,8 @@ pub(crate) fn simplify(p: &mut Pipeline) -> Simplified {
         // a dead consumer use of a varying made the sharing gate see that varying as
         // computed anyway, and the first run missed a move that a second run (on the
         // first one's dead-code-free output) found. Input loads stay, so the input's
-        // varyings and its price are as written. The removal is a pass of its own,
-        // so it runs only where there is dead work.
+        // varyings are as written. The removal is a pass of its own, so it runs only
+        // where there may be dead work.
         if cleaned.maybe_dead {
             remove_dead_computations(s);
         }
@@ -710,7 +710,7 @@ mod tests {
         let text = crate::text::print(&p);
         // The producer's dead negation and the consumer's dead division and compare
         // are gone; the effect, the live work and every input load stay (the input's
-        // varyings and price are as written).
+        // varyings are as written).
         for gone in ["fneg", "fdiv", "flt"] {
             assert!(!text.contains(gone), "{gone} is left:\n{text}");
         }
@@ -722,5 +722,28 @@ mod tests {
         ] {
             assert!(text.contains(kept), "{kept} is missing:\n{text}");
         }
+    }
+
+    #[test]
+    fn work_a_late_fold_leaves_dead_goes_too_and_a_live_shader_is_left_alone() {
+        // The division is live when `reassociate` surveys the shader; dropping the
+        // overwritten store (after the survey) leaves it dead.
+        let mut p = parse(
+            "(pair (producer vs (%a = load_input ATTR0.x) (store_output VAR0.x %a))
+             (consumer fs (%x = load_input VAR0.x) (%q = fdiv %x %x)
+               (store_output DATA0.x %q) (%w = fsqrt %x) (store_output DATA0.x %w)))",
+        );
+        let mut consumer = p.consumer.clone();
+        let cleaned = clean_shader(&mut consumer);
+        assert!(cleaned.folded && cleaned.maybe_dead);
+        simplify(&mut p);
+        let text = crate::text::print(&p);
+        assert!(!text.contains("fdiv") && text.contains("fsqrt"), "{text}");
+        let mut live = parse(
+            "(pair (producer vs (%a = load_input ATTR0.x) (store_output VAR0.x %a))
+             (consumer fs (%x = load_input VAR0.x) (%w = fsqrt %x)
+               (store_output DATA0.x %w)))",
+        );
+        assert_eq!(clean_shader(&mut live.consumer), Cleaned::default());
     }
 }

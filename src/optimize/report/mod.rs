@@ -115,7 +115,8 @@ pub struct Report {
     pub before: Counts,
     /// After.
     pub after: Counts,
-    /// Model cost of the input.
+    /// Model cost of the input, without computations nothing uses (the pre-pass
+    /// drops them, as a driver's compile would, and the input is priced alike).
     pub cost_before: Cost,
     /// Model cost of the output.
     pub cost_after: Cost,
