@@ -52,11 +52,19 @@ pub(crate) fn select<'a>(
     let limit = counts.components.saturating_sub(kept_outside(p, l));
     let pinned = pinned_varyings(p, l);
     let seed_cost = dag_cost(&prob, &seed);
-    let (selection, cost) = if as_written {
-        (seed, seed_cost.clone())
-    } else {
-        let extracted = extracted.selection.clone();
-        prefer_fewer_varyings(&prob, extracted, (seed, &seed_cost), limit, &pinned)
+    let extracted_kept = (!as_written)
+        .then(|| {
+            let extracted = extracted.selection.clone();
+            prefer_fewer_varyings(&prob, extracted, &seed_cost, limit, &pinned)
+        })
+        .flatten();
+    let (selection, cost) = match extracted_kept {
+        Some(kept) => kept,
+        None => {
+            let folded = with_constants_folded(g, seed);
+            let cost = dag_cost(&prob, &folded);
+            (folded, cost)
+        }
     };
     let transfers_as_written =
         cost.varyings == seed_cost.varyings && packed_as_estimated(&prob, &cost, &pinned, counts);
@@ -162,14 +170,15 @@ fn pinned_varyings(p: &Pipeline, l: &Lowered) -> Vec<crate::extract::VaryingKey>
 /// `pinned` varyings they share vec4s with), and on a cost tie takes the one with
 /// fewer varyings. Code motion can send an expression next to its operands, which the
 /// model may price a little cheaper (less consumer ALU) but which would break the
-/// promise that varyings never grow. Returns the selection kept with its cost.
+/// promise that varyings never grow. Returns the extracted selection with its cost
+/// when it is kept, `None` when the as-written one is.
 fn prefer_fewer_varyings(
     prob: &Problem<'_>,
     sel: Selection,
-    (seed, a): (Selection, &DagCost),
+    a: &DagCost,
     limit: usize,
     pinned: &[crate::extract::VaryingKey],
-) -> (Selection, DagCost) {
+) -> Option<(Selection, DagCost)> {
     let b = dag_cost(prob, &sel);
     // Components as packed: two 16-bit halves share one, as in `count_varyings`.
     let components = |c: &crate::extract::DagCost| packed_components(&c.varyings) as usize;
@@ -179,9 +188,22 @@ fn prefer_fewer_varyings(
     };
     let grows = components(&b) > limit.max(components(a)) || slots(&b) > slots(a);
     let rank = |c: &crate::extract::DagCost| (c.total, components(c), c.slots);
-    if grows || rank(a) <= rank(&b) {
-        (seed, a.clone())
-    } else {
-        (sel, b)
+    (!grows && rank(&b) < rank(a)).then_some((sel, b))
+}
+
+/// The as-written selection `seed` with every class the analysis folded to a constant
+/// taking that constant. Where the seed stands (the extracted selection would grow
+/// the varyings, or is no cheaper), it still propagates what is free, and a value it
+/// propagates can be arithmetic on constants in the producer (an unrolled loop's
+/// `iadd 3 3`): emitted as written, the consumer would compute it. Every class with a
+/// constant holds that constant's node (`VAnalysis::modify`), it reads no varying,
+/// and it costs nothing, so the folded seed transfers no more than the seed does.
+fn with_constants_folded(g: &crate::egraph::VGraph, mut seed: Selection) -> Selection {
+    for ((class, _), node) in seed.choice.iter_mut() {
+        let data = &g[*class].data;
+        if let (Some(value), Some(bits)) = (data.konst, data.bits) {
+            *node = crate::egraph::VNode::Const { bits, value };
+        }
     }
+    seed
 }
