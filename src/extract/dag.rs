@@ -747,17 +747,41 @@ impl DagExtractor {
     /// DAG. Same flips in the same order as [`DagExtractor::local_search_full`], so
     /// the same result; a GS producer (per-emit routing) or a start that is already
     /// cyclic uses that whole-DAG search.
-    pub fn local_search(&self, p: &Problem<'_>, mut cur: Selection) -> Selection {
+    pub fn local_search(&self, p: &Problem<'_>, cur: Selection) -> Selection {
+        self.descend(p, cur, Ties::Kept)
+    }
+
+    /// [`DagExtractor::local_search`] that also takes a flip at the same cost with
+    /// fewer packed varying components: the global search's last step, on its
+    /// result, so that the tie-break never leads the search elsewhere.
+    ///
+    /// Components break ties because the model prices varyings between non-FS stages
+    /// by the vec4 slot: into a TES, sending a difference of two values already sent
+    /// costs what computing it there does, but every component is still a store and a
+    /// load. Without the tie-break a first run could keep the extra component and a
+    /// second run, starting from that output, drop it (the optimizer would not be
+    /// idempotent).
+    pub fn polish_components(&self, p: &Problem<'_>, cur: Selection) -> Selection {
+        self.descend(p, cur, Ties::FewerComponents)
+    }
+
+    fn descend(&self, p: &Problem<'_>, mut cur: Selection, ties: Ties) -> Selection {
         if p.gs_emits.is_some() {
-            return self.local_search_full(p, cur);
+            return self.local_search_full(p, cur, ties);
         }
         let mut inc = super::incremental::Incremental::new(p, &cur);
         // An incomplete or cyclic start (never one the extractors build) is left to
         // the whole-DAG search, which handles every selection.
         if inc.total() == Cost::INFINITE {
-            return self.local_search_full(p, cur);
+            return self.local_search_full(p, cur, ties);
         }
         let mut cur_cost = inc.total();
+        // Counted only where ties count (a walk of the varyings).
+        let components = |inc: &super::incremental::Incremental<'_>| match ties {
+            Ties::Kept => 0,
+            Ties::FewerComponents => inc.components(),
+        };
+        let mut cur_components = components(&inc);
         let mut evals = 0;
         loop {
             let mut improved = false;
@@ -776,9 +800,11 @@ impl DagExtractor {
                         continue;
                     };
                     let c = inc.total();
-                    if c < cur_cost || !had {
-                        if c < cur_cost {
-                            cur_cost = c;
+                    let better =
+                        c < cur_cost || (c == cur_cost && components(&inc) < cur_components);
+                    if better || !had {
+                        if better {
+                            (cur_cost, cur_components) = (c, components(&inc));
                             improved = true;
                         }
                         cur.choice.insert(key, alt);
@@ -794,11 +820,15 @@ impl DagExtractor {
         }
     }
 
-    /// [`DagExtractor::local_search`] re-evaluating the whole DAG for every flip: the
-    /// reference the incremental search is tested against, and the search for GS
-    /// producers.
-    pub fn local_search_full(&self, p: &Problem<'_>, mut cur: Selection) -> Selection {
-        let mut cur_cost = dag_cost(p, &cur).total;
+    /// [`DagExtractor::local_search`] (or, by `ties`, [`DagExtractor::polish_components`])
+    /// re-evaluating the whole DAG for every flip: the reference the incremental
+    /// search is tested against, and the search for GS producers.
+    pub fn local_search_full(&self, p: &Problem<'_>, mut cur: Selection, ties: Ties) -> Selection {
+        let rank = |c: &DagCost| match ties {
+            Ties::Kept => (c.total, 0),
+            Ties::FewerComponents => (c.total, packed_components(&c.varyings)),
+        };
+        let mut cur_rank = rank(&dag_cost(p, &cur));
         let mut evals = 0;
         loop {
             let mut improved = false;
@@ -809,9 +839,9 @@ impl DagExtractor {
                     }
                     evals += 1;
                     let old = cur.choice.insert(key, alt);
-                    let c = dag_cost(p, &cur).total;
-                    if c < cur_cost {
-                        cur_cost = c;
+                    let r = rank(&dag_cost(p, &cur));
+                    if r < cur_rank {
+                        cur_rank = r;
                         improved = true;
                     } else if let Some(o) = old {
                         cur.choice.insert(key, o);
@@ -823,6 +853,15 @@ impl DagExtractor {
             }
         }
     }
+}
+
+/// What a single-flip search takes besides a lower cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ties {
+    /// Nothing: a flip at the same cost is refused.
+    Kept,
+    /// A flip at the same cost with fewer packed varying components.
+    FewerComponents,
 }
 
 impl Extractor for DagExtractor {

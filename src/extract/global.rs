@@ -9,7 +9,8 @@
 //! drop path forbids, one at a time, the varying whose removal costs least, remembering
 //! the best selection seen (this crosses the plateaus where one more slot must be given
 //! up before a whole vec4 is saved); add moves then make single candidates free. The
-//! best selection is polished by single-choice local search. Re-extraction is
+//! best selection is polished by single-choice local search, the last pass of which
+//! also breaks cost ties by fewer packed components. Re-extraction is
 //! incremental (`super::reprice`): each path step or accepted add move commits a base
 //! set, and a candidate re-prices only the classes above the one varying it changes,
 //! then is rolled back. Its whole-DAG cost is incremental too (`super::tally`):
@@ -330,7 +331,8 @@ impl GlobalExtractor {
             paths_skipped,
             evaluations: s.evaluations + skipped,
         };
-        (s.best.map(|(_, sel)| sel).unwrap_or_default(), counted)
+        let best = s.best.map(|(_, sel)| sel).unwrap_or_default();
+        (self.polish.polish_components(p, best), counted)
     }
 }
 

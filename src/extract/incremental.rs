@@ -92,6 +92,12 @@ impl<'a> Incremental<'a> {
         vcost + clamp(self.producer_alu) + clamp(self.consumer_alu)
     }
 
+    /// The current selection's varyings in packed components (`dag::packed_components`).
+    pub fn components(&self) -> u64 {
+        let vars: Vec<VaryingKey> = self.varyings.keys().copied().collect();
+        super::dag::packed_components(&vars)
+    }
+
     /// Whether `key` is in the DAG of the current selection.
     pub fn in_dag(&self, key: (Id, Ctx)) -> bool {
         self.refs.get(slot(key.0, key.1)).is_some_and(|r| *r > 0)
@@ -329,7 +335,7 @@ pub(super) mod tests {
     use super::*;
     use crate::egraph::lower::lower;
     use crate::egraph::{saturate::saturate, Budgets, RuleSet, VAnalysis};
-    use crate::extract::dag::{dag_cost, reachable, valid, DagExtractor};
+    use crate::extract::dag::{dag_cost, reachable, valid, DagExtractor, Ties};
     use crate::extract::CostModel;
     use crate::ir::Pipeline;
 
@@ -402,7 +408,8 @@ pub(super) mod tests {
         assert!(flips > 300, "the pairs offer alternatives ({flips} flips)");
     }
 
-    /// The incremental local search ends where the whole-DAG one does.
+    /// The incremental local search ends where the whole-DAG one does, with ties
+    /// refused and with ties broken by components.
     #[test]
     fn local_search_matches_the_whole_dag_search() {
         let model = CostModel::default();
@@ -413,7 +420,10 @@ pub(super) mod tests {
             });
             let x = DagExtractor::default();
             let fast = x.local_search(&p, start.clone());
-            let full = x.local_search_full(&p, start);
+            let full = x.local_search_full(&p, start.clone(), Ties::Kept);
+            assert_eq!(fast, full);
+            let fast = x.polish_components(&p, start.clone());
+            let full = x.local_search_full(&p, start, Ties::FewerComponents);
             assert_eq!(fast, full);
         }
     }
