@@ -151,6 +151,28 @@ fn cli_selects_the_extraction_mode() {
 }
 
 #[test]
+fn both_modes_break_cost_ties_by_components() {
+    // Into a TES the VS's `x - 1/x`, sent beside `x` and `1/x`, costs what computing
+    // it there does (varyings are priced by the vec4 slot): 4 components and 3 cost
+    // the same, and both modes must end with the 3 (x, 1/x and the fog value): the
+    // exact search starts from the fast mode's tie-broken result and replaces it only
+    // by a cheaper one.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/regressions/vs_tes_cost_tie_broken_by_components.pair"
+    );
+    let p = varysat::text::parse_file(std::path::Path::new(path)).expect("parses");
+    let mut costs = vec![];
+    for mode in [Extraction::Fast, Extraction::exact()] {
+        let out = optimize(&p, &options().extraction(mode)).expect("optimizes");
+        let r = &out.report;
+        assert_eq!(r.after.components, 3, "{mode:?}\n{r}");
+        costs.push(r.cost_after);
+    }
+    assert_eq!(costs[0], costs[1], "the tie-break costs nothing");
+}
+
+#[test]
 fn shared_linear_inputs_need_two_varyings_in_both_modes() {
     // t0 = a+b+c, t1 = a+b*k1+c*k2 over three interpolated inputs: moving both sums
     // into the producer needs two varyings instead of three.
