@@ -16,7 +16,8 @@ use std::collections::BTreeMap;
 use crate::error::{Diagnostic, Error};
 use crate::ir::{
     eval_alu, walk, AluOp, BitSize, Block, Half, Indirect, Inst, InstKind, InterpMode, IoSlot,
-    KnownUniforms, Pipeline, Shader, SrcLoc, Stmt, SystemValue, UniformWord, Value, Visit, Xfb,
+    KnownUniforms, Pipeline, ScalarTy, Shader, SrcLoc, Stmt, SystemValue, UniformWord, Value,
+    Visit, Xfb,
 };
 
 use super::{alu_defined, Inputs, Scalar};
@@ -508,7 +509,7 @@ impl<'s> Invocation<'s> {
                 }
             }
             InstKind::Opaque { op, srcs } => {
-                let vals = self.operands(srcs, world)?;
+                let vals = opaque_operands(op, self.operands(srcs, world)?, world);
                 if op.purity == crate::ir::Purity::Effect {
                     self.record_effect(op, &vals, self.taint > 0, world);
                 }
@@ -576,7 +577,7 @@ impl<'s> Invocation<'s> {
                 }
             }
             InstKind::Opaque { op, srcs } => {
-                let vals = self.operands(srcs, world)?;
+                let vals = opaque_operands(op, self.operands(srcs, world)?, world);
                 self.record_effect(op, &vals, tainted, world);
             }
             InstKind::EmitVertex => io.emit_vertex(!tainted),
@@ -657,6 +658,28 @@ fn zero_sign_matters(op: AluOp) -> bool {
 }
 
 /// `bits` with a negative zero of `size` made positive.
+/// The operands of opaque op `op` as a run reads them. In NIR's default float mode
+/// (`signed_zeros` false) a zero's sign is not preserved, so a float operand that is
+/// `-0` reads as `+0`: the stand-ins key effects and integer results on operand bits,
+/// and would otherwise tell apart a `-0` stored flat from the `+0` its interpolation
+/// gives (a promoted convergent varying feeding an atomic). 64-bit operands are left
+/// as they are.
+fn opaque_operands(op: &crate::ir::OpaqueOp, mut vals: Vec<Scalar>, world: &World) -> Vec<Scalar> {
+    if world.signed_zeros {
+        return vals;
+    }
+    let float_words = op.args.iter().flat_map(|a| {
+        let float = matches!(a.scalar, ScalarTy::F32 | ScalarTy::F16);
+        std::iter::repeat_n(float, a.words())
+    });
+    for (v, float) in vals.iter_mut().zip(float_words) {
+        if float {
+            v.bits = unsigned_zero(v.bits, v.size);
+        }
+    }
+    vals
+}
+
 fn unsigned_zero(bits: u32, size: BitSize) -> u32 {
     match size {
         BitSize::B32 if bits == 0x8000_0000 => 0,
