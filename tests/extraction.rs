@@ -150,6 +150,20 @@ fn cli_selects_the_extraction_mode() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("non-negative number of seconds"));
 }
 
+/// The pair at `path` (relative to the crate) and its optimizations in both modes.
+fn in_both_modes(path: &str) -> (Pipeline, Vec<(Extraction, varysat::Outcome)>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let p = varysat::text::parse_file(&path).expect("parses");
+    let outs = [Extraction::Fast, Extraction::exact()]
+        .into_iter()
+        .map(|mode| {
+            let out = optimize(&p, &options().extraction(mode)).expect("optimizes");
+            (mode, out)
+        })
+        .collect();
+    (p, outs)
+}
+
 #[test]
 fn both_modes_break_cost_ties_by_components() {
     // Into a TES the VS's `x - 1/x`, sent beside `x` and `1/x`, costs what computing
@@ -157,18 +171,12 @@ fn both_modes_break_cost_ties_by_components() {
     // the same, and both modes must end with the 3 (x, 1/x and the fog value): the
     // exact search starts from the fast mode's tie-broken result and replaces it only
     // by a cheaper one.
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/regressions/vs_tes_cost_tie_broken_by_components.pair"
-    );
-    let p = varysat::text::parse_file(std::path::Path::new(path)).expect("parses");
-    let mut costs = vec![];
-    for mode in [Extraction::Fast, Extraction::exact()] {
-        let out = optimize(&p, &options().extraction(mode)).expect("optimizes");
+    let (_, outs) = in_both_modes("tests/regressions/vs_tes_cost_tie_broken_by_components.pair");
+    for (mode, out) in &outs {
         let r = &out.report;
         assert_eq!(r.after.components, 3, "{mode:?}\n{r}");
-        costs.push(r.cost_after);
     }
+    let costs: Vec<_> = outs.iter().map(|(_, o)| o.report.cost_after).collect();
     assert_eq!(costs[0], costs[1], "the tie-break costs nothing");
 }
 
@@ -176,14 +184,9 @@ fn both_modes_break_cost_ties_by_components() {
 fn shared_linear_inputs_need_two_varyings_in_both_modes() {
     // t0 = a+b+c, t1 = a+b*k1+c*k2 over three interpolated inputs: moving both sums
     // into the producer needs two varyings instead of three.
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/examples/pairs/vs_fs_shared_inputs.pair"
-    );
-    let p = varysat::text::parse_file(std::path::Path::new(path)).expect("parses");
+    let (p, outs) = in_both_modes("examples/pairs/vs_fs_shared_inputs.pair");
     let cfg = varysat::interpreter::EquivConfig::default();
-    for mode in [Extraction::Fast, Extraction::exact()] {
-        let out = optimize(&p, &options().extraction(mode)).expect("optimizes");
+    for (mode, out) in &outs {
         let r = &out.report;
         assert_eq!(
             (r.before.components, r.after.components),
