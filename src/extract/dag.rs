@@ -748,7 +748,7 @@ impl DagExtractor {
     /// the same result; a GS producer (per-emit routing) or a start that is already
     /// cyclic uses that whole-DAG search.
     pub fn local_search(&self, p: &Problem<'_>, cur: Selection) -> Selection {
-        self.descend(p, cur, Ties::Kept)
+        self.descend(p, cur, Ties::Refused)
     }
 
     /// [`DagExtractor::local_search`] that also takes a flip at the same cost with
@@ -778,7 +778,7 @@ impl DagExtractor {
         let mut cur_cost = inc.total();
         // Counted only where ties count (a walk of the varyings).
         let components = |inc: &super::incremental::Incremental<'_>| match ties {
-            Ties::Kept => 0,
+            Ties::Refused => 0,
             Ties::FewerComponents => inc.components(),
         };
         let mut cur_components = components(&inc);
@@ -825,7 +825,7 @@ impl DagExtractor {
     /// search is tested against, and the search for GS producers.
     pub fn local_search_full(&self, p: &Problem<'_>, mut cur: Selection, ties: Ties) -> Selection {
         let rank = |c: &DagCost| match ties {
-            Ties::Kept => (c.total, 0),
+            Ties::Refused => (c.total, 0),
             Ties::FewerComponents => (c.total, packed_components(&c.varyings)),
         };
         let mut cur_rank = rank(&dag_cost(p, &cur));
@@ -859,7 +859,7 @@ impl DagExtractor {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ties {
     /// Nothing: a flip at the same cost is refused.
-    Kept,
+    Refused,
     /// A flip at the same cost with fewer packed varying components.
     FewerComponents,
 }

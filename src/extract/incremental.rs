@@ -420,7 +420,7 @@ pub(super) mod tests {
             });
             let x = DagExtractor::default();
             let fast = x.local_search(&p, start.clone());
-            let full = x.local_search_full(&p, start.clone(), Ties::Kept);
+            let full = x.local_search_full(&p, start.clone(), Ties::Refused);
             assert_eq!(fast, full);
             let fast = x.polish_components(&p, start.clone());
             let full = x.local_search_full(&p, start, Ties::FewerComponents);

@@ -657,7 +657,6 @@ fn zero_sign_matters(op: AluOp) -> bool {
     matches!(op, AluOp::FRcp | AluOp::FRsq | AluOp::FDiv | AluOp::FPow)
 }
 
-/// `bits` with a negative zero of `size` made positive.
 /// The operands of opaque op `op` as a run reads them. In NIR's default float mode
 /// (`signed_zeros` false) a zero's sign is not preserved, so a float operand that is
 /// `-0` reads as `+0`: the stand-ins key effects and integer results on operand bits,
@@ -680,6 +679,7 @@ fn opaque_operands(op: &crate::ir::OpaqueOp, mut vals: Vec<Scalar>, world: &Worl
     vals
 }
 
+/// `bits` with a negative zero of `size` made positive.
 fn unsigned_zero(bits: u32, size: BitSize) -> u32 {
     match size {
         BitSize::B32 if bits == 0x8000_0000 => 0,
